@@ -1,0 +1,406 @@
+"""Built-in adapter for pystencils 2.x GPU kernels (and lbmpy, which emits them).
+
+Harvests a lowered `GpuKernel` by walking its backend AST once:
+
+- declarations of integer symbols are kept as sympy expressions, so that the
+  offset of every memory access can be expressed over ``threadIdx``,
+  ``blockIdx``, ``blockDim`` and loop counters;
+- every ``PsMemAcc`` on the right-hand side is a load, on the left a store;
+- the conditions of ``if`` statements (the index guard) become the predicate of
+  the accesses inside them, not accesses;
+- field sizes and strides come from the fields (fixed size) or from the user's
+  domain shape (variable size).
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from ..errors import HarvestError
+from ..hookspecs import hookimpl
+from ..kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
+
+_THREAD_LITERALS = {
+    f"{cuda}.{axis}": sym
+    for cuda, syms in (("threadIdx", TID), ("blockIdx", BID), ("blockDim", BDIM))
+    for axis, sym in zip("xyz", syms)
+}
+
+
+def _pystencils():
+    try:
+        import pystencils
+    except ImportError:  # pragma: no cover - pystencils is a dependency
+        return None
+    return pystencils
+
+
+def create_gpu_kernel(assignments, config=None):
+    """A ``Target.CUDA`` pystencils kernel from assignments (an `AssignmentCollection` or a list)."""
+    import pystencils as ps
+
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA) if config is None else config.copy()
+    cfg.target = ps.Target.CUDA
+    return ps.create_kernel(assignments, cfg)
+
+
+def _is_assignments(obj) -> bool:
+    ps = _pystencils()
+    if isinstance(obj, ps.AssignmentCollection):
+        return True
+    return isinstance(obj, (list, tuple)) and len(obj) > 0 and all(isinstance(a, ps.Assignment) for a in obj)
+
+
+@hookimpl
+def perf_harvest(kernel, options):
+    ps = _pystencils()
+    if ps is None:
+        return None
+    from pystencils.codegen.kernel import GpuKernel, Kernel
+
+    if _is_assignments(kernel):
+        kernel = create_gpu_kernel(kernel)
+    if not isinstance(kernel, Kernel):
+        return None
+    if not isinstance(kernel, GpuKernel):
+        raise HarvestError(
+            f"kernel {kernel.name!r} was generated for {kernel.target}, not a GPU; "
+            "create it with CreateKernelConfig(target=Target.CUDA)"
+        )
+    return _Harvester(kernel, options).harvest()
+
+
+@hookimpl
+def perf_apply(kernel, launch, options):
+    ps = _pystencils()
+    if ps is None:
+        return None
+    from pystencils.codegen.kernel import GpuKernel
+
+    if not isinstance(kernel, GpuKernel):
+        return None
+    if launch.fold != (1, 1, 1):
+        return None  # folding needs regeneration; the folding adapter handles it
+    lc = kernel.get_launch_configuration()
+    if not hasattr(lc, "trim_block_size") and not hasattr(lc, "block_size"):
+        raise HarvestError(f"kernel {kernel.name!r}: its launch configuration {type(lc).__name__} takes no block size")
+    if hasattr(lc, "trim_block_size"):
+        lc.trim_block_size(launch.block)
+    else:
+        lc.block_size = launch.block
+    kernel.metadata["pystencils_perf_launch"] = launch
+    return kernel
+
+
+class _Harvester:
+    """One walk over one kernel's AST."""
+
+    def __init__(self, kernel, options: HarvestOptions):
+        from pystencils.backend.ast import expressions as ex
+        from pystencils.backend.ast import structural as st
+
+        self.ex, self.st = ex, st
+        self.kernel = kernel
+        self.options = options
+        self.params = {p.name: p for p in kernel.parameters}
+        self.fields: dict[str, Field] = {}
+        self.pointers: dict[str, str] = {}  # pointer symbol name -> field name
+        self.scalars: dict[str, sp.Expr] = {}  # kernel parameter name -> value (sizes, strides)
+        self._describe_fields()
+        self.decls: dict[str, object] = {}  # declared symbol name -> PsExpression
+        self.memo: dict[str, sp.Expr] = {}
+        self.counters: dict[str, sp.Symbol] = {}
+        self.accesses: list[Access] = []
+        self.loops: list[Loop] = []
+        self.guards: list[sp.Basic] = []
+
+    # -- fields ------------------------------------------------------------------------
+    def _describe_fields(self):
+        from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
+
+        domain = self.options.domain_shape
+        for p in self.kernel.parameters:
+            for prop in p.get_properties(FieldBasePtr):
+                f = prop.field
+                shape, strides = self._shape_and_strides(f, domain)
+                self.pointers[p.name] = f.name
+                self.fields[f.name] = Field(
+                    name=f.name,
+                    element_bytes=int(f.dtype.itemsize),
+                    shape=shape,
+                    strides=strides,
+                    dtype=str(f.dtype),
+                )
+        for p in self.kernel.parameters:
+            for prop in p.get_properties(FieldShape) | p.get_properties(FieldStride):
+                fld = self.fields.get(prop.field.name)
+                if fld is not None:
+                    values = fld.shape if isinstance(prop, FieldShape) else fld.strides
+                    self.scalars[p.name] = sp.Integer(values[prop.coordinate])
+
+    def _shape_and_strides(self, f, domain):
+        if f.has_fixed_shape:
+            return tuple(int(s) for s in f.shape), tuple(int(s) for s in f.strides)
+        if domain is None:
+            raise HarvestError(
+                f"field {f.name!r} has variable size: pass the domain shape "
+                f"(e.g. domain_shape=(64, 64, 64) or --domain 64x64x64) or create it with a fixed size"
+            )
+        if len(domain) != f.spatial_dimensions:
+            raise HarvestError(
+                f"field {f.name!r} has {f.spatial_dimensions} spatial dimensions, "
+                f"but the domain shape {tuple(domain)} has {len(domain)}"
+            )
+        shape = tuple(int(n) for n in domain) + tuple(int(n) for n in f.index_shape)
+        if f.name in self.options.field_strides:
+            strides = tuple(int(s) for s in self.options.field_strides[f.name])
+            if len(strides) != len(shape):
+                raise HarvestError(f"field {f.name!r}: {len(strides)} strides given for {len(shape)} dimensions")
+            return shape, strides
+        # spatial coordinates as the field's layout orders them (slowest first), index dimensions slowest
+        order = [f.spatial_dimensions + i for i in range(f.index_dimensions)] + list(f.layout)
+        strides = [0] * len(shape)
+        step = 1
+        for coord in reversed(order):
+            strides[coord] = step
+            step *= shape[coord]
+        return shape, tuple(strides)
+
+    # -- expressions ---------------------------------------------------------------------
+    def to_sympy(self, node, where: str) -> sp.Expr:
+        """An integer PsExpression as a sympy expression over thread symbols and counters."""
+        ex = self.ex
+        match node:
+            case ex.PsConstantExpr():
+                return sp.sympify(node.constant.value)
+            case ex.PsLiteralExpr():
+                text = node.literal.text
+                if text in _THREAD_LITERALS:
+                    return _THREAD_LITERALS[text]
+                raise HarvestError(f"{where}: unsupported literal {text!r} in an address (gridDim or similar)")
+            case ex.PsSymbolExpr():
+                return self._symbol(node.symbol.name, where)
+            case ex.PsCast():
+                return self.to_sympy(node.operand, where)
+            case ex.PsNeg():
+                return -self.to_sympy(node.operand, where)
+            case ex.PsAdd():
+                return self.to_sympy(node.operand1, where) + self.to_sympy(node.operand2, where)
+            case ex.PsSub():
+                return self.to_sympy(node.operand1, where) - self.to_sympy(node.operand2, where)
+            case ex.PsMul():
+                return self.to_sympy(node.operand1, where) * self.to_sympy(node.operand2, where)
+            case ex.PsIntDiv():
+                return _c_div(self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
+            case ex.PsRem():
+                a, b = self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where)
+                return a - b * _c_div(a, b)
+            case ex.PsMemAcc():
+                raise HarvestError(f"{where}: indirect (data-dependent) address through a load of {self._describe(node)}")
+            case ex.PsLt() | ex.PsLe() | ex.PsGt() | ex.PsGe() | ex.PsEq() | ex.PsNe():
+                rel = {ex.PsLt: sp.Lt, ex.PsLe: sp.Le, ex.PsGt: sp.Gt, ex.PsGe: sp.Ge, ex.PsEq: sp.Eq, ex.PsNe: sp.Ne}
+                return rel[type(node)](self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
+            case ex.PsAnd():
+                return sp.And(self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
+            case ex.PsOr():
+                return sp.Or(self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
+            case ex.PsNot():
+                return sp.Not(self.to_sympy(node.operand, where))
+        raise HarvestError(f"{where}: unsupported {type(node).__name__} in an address or guard")
+
+    def _symbol(self, name: str, where: str) -> sp.Expr:
+        if name in self.memo:
+            return self.memo[name]
+        if name in self.counters:
+            return self.counters[name]
+        if name in self.scalars:
+            return self.scalars[name]
+        if name in self.decls:
+            value = self.to_sympy(self.decls[name], where)
+            self.memo[name] = value
+            return value
+        if name in self.pointers:
+            raise HarvestError(f"{where}: field pointer {name} used as a number")
+        raise HarvestError(
+            f"{where}: the address depends on {name!r}, which is neither a thread index, a loop counter, "
+            "nor a field size or stride (a kernel parameter must be fixed at generation time)"
+        )
+
+    def _describe(self, memacc) -> str:
+        ptr = memacc.pointer
+        name = ptr.symbol.name if isinstance(ptr, self.ex.PsSymbolExpr) else type(ptr).__name__
+        return f"field {self.pointers.get(name, name)!r}"
+
+    def _field_of(self, memacc) -> str:
+        ptr = memacc.pointer
+        if isinstance(ptr, self.ex.PsSymbolExpr) and ptr.symbol.name in self.pointers:
+            return self.pointers[ptr.symbol.name]
+        raise HarvestError(f"kernel {self.kernel.name!r}: memory access through {ptr} that is not a field pointer")
+
+    # -- statements ----------------------------------------------------------------------
+    def harvest(self) -> KernelModel:
+        self.visit(self.kernel.body)
+        work_items = self._work_items()
+        domain = self._domain()
+        model = KernelModel(
+            name=self.kernel.name,
+            fields=tuple(self.fields.values()),
+            accesses=tuple(self.accesses),
+            work_items=work_items,
+            lattice_updates=math.prod(work_items),
+            domain=domain,
+            loops=tuple(self.loops),
+            flops_per_lup=self._flops(),
+            generator=f"pystencils {_pystencils().__version__}",
+            metadata={"kernel": self.kernel},
+        )
+        offsets = self._base_offsets(model)
+        return model.with_alignment(offsets)
+
+    def visit(self, node):
+        st, ex = self.st, self.ex
+        match node:
+            case st.PsBlock():
+                for stmt in node.statements:
+                    self.visit(stmt)
+            case st.PsDeclaration():
+                name = node.declared_symbol.name
+                self.decls[name] = node.rhs
+                self._loads_in(node.rhs, f"declaration of {name}")
+            case st.PsAssignment():
+                lhs = node.lhs
+                if isinstance(lhs, ex.PsMemAcc):
+                    fname = self._field_of(lhs)
+                    self._loads_in(lhs.offset, f"address of a store to {fname!r}")
+                    self._record(fname, AccessKind.STORE, lhs.offset)
+                self._loads_in(node.rhs, "assignment")
+            case st.PsConditional():
+                cond = self.to_sympy(node.condition, f"kernel {self.kernel.name!r}: guard {node.condition}")
+                self.guards.append(cond)
+                self.visit(node.branch_true)
+                self.guards.pop()
+                if node.branch_false is not None:
+                    self.guards.append(sp.Not(cond))
+                    self.visit(node.branch_false)
+                    self.guards.pop()
+            case st.PsLoop():
+                self._loop(node)
+            case st.PsStatement():
+                self._loads_in(node.expression, "statement")
+            case _:
+                pass  # comments, pragmas
+
+    def _loop(self, node):
+        name = node.counter.symbol.name
+        where = f"kernel {self.kernel.name!r}: loop over {name}"
+        bounds = [self.to_sympy(e, where) for e in (node.start, node.stop, node.step)]
+        if not all(b.is_Integer for b in bounds):
+            raise HarvestError(f"{where}: bounds {bounds} must be constant at generation time")
+        counter = sp.Symbol(f"loop.{name}", integer=True)
+        self.loops.append(Loop(counter, *(int(b) for b in bounds)))
+        self.counters[name] = counter
+        self.visit(node.body)
+
+    def _loads_in(self, expr, where):
+        """Record the loads in an expression tree."""
+        if isinstance(expr, self.ex.PsMemAcc):
+            fname = self._field_of(expr)
+            self._loads_in(expr.offset, f"address of a load from {fname!r}")
+            self._record(fname, AccessKind.LOAD, expr.offset)
+            return
+        for child in expr.children:
+            self._loads_in(child, where)
+
+    def _record(self, fname: str, kind: AccessKind, offset_node):
+        where = f"kernel {self.kernel.name!r}: {kind.value} of field {fname!r}"
+        address = sp.expand(self.to_sympy(offset_node, where))
+        free = address.free_symbols - THREAD_SYMBOLS - set(self.counters.values())
+        if free:
+            raise HarvestError(f"{where}: address {address} depends on {sorted(map(str, free))}")
+        if not _is_affine_given_block(address):
+            raise HarvestError(f"{where}: address {address} is not affine in the thread and block indices")
+        predicate = sp.And(*self.guards) if self.guards else sp.true
+        access = Access(fname, kind, address, predicate)
+        if kind is AccessKind.LOAD and access in self.accesses:
+            return  # one thread loading one address twice counts once
+        self.accesses.append(access)
+
+    def _flops(self) -> float:
+        """Floating-point operations per thread from pystencils' own counter on the lowered AST."""
+        from pystencils.backend.ast.analysis import OperationCounter
+
+        counts = OperationCounter()(self.kernel.body)
+        return float(counts.float_adds + counts.float_muls + counts.float_divs)
+
+    # -- launch ---------------------------------------------------------------------------
+    def _work_items(self) -> tuple[int, int, int]:
+        lc = self.kernel.get_launch_configuration()
+        items = getattr(lc, "num_work_items", None)
+        if items is None:
+            raise HarvestError(
+                f"kernel {self.kernel.name!r}: launch configuration {type(lc).__name__} has no iteration space; "
+                "use the default Linear3D GPU indexing scheme"
+            )
+        kwargs = {}
+        for p in lc.parameters:
+            if p.name not in self.scalars:
+                raise HarvestError(f"kernel {self.kernel.name!r}: launch size depends on parameter {p.name!r}")
+            kwargs[p.name] = int(self.scalars[p.name])
+        return tuple(int(w(**kwargs)) for w in items)
+
+    def _domain(self) -> sp.Basic:
+        stores = [a.predicate for a in self.accesses if a.kind is AccessKind.STORE]
+        return stores[0] if stores and all(p == stores[0] for p in stores) else sp.true
+
+    def _base_offsets(self, model: KernelModel) -> dict[str, int]:
+        offsets = {}
+        if self.options.align == "interior":
+            first = self._first_interior_point()
+            for f in model.fields:  # spatial coordinates come first, index dimensions last
+                element = sum(c * s for c, s in zip(first, f.strides))
+                offsets[f.name] = (-element * f.element_bytes) % 256
+        else:
+            offsets = {f.name: 0 for f in model.fields}
+        for name, off in self.options.base_offsets_bytes.items():
+            if name not in offsets:
+                raise HarvestError(f"kernel {self.kernel.name!r} has no field {name!r} to give a base offset")
+            offsets[name] = int(off)
+        return offsets
+
+    def _first_interior_point(self) -> tuple[int, ...]:
+        """Spatial coordinates of the point thread (0,0,0) of block (0,0,0) updates."""
+        zero = {s: 0 for s in TID + BID} | {s: 1 for s in BDIM}
+        coords = []
+        i = 0
+        while f"ctr_{i}" in self.decls:
+            coords.append(int(self._symbol(f"ctr_{i}", "interior alignment").xreplace(zero)))
+            i += 1
+        if not coords:
+            raise HarvestError(
+                f"kernel {self.kernel.name!r}: cannot find its iteration counters for interior alignment; use align='base'"
+            )
+        return tuple(coords)
+
+
+def _c_div(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """C integer division; exact when both are integers, else kept symbolic (non-affine)."""
+    if a.is_Integer and b.is_Integer:
+        q = abs(int(a)) // abs(int(b))
+        return sp.Integer(q if (int(a) >= 0) == (int(b) > 0) else -q)
+    return sp.Function("c_div")(a, b)
+
+
+def _is_affine_given_block(expr: sp.Expr) -> bool:
+    """Affine in tid, bid and loop counters once blockDim is a number (bid*bdim is allowed)."""
+    try:
+        poly = sp.Poly(expr, *sorted(expr.free_symbols, key=str))
+    except sp.PolynomialError:
+        return False
+    for monom in poly.monoms():
+        variables = [s for s, e in zip(poly.gens, monom) for _ in range(e)]
+        non_bdim = [v for v in variables if v not in BDIM]
+        if len(non_bdim) > 1 or len(variables) - len(non_bdim) > 1:
+            return False
+    return True

@@ -1,0 +1,23 @@
+"""User-facing errors.
+
+Every problem a user can cause (a bad kernel, access, field, device key or file)
+raises a `PerfError` subclass whose message is one line naming the culprit. The
+CLI prints that line and exits with status 2; tracebacks are reserved for bugs.
+"""
+
+
+class PerfError(Exception):
+    """Base class of all errors caused by input to pystencils-perf."""
+
+
+class HarvestError(PerfError):
+    """A kernel cannot be described by the kernel model (CPU target, indirect or
+    non-affine address, field without sizes, ...)."""
+
+
+class DeviceError(PerfError):
+    """An unknown device name or a malformed device file."""
+
+
+class ConfigurationError(PerfError):
+    """A malformed launch candidate, option or command-line argument."""

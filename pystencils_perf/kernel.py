@@ -1,0 +1,223 @@
+"""The IR-neutral kernel model: fields, accesses, loops, the active-point predicate.
+
+Adapters translate a generator's kernel into a `KernelModel`; everything after
+that (folding, estimation, prediction) only sees these dataclasses. Addresses are
+sympy expressions in *elements* relative to the field's element 0, over the
+thread symbols below and loop counters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+import sympy as sp
+
+from .errors import ConfigurationError, HarvestError
+
+AXES = ("x", "y", "z")
+
+
+def _index_symbols(prefix: str) -> tuple[sp.Symbol, sp.Symbol, sp.Symbol]:
+    return tuple(sp.Symbol(f"{prefix}.{a}", integer=True, nonnegative=True) for a in AXES)
+
+
+#: threadIdx.x..z
+TID = _index_symbols("tid")
+#: blockIdx.x..z
+BID = _index_symbols("bid")
+#: blockDim.x..z
+BDIM = _index_symbols("bdim")
+THREAD_SYMBOLS = frozenset(TID + BID + BDIM)
+
+
+class AccessKind(str, Enum):
+    LOAD = "load"
+    STORE = "store"
+
+
+@dataclass(frozen=True)
+class Field:
+    """An array in device memory.
+
+    `shape` and `strides` are in elements, in the generator's index order;
+    `base_offset_bytes` is the byte offset of element 0 from a 256-B boundary.
+    """
+
+    name: str
+    element_bytes: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    base_offset_bytes: int = 0
+    dtype: str = ""
+
+    def __post_init__(self):
+        if self.element_bytes <= 0:
+            raise HarvestError(f"field {self.name!r}: element size must be positive, got {self.element_bytes}")
+        if len(self.shape) != len(self.strides):
+            raise HarvestError(f"field {self.name!r}: shape {self.shape} and strides {self.strides} differ in rank")
+
+    @property
+    def size_bytes(self) -> int:
+        extent = 1 + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides))
+        return extent * self.element_bytes
+
+
+@dataclass(frozen=True)
+class Access:
+    """One load or store instruction of a thread.
+
+    `predicate` is the condition under which the thread executes it (the index
+    guards around it), a sympy boolean over thread symbols and loop counters.
+    """
+
+    field: str
+    kind: AccessKind
+    address: sp.Expr
+    predicate: sp.Basic = sp.true
+
+    def __str__(self) -> str:
+        return f"{self.kind.value:5s} {self.field}[{self.address}]"
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A per-thread loop with a constant trip count (thread folding, grid-stride)."""
+
+    counter: sp.Symbol
+    start: int
+    stop: int
+    step: int = 1
+
+    @property
+    def values(self) -> range:
+        return range(self.start, self.stop, self.step)
+
+
+@dataclass(frozen=True)
+class KernelModel:
+    """Everything the estimator needs to know about one kernel.
+
+    `work_items` is the number of threads per launch axis (x, y, z); `domain`
+    says which (thread, loop iteration) points are active, i.e. perform one of
+    the kernel's `lattice_updates`.
+    """
+
+    name: str
+    fields: tuple[Field, ...]
+    accesses: tuple[Access, ...]
+    work_items: tuple[int, int, int]
+    lattice_updates: int
+    domain: sp.Basic = sp.true
+    loops: tuple[Loop, ...] = ()
+    flops_per_lup: float = 0.0
+    fold: tuple[int, int, int] = (1, 1, 1)
+    registers_per_thread: int | None = None
+    shared_memory_bytes: int = 0
+    generator: str = ""
+    block_size: tuple[int, int, int] | None = None
+    metadata: dict = field(default_factory=dict, compare=False)
+
+    def field_by_name(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise HarvestError(f"kernel {self.name!r}: access to unknown field {name!r}")
+
+    @property
+    def loads(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.kind is AccessKind.LOAD)
+
+    @property
+    def stores(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.kind is AccessKind.STORE)
+
+    def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
+        """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""
+        fields = tuple(replace(f, base_offset_bytes=offsets_bytes.get(f.name, f.base_offset_bytes) % 256) for f in self.fields)
+        return replace(self, fields=fields)
+
+    def folded(self, fold: tuple[int, int, int]) -> KernelModel:
+        """Thread folding: each thread updates fold[a] consecutive points along axis a.
+
+        Modelled on the address expressions of the linear 3D mapping
+        ``ctr = start + bid*bdim + tid``: substituting ``tid -> f*tid + k`` and
+        ``bdim -> f*bdim`` gives ``start + f*(bid*bdim + tid) + k``, with a new
+        per-thread loop over ``k`` in ``[0, f)``.
+        """
+        fold = tuple(int(f) for f in fold)
+        if any(f < 1 for f in fold):
+            raise HarvestError(f"kernel {self.name!r}: folding factors must be >= 1, got {fold}")
+        if self.fold != (1, 1, 1):
+            raise HarvestError(f"kernel {self.name!r} is already folded {self.fold}")
+        if fold == (1, 1, 1):
+            return self
+        subs, loops = {}, list(self.loops)
+        for a, f in enumerate(fold):
+            if f == 1:
+                continue
+            k = sp.Symbol(f"fold.{AXES[a]}", integer=True, nonnegative=True)
+            subs[TID[a]] = f * TID[a] + k
+            subs[BDIM[a]] = f * BDIM[a]
+            loops.append(Loop(k, 0, f))
+        accesses = tuple(
+            Access(acc.field, acc.kind, sp.expand(acc.address.xreplace(subs)), acc.predicate.xreplace(subs))
+            for acc in self.accesses
+        )
+        work_items = tuple(-(-n // f) for n, f in zip(self.work_items, fold))
+        return replace(
+            self,
+            accesses=accesses,
+            domain=self.domain.xreplace(subs),
+            loops=tuple(loops),
+            work_items=work_items,
+            fold=fold,
+        )
+
+    def summary(self) -> str:
+        """A human-readable description: fields, accesses, launch."""
+        lines = [f"kernel {self.name} ({self.generator})"]
+        lines.append(f"  work items (x, y, z): {self.work_items}   fold: {self.fold}   flops/LUP: {self.flops_per_lup:g}")
+        if self.block_size:
+            lines.append(f"  block size (x, y, z): {self.block_size}")
+        if self.registers_per_thread is not None:
+            lines.append(f"  registers/thread: {self.registers_per_thread}")
+        lines.append(f"  active points: {self.domain}")
+        for f in self.fields:
+            lines.append(
+                f"  field {f.name}: {f.dtype or str(f.element_bytes) + ' B'} shape {f.shape} strides {f.strides}"
+                f" base offset {f.base_offset_bytes} B"
+            )
+        for lp in self.loops:
+            lines.append(f"  loop {lp.counter} in range({lp.start}, {lp.stop}, {lp.step})")
+        n_load, n_store = len(self.loads), len(self.stores)
+        lines.append(f"  accesses: {n_load} loads, {n_store} stores")
+        for acc in self.accesses:
+            pred = "" if acc.predicate == self.domain or acc.predicate is sp.true else f"   if {acc.predicate}"
+            lines.append(f"    {acc}{pred}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class HarvestOptions:
+    """How to complete what the kernel object does not say.
+
+    :param domain_shape: array shape of variable-size fields, spatial dimensions
+        only, in the field's index order (the numpy shape without index dimensions).
+    :param align: ``"base"``: element 0 of every field lies on a 256-B boundary;
+        ``"interior"``: the first interior point (the one thread (0, 0, 0) updates) does.
+    :param field_strides: explicit strides in elements per field name, for
+        variable-size fields whose layout the default (spatial dimensions as the
+        field's layout says, index dimensions slowest) does not describe.
+    :param base_offsets_bytes: explicit base offsets from a 256-B boundary per
+        field name; they override `align`.
+    """
+
+    domain_shape: tuple[int, ...] | None = None
+    align: str = "base"
+    field_strides: dict = field(default_factory=dict)
+    base_offsets_bytes: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.align not in ("base", "interior"):
+            raise ConfigurationError(f"alignment must be 'base' or 'interior', got {self.align!r}")

@@ -1,0 +1,126 @@
+"""Launch candidates: thread-block size times thread folding, and the default space.
+
+This module is also the built-in plugin that contributes the default candidate
+space (`perf_candidates`) and rejects candidates a device cannot run
+(`perf_check_candidate`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from .errors import ConfigurationError
+from .hookspecs import hookimpl
+
+DEFAULT_FOLDS = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
+
+
+@dataclass(frozen=True, order=True)
+class LaunchConfig:
+    """One way to launch a kernel: block size and per-thread folding, both (x, y, z)."""
+
+    block: tuple[int, int, int]
+    fold: tuple[int, int, int] = (1, 1, 1)
+
+    def __post_init__(self):
+        for name, triple in (("block", self.block), ("fold", self.fold)):
+            if len(triple) != 3 or any(not isinstance(v, int) or v < 1 for v in triple):
+                raise ConfigurationError(f"launch {name} must be three positive integers, got {triple!r}")
+
+    @property
+    def threads_per_block(self) -> int:
+        return math.prod(self.block)
+
+    def grid(self, work_items: tuple[int, int, int]) -> tuple[int, int, int]:
+        """Blocks per axis for a (folded) iteration space of `work_items` threads."""
+        return tuple(-(-n // b) for n, b in zip(work_items, self.block))
+
+    @property
+    def label(self) -> str:
+        return f"{'x'.join(map(str, self.block))} f{'x'.join(map(str, self.fold))}"
+
+
+def parse_triple(text: str, what: str = "block") -> tuple[int, int, int]:
+    """'32x2x16' -> (32, 2, 16); a missing y or z is 1."""
+    try:
+        values = tuple(int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ConfigurationError(f"{what} {text!r} is not of the form AxBxC with integers") from None
+    if not 1 <= len(values) <= 3 or any(v < 1 for v in values):
+        raise ConfigurationError(f"{what} {text!r} is not of the form AxBxC with positive integers")
+    return values + (1,) * (3 - len(values))
+
+
+def power_of_two_blocks(threads: int, max_block_dim=(1024, 1024, 64), dims: int = 3) -> list[tuple[int, int, int]]:
+    """Every block (bx, by, bz) of powers of two with bx*by*bz == threads, within the device's limits.
+
+    Axes beyond the kernel's dimensionality stay 1.
+    """
+    if threads < 1 or threads & (threads - 1):
+        raise ConfigurationError(f"thread count must be a power of two, got {threads}")
+    exp = threads.bit_length() - 1
+    blocks = []
+    for ex, ey in itertools.product(range(exp + 1), repeat=2):
+        ez = exp - ex - ey
+        if ez < 0:
+            continue
+        block = (2**ex, 2**ey, 2**ez)
+        if any(b > 1 for b in block[dims:]):
+            continue
+        if all(b <= m for b, m in zip(block, max_block_dim)):
+            blocks.append(block)
+    return blocks
+
+
+@dataclass(frozen=True)
+class RankOptions:
+    """What the user asked of the candidate space; None means the default."""
+
+    threads: int | None = None
+    blocks: tuple[tuple[int, int, int], ...] | None = None
+    folds: tuple[tuple[int, int, int], ...] | None = None
+    backend: str = "auto"
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def default_thread_count(model) -> int:
+    """1024 threads for stencils, 512 for LBM-like kernels.
+
+    An LBM update stores a whole population (9 or more values) per cell and needs
+    so many registers that 1024-thread blocks spill (seeds/000, sec. IV.B); a
+    stencil stores one or a few values.
+    """
+    return 512 if len(model.stores) >= 9 else 1024
+
+
+def kernel_dimensions(model) -> int:
+    return max([a + 1 for a, n in enumerate(model.work_items) if n > 1], default=1)
+
+
+@hookimpl
+def perf_candidates(model, device, options):
+    threads = options.threads or default_thread_count(model)
+    dims = kernel_dimensions(model)
+    blocks = options.blocks or power_of_two_blocks(threads, device.max_block_dim, dims)
+    folds = options.folds or tuple(f for f in DEFAULT_FOLDS if all(v == 1 for v in f[dims:]))
+    return [LaunchConfig(tuple(b), tuple(f)) for f in folds for b in blocks]
+
+
+@hookimpl
+def perf_check_candidate(model, launch, device):
+    if launch.threads_per_block > device.max_threads_per_block:
+        return f"{launch.threads_per_block} threads per block exceed {device.name}'s {device.max_threads_per_block}"
+    for axis, b, limit in zip("xyz", launch.block, device.max_block_dim):
+        if b > limit:
+            return f"block {axis} = {b} exceeds {device.name}'s limit {limit}"
+    regs = model.registers_per_thread
+    if regs is not None:
+        if regs > device.max_registers_per_thread:
+            return f"{regs} registers per thread exceed {device.name}'s {device.max_registers_per_thread}"
+        if regs * launch.threads_per_block > device.registers_per_sm:
+            return f"{regs} registers x {launch.threads_per_block} threads exceed {device.registers_per_sm} registers per SM"
+    if model.shared_memory_bytes > device.shared_memory_per_sm_bytes:
+        return f"{model.shared_memory_bytes} B shared memory exceed {device.shared_memory_per_sm_bytes} B per SM"
+    return None
