@@ -14,6 +14,8 @@ from .plugins import get_plugin_manager
 
 __version__ = "0.1.0"
 
+from .rank import Ranking, rank, select  # noqa: E402  (needs harvest below at call time)
+
 
 def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base_offsets_bytes=None) -> KernelModel:
     """The `KernelModel` of a generator's kernel, from the first adapter plugin that recognises it."""
@@ -47,8 +49,11 @@ __all__ = [
     "LaunchConfig",
     "Loop",
     "PerfError",
+    "Ranking",
     "get_device",
     "get_plugin_manager",
     "harvest",
     "list_devices",
+    "rank",
+    "select",
 ]

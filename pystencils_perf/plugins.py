@@ -20,7 +20,7 @@ def get_plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
-    if not pm.hook.perf_harvest.get_hookimpls():
+    if not pm.hook.perf_predict.get_hookimpls():
         raise RuntimeError(
             "pystencils-perf's built-in plugins were not found through entry points; "
             "install the package (`pip install -e .`) instead of importing it from a source tree"

@@ -1,0 +1,172 @@
+"""Footprints by enumeration: the number of distinct granules a set of threads touches.
+
+One routine serves every cache level: the granule is a 32-B sector (L2<->L1),
+a 128-B line (L1 allocation) or the DRAM fetch size, and the thread set is one
+block or a wave of blocks.
+
+Instead of listing every address, a thread set is cut into *rows* along x
+(fixed tid.y, tid.z, bid.y, bid.z). Along a row an affine address moves by a
+constant step, so a row is an interval of addresses; the guard clips it. Rows of
+blocks that follow each other in x merge into one row where the address and the
+guard only depend on the global x index ``bid.x*bdim.x + tid.x``. The footprint
+is then the size of a union of granule intervals: sort and sweep.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernel import Field
+from .addresses import Instruction
+
+
+@dataclass(frozen=True)
+class ThreadSet:
+    """Threads of whole blocks: each run is ``(bid.x first, bid.x last, bid.y, bid.z)``."""
+
+    block: tuple[int, int, int]
+    runs: np.ndarray  # (n, 4) int64
+
+    @staticmethod
+    def single_block(block, bid) -> ThreadSet:
+        return ThreadSet(tuple(block), np.array([[bid[0], bid[0], bid[1], bid[2]]], dtype=np.int64))
+
+    @staticmethod
+    def linear_range(block, grid, first: int, count: int) -> ThreadSet:
+        """Blocks ``first .. first+count-1`` in launch order (x fastest, then y, then z)."""
+        gx, gy, _ = grid
+        ids = np.arange(first, first + count, dtype=np.int64)
+        x, y, z = ids % gx, (ids // gx) % gy, ids // (gx * gy)
+        row = y + gy * z
+        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+        ends = np.r_[starts[1:], len(ids)] - 1
+        runs = np.stack([x[starts], x[ends], y[starts], z[starts]], axis=1)
+        return ThreadSet(tuple(block), runs)
+
+    @property
+    def block_count(self) -> int:
+        return int(np.sum(self.runs[:, 1] - self.runs[:, 0] + 1))
+
+
+def _rows(threads: ThreadSet, merge: bool):
+    """Row parameters: u range and the coordinates (tid.x = 0) of each row.
+
+    merged rows: u = bid.x*bdim.x + tid.x over the whole run, bid.x = 0 in coords;
+    otherwise one row per block, u = tid.x, bid.x in coords.
+    """
+    bx, by, bz = threads.block
+    runs = threads.runs
+    if not merge:
+        counts = runs[:, 1] - runs[:, 0] + 1
+        rep = np.repeat(np.arange(len(runs)), counts)
+        offs = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts)
+        bidx = runs[rep, 0] + offs
+        runs = np.stack([bidx, bidx, runs[rep, 2], runs[rep, 3]], axis=1)
+    ty, tz = np.meshgrid(np.arange(by), np.arange(bz), indexing="ij")
+    ty, tz = ty.ravel(), tz.ravel()
+    n_runs, n_tyz = len(runs), len(ty)
+    coords = np.zeros((n_runs, n_tyz, 6), dtype=np.int64)
+    coords[:, :, 1] = ty
+    coords[:, :, 2] = tz
+    coords[:, :, 4] = runs[:, None, 2]
+    coords[:, :, 5] = runs[:, None, 3]
+    if merge:
+        u_lo = np.repeat(runs[:, 0] * bx, n_tyz)
+        u_hi = np.repeat((runs[:, 1] + 1) * bx - 1, n_tyz)
+    else:
+        coords[:, :, 3] = runs[:, None, 0]
+        u_lo = np.zeros(n_runs * n_tyz, dtype=np.int64)
+        u_hi = np.full(n_runs * n_tyz, bx - 1, dtype=np.int64)
+    return u_lo, u_hi, coords.reshape(-1, 6)
+
+
+def _mergeable(forms, bx: int) -> bool:
+    return all(f.coeffs[3] == bx * f.coeffs[0] for f in forms)
+
+
+def _clip(conj, coords, u_lo, u_hi):
+    """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds."""
+    lo, hi = u_lo.copy(), u_hi.copy()
+    ok = np.ones(len(lo), dtype=bool)
+    for c in conj:
+        alpha = c.coeffs[0]
+        beta = coords @ np.asarray(c.coeffs, dtype=np.int64) + c.offset
+        if alpha > 0:
+            np.maximum(lo, _ceil_div(-beta, alpha), out=lo)
+        elif alpha < 0:
+            np.minimum(hi, np.floor_divide(beta, -alpha), out=hi)
+        else:
+            ok &= beta >= 0
+    ok &= lo <= hi
+    return lo, hi, ok
+
+
+def count_points(conjunctions, threads: ThreadSet) -> int:
+    """Threads of `threads` (summed over the conjunctions, e.g. folded points) that satisfy them."""
+    total = 0
+    for conj in conjunctions:
+        u_lo, u_hi, coords = _rows(threads, _mergeable(conj, threads.block[0]))
+        lo, hi, ok = _clip(conj, coords, u_lo, u_hi)
+        total += int(np.sum(hi[ok] - lo[ok] + 1))
+    return total
+
+
+def _ceil_div(a, b):
+    return -np.floor_divide(-a, b)
+
+
+def granule_intervals(
+    instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int
+) -> np.ndarray:
+    """Closed intervals ``[first, last]`` of granule indices touched, shape (n, 2)."""
+    bx = threads.block[0]
+    eb, base = field.element_bytes, field.base_offset_bytes
+    rows_cache = {}
+    out = []
+    for instr in instructions:
+        merge = _mergeable([instr.address] + [c for conj in instr.guards for c in conj], bx)
+        if merge not in rows_cache:
+            rows_cache[merge] = _rows(threads, merge)
+        u_lo0, u_hi0, coords = rows_cache[merge]
+        a_step = instr.address.coeffs[0]
+        b_addr = coords @ np.asarray(instr.address.coeffs, dtype=np.int64) + instr.address.offset
+        for conj in instr.guards:
+            lo, hi, ok = _clip(conj, coords, u_lo0, u_hi0)
+            lo, hi, b = lo[ok], hi[ok], b_addr[ok]
+            if abs(a_step) * eb <= granule_bytes:
+                e_first = np.where(a_step >= 0, a_step * lo + b, a_step * hi + b)
+                e_last = np.where(a_step >= 0, a_step * hi + b, a_step * lo + b)
+                first = (base + eb * e_first) // granule_bytes
+                last = (base + eb * e_last + eb - 1) // granule_bytes
+            else:  # strided: every element is its own granule run
+                n = hi - lo + 1
+                rep = np.repeat(np.arange(len(lo)), n)
+                u = lo[rep] + np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
+                e = a_step * u + b[rep]
+                first = (base + eb * e) // granule_bytes
+                last = (base + eb * e + eb - 1) // granule_bytes
+            out.append(np.stack([first, last], axis=1))
+    if not out:
+        return np.empty((0, 2), dtype=np.int64)
+    return np.concatenate(out)
+
+
+def union_size(intervals: np.ndarray) -> int:
+    """Number of integers covered by a set of closed intervals."""
+    if len(intervals) == 0:
+        return 0
+    order = np.argsort(intervals[:, 0], kind="stable")
+    lo, hi = intervals[order, 0], intervals[order, 1]
+    reach = np.maximum.accumulate(hi)
+    prev = np.r_[lo[0] - 1, reach[:-1]]
+    return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, prev))))
+
+
+def footprint_union(
+    instructions: list[Instruction], field: Field, thread_sets: list[ThreadSet], granule_bytes: int
+) -> int:
+    """Distinct granules of `field` that `instructions` of all `thread_sets` together touch."""
+    parts = [granule_intervals(instructions, field, ts, granule_bytes) for ts in thread_sets]
+    return union_size(np.concatenate(parts))

@@ -1,0 +1,171 @@
+"""Data volumes per lattice update at every level, following seeds/000 sec. III.
+
+- L2 -> L1 loads: the block is L1's collaborative group. Requested volume
+  (per warp and instruction), compulsory volume (unique sectors of the block),
+  allocation volume (unique lines x resident blocks) and capacity misses
+  ``V = V_comp + R_L1(O) * (V_req - V_comp)`` with ``O = V_alloc / L1``.
+- L1 -> L2 stores: write-through, every warp's store sectors.
+- DRAM -> L2 loads: the wave of concurrently running blocks is L2's group.
+  ``V_dram = V_curr - V_overlap + R_over(C) * V_overlap + R_L2(O_L2) * (V_L2 - V_curr)``
+  with the coverage ``C = (L2 - (V_curr - V_overlap)) / V_prev``.
+- L2 -> DRAM stores: unique store footprint of the wave plus evictions.
+
+Everything is averaged over representative blocks and waves away from the
+grid's edges and returned in bytes per lattice update.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernel import AccessKind, KernelModel
+from .addresses import CompiledKernel, compile_kernel
+from .footprint_enum import ThreadSet, count_points
+from .l1 import block_requests
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    blocks_per_sm: int
+    limited_by: str
+
+
+def occupancy(model: KernelModel, threads_per_block: int, device) -> Occupancy:
+    """Resident blocks per SM from threads, and where known registers and shared memory."""
+    warps = -(-threads_per_block // device.warp_size)
+    limits = {
+        "blocks": device.max_blocks_per_sm,
+        "threads": device.max_threads_per_sm // (warps * device.warp_size),
+    }
+    if model.registers_per_thread:
+        unit = device.register_allocation_unit
+        per_warp = -(-model.registers_per_thread * device.warp_size // unit) * unit
+        limits["registers"] = device.registers_per_sm // (per_warp * warps)
+    if model.shared_memory_bytes:
+        limits["shared memory"] = device.shared_memory_per_sm_bytes // model.shared_memory_bytes
+    limiter = min(limits, key=limits.get)
+    return Occupancy(max(0, limits[limiter]), limiter)
+
+
+def representative_blocks(grid) -> list[tuple[int, int, int]]:
+    """Four neighbouring blocks in the middle of the grid (x and y neighbours)."""
+    centre = [g // 2 for g in grid]
+    out = []
+    for dy in (0, 1):
+        for dx in (0, 1):
+            bid = (min(centre[0] + dx, grid[0] - 1), min(centre[1] + dy, grid[1] - 1), centre[2])
+            if bid not in out:
+                out.append(bid)
+    return out
+
+
+def representative_waves(total_blocks: int, wave_blocks: int) -> list[int]:
+    """First block ids of up to three full waves in the middle of the launch, each with a previous wave."""
+    n_full = total_blocks // wave_blocks
+    if n_full < 2:
+        return [0]
+    mid = n_full // 2
+    return sorted({min(max(k, 1), n_full - 1) * wave_blocks for k in (mid - 1, mid, mid + 1)})
+
+
+class FootprintCounter:
+    """The footprint backend's interface, used for blocks and waves alike."""
+
+    def __init__(self, compiled: CompiledKernel, fields: dict, block, backend):
+        self.compiled, self.fields, self.block, self.backend = compiled, fields, block, backend
+
+    def union(self, kind: AccessKind, thread_sets: list[ThreadSet], granule_bytes: int) -> int:
+        """Distinct granules touched by instructions of `kind` of all `thread_sets` together."""
+        total = 0
+        for name, f in self.fields.items():
+            instrs = self.compiled.for_field(name, kind)
+            if instrs:
+                total += self.backend.footprint_union(instrs, f, thread_sets, granule_bytes)
+        return total
+
+
+def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
+    """Metrics of one (already folded) model for one block size, per lattice update."""
+    compiled = compile_kernel(model, block)
+    fields = {f.name: f for f in model.fields}
+    grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
+    occ = occupancy(model, math.prod(block), device)
+    counter = FootprintCounter(compiled, fields, block, backend)
+    sector, line = device.l1_sector_bytes, device.l1_line_bytes
+
+    # -- L1 and L2 <- L1, per representative block ------------------------------------
+    cycles = requested = comp = alloc = stores = lups = 0
+    for bid in representative_blocks(grid):
+        req = block_requests(compiled, fields, block, bid, device)
+        one = [ThreadSet.single_block(block, bid)]
+        cycles += req.l1_cycles
+        requested += req.requested_load_sectors * sector
+        stores += req.store_sectors * sector
+        comp += counter.union(AccessKind.LOAD, one, sector) * sector
+        alloc += counter.union(AccessKind.LOAD, one, line) * line
+        lups += req.lattice_updates
+    lups = max(lups, 1)
+    n_rep = len(representative_blocks(grid))
+    l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
+    l1_miss = float(device.curve("l1_load_capacity_miss")(l1_oversubscription))
+    l2_load = (comp + l1_miss * max(requested - comp, 0)) / lups
+    l2_store = stores / lups
+
+    # -- DRAM <- L2, per representative wave -----------------------------------------
+    fetch = device.dram_fetch_bytes
+    l2_capacity = device.l2_effective_capacity_bytes
+    wave_blocks = max(device.sm_count * max(occ.blocks_per_sm, 1), 1)
+    total_blocks = math.prod(grid)
+    wave_blocks = min(wave_blocks, total_blocks)
+    dram_load = dram_store = wave_lups = 0.0
+    comp_load = overlap_sum = 0.0
+    coverages, l2_oversubs = [], []
+    for first in representative_waves(total_blocks, wave_blocks):
+        curr = ThreadSet.linear_range(block, grid, first, wave_blocks)
+        n_lups = count_points(compiled.points, curr)
+        v_curr = counter.union(AccessKind.LOAD, [curr], fetch) * fetch
+        v_store = counter.union(AccessKind.STORE, [curr], fetch) * fetch
+        if first >= wave_blocks:
+            prev = ThreadSet.linear_range(block, grid, first - wave_blocks, wave_blocks)
+            v_prev = counter.union(AccessKind.LOAD, [prev], fetch) * fetch
+            v_both = counter.union(AccessKind.LOAD, [curr, prev], fetch) * fetch
+            v_overlap = v_curr + v_prev - v_both
+        else:
+            v_prev = v_overlap = 0
+        new = v_curr - v_overlap
+        coverage = (l2_capacity - new) / v_prev if v_prev else float("inf")
+        previous_hit = float(device.curve("previous_wave_xy_hit")(1.0 / coverage)) if coverage > 0 else 0.0
+        l2_oversub = (v_curr + v_store) / l2_capacity
+        l2_miss = float(device.curve("l2_load_capacity_miss")(l2_oversub))
+        store_miss = float(device.curve("l2_store_capacity_miss")(l2_oversub))
+        l2_load_wave = l2_load * n_lups
+        dram_load += new + (1.0 - previous_hit) * v_overlap + l2_miss * max(l2_load_wave - v_curr, 0.0)
+        dram_store += v_store + store_miss * max(l2_store * n_lups - v_store, 0.0)
+        comp_load += new
+        overlap_sum += v_overlap
+        wave_lups += n_lups
+        coverages.append(coverage)
+        l2_oversubs.append(l2_oversub)
+    wave_lups = max(wave_lups, 1)
+
+    return {
+        "l1_cycles_per_lup": cycles / lups,
+        "l2_load_bytes_per_lup": l2_load,
+        "l2_store_bytes_per_lup": l2_store,
+        "dram_load_bytes_per_lup": dram_load / wave_lups,
+        "dram_store_bytes_per_lup": dram_store / wave_lups,
+        "l1_requested_bytes_per_lup": requested / lups,
+        "l1_compulsory_bytes_per_lup": comp / lups,
+        "l1_oversubscription": l1_oversubscription,
+        "dram_compulsory_load_bytes_per_lup": comp_load / wave_lups,
+        "wave_overlap_bytes_per_lup": overlap_sum / wave_lups,
+        "l2_coverage": float(np.mean(coverages)),
+        "l2_oversubscription": float(np.mean(l2_oversubs)),
+        "blocks_per_sm": occ.blocks_per_sm,
+        "occupancy_limited_by": occ.limited_by,
+        "wave_blocks": wave_blocks,
+        "grid": grid,
+    }

@@ -1,0 +1,45 @@
+"""The limiter performance model (seeds/000 sec. II.A), a built-in `perf_predict` plugin.
+
+Throughput in lattice updates per second is the minimum over four limiters:
+floating point, L1 (bank-conflict cycles), L2 bandwidth and DRAM bandwidth.
+Every limiter's time per lattice update is kept, not just the winner's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hookspecs import hookimpl
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A candidate's predicted throughput and the time of every limiter (seconds per lattice update)."""
+
+    lups_per_second: float
+    limiter: str
+    seconds_per_lup: dict[str, float]
+
+    @property
+    def glups(self) -> float:
+        return self.lups_per_second / 1e9
+
+
+def limiter_times(model, device, metrics) -> dict[str, float]:
+    """Seconds per lattice update that each limiter alone would need."""
+    double = max((f.element_bytes for f in model.fields), default=8) >= 8
+    peak_flops = (device.fp64_peak_gflops if double else device.fp32_peak_gflops) * 1e9
+    return {
+        "FP": metrics["flops_per_lup"] / peak_flops,
+        "L1": metrics["l1_cycles_per_lup"] / (device.sm_count * device.clock_ghz * 1e9),
+        "L2": (metrics["l2_load_bytes_per_lup"] + metrics["l2_store_bytes_per_lup"]) / (device.l2_bandwidth_gbs * 1e9),
+        "DRAM": (metrics["dram_load_bytes_per_lup"] + metrics["dram_store_bytes_per_lup"])
+        / (device.dram_bandwidth_gbs * 1e9),
+    }
+
+
+@hookimpl(trylast=True)
+def perf_predict(model, launch, device, metrics):
+    times = limiter_times(model, device, metrics)
+    limiter = max(times, key=times.get)
+    return Prediction(1.0 / times[limiter], limiter, times)

@@ -1,0 +1,196 @@
+"""Evaluate launch candidates and rank them; the default `perf_select` plugin.
+
+`rank` is the one entry point: harvest, candidates, checks, estimate, predict.
+A `Ranking` prints as a table and writes JSON (a contract other tools read:
+keep its keys) and CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+
+from .devices import Device, get_device
+from .errors import PerfError
+from .hookspecs import hookimpl
+from .launch import LaunchConfig, RankOptions
+from .plugins import get_plugin_manager
+from .predict import Prediction
+
+
+@dataclass(frozen=True)
+class RankedCandidate:
+    launch: LaunchConfig
+    prediction: Prediction
+    metrics: dict
+
+    def as_json(self) -> dict:
+        m = self.metrics
+        return {
+            "block": list(self.launch.block),
+            "fold": list(self.launch.fold),
+            "glups": self.prediction.glups,
+            "limiter": self.prediction.limiter,
+            "bytes_per_lup": {
+                "l2_load": m["l2_load_bytes_per_lup"],
+                "l2_store": m["l2_store_bytes_per_lup"],
+                "dram_load": m["dram_load_bytes_per_lup"],
+                "dram_store": m["dram_store_bytes_per_lup"],
+            },
+            "l1_cycles_per_lup": m["l1_cycles_per_lup"],
+            "seconds_per_lup": dict(self.prediction.seconds_per_lup),
+            "metrics": {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()},
+        }
+
+
+@dataclass
+class Ranking:
+    """Candidates best first, and the ones a plugin rejected with its reason."""
+
+    device: Device
+    kernel: str
+    candidates: list[RankedCandidate]
+    rejected: list[tuple[LaunchConfig, str]] = field(default_factory=list)
+
+    @property
+    def best(self) -> RankedCandidate:
+        return self.candidates[0]
+
+    def position(self, block, fold=(1, 1, 1)) -> int:
+        """0-based rank of a candidate."""
+        launch = LaunchConfig(tuple(block), tuple(fold))
+        for i, c in enumerate(self.candidates):
+            if c.launch == launch:
+                return i
+        raise PerfError(f"candidate {launch.label} is not in the ranking")
+
+    def as_json(self) -> dict:
+        return {
+            "device": self.device.name,
+            "kernel": self.kernel,
+            "candidates": [c.as_json() for c in self.candidates],
+            "rejected": [{"block": list(l.block), "fold": list(l.fold), "reason": r} for l, r in self.rejected],
+        }
+
+    def write_json(self, path) -> None:
+        with open(path, "w") as fh:
+            json.dump(self.as_json(), fh, indent=1)
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        w = csv.writer(out)
+        w.writerow(["rank", "bx", "by", "bz", "fx", "fy", "fz", "glups", "limiter", "dram_load_B_per_lup",
+                    "dram_store_B_per_lup", "l2_load_B_per_lup", "l2_store_B_per_lup", "l1_cycles_per_lup"])
+        for i, c in enumerate(self.candidates, 1):
+            m = c.metrics
+            w.writerow([i, *c.launch.block, *c.launch.fold, f"{c.prediction.glups:.4f}", c.prediction.limiter,
+                        *(f"{m[k]:.3f}" for k in ("dram_load_bytes_per_lup", "dram_store_bytes_per_lup",
+                                                  "l2_load_bytes_per_lup", "l2_store_bytes_per_lup", "l1_cycles_per_lup"))])
+        return out.getvalue()
+
+    def table(self, head: int | None = None) -> str:
+        """One readable row per candidate, best first, with its limiter and volumes."""
+        rows = self.candidates if head is None else self.candidates[:head]
+        lines = [
+            f"{self.kernel} on {self.device.name}: {len(self.candidates)} candidates"
+            + (f", {len(self.rejected)} rejected" if self.rejected else ""),
+            f"{'#':>4} {'block':>12} {'fold':>7} {'GLup/s':>7} {'limiter':>7} "
+            f"{'DRAM ld':>8} {'DRAM st':>8} {'L2 ld':>7} {'L2 st':>7} {'L1 cyc':>7} {'blk/SM':>6}",
+            f"{'':>4} {'':>12} {'':>7} {'':>7} {'':>7} {'B/Lup':>8} {'B/Lup':>8} {'B/Lup':>7} {'B/Lup':>7} {'/Lup':>7}",
+        ]
+        for i, c in enumerate(rows, 1):
+            m = c.metrics
+            lines.append(
+                f"{i:>4} {'x'.join(map(str, c.launch.block)):>12} {'x'.join(map(str, c.launch.fold)):>7} "
+                f"{c.prediction.glups:>7.2f} {c.prediction.limiter:>7} "
+                f"{m['dram_load_bytes_per_lup']:>8.2f} {m['dram_store_bytes_per_lup']:>8.2f} "
+                f"{m['l2_load_bytes_per_lup']:>7.2f} {m['l2_store_bytes_per_lup']:>7.2f} "
+                f"{m['l1_cycles_per_lup']:>7.3f} {m['blocks_per_sm']:>6}"
+            )
+        if head is not None and head < len(self.candidates):
+            lines.append(f"  ... {len(self.candidates) - head} more")
+        for launch, reason in self.rejected:
+            lines.append(f"  rejected {launch.label}: {reason}")
+        return "\n".join(lines)
+
+
+def _merge_metrics(results: list[dict], launch: LaunchConfig) -> dict:
+    merged: dict = {}
+    for part in results:
+        clash = merged.keys() & part.keys()
+        if clash:
+            raise PerfError(f"candidate {launch.label}: two estimator plugins report {', '.join(sorted(clash))}")
+        merged.update(part)
+    return merged
+
+
+def rank(
+    kernel,
+    device="V100",
+    *,
+    threads: int | None = None,
+    blocks=None,
+    folds=None,
+    backend: str = "auto",
+    align: str = "base",
+    domain_shape=None,
+    progress=None,
+) -> Ranking:
+    """Rank launch candidates of `kernel` (a pystencils/lbmpy GPU kernel, assignments, or a `KernelModel`).
+
+    :param device: library name, alias or path of a device file.
+    :param threads: threads per block of the default candidates (1024 stencils, 512 LBM).
+    :param blocks: explicit block sizes ``[(bx, by, bz), ...]`` instead of the default space.
+    :param folds: thread foldings ``[(fx, fy, fz), ...]``, default (1,1,1), (1,2,1), (1,1,2).
+    :param backend: footprint backend, ``"auto"``, ``"enum"`` or ``"isl"``.
+    :param align: ``"base"`` or ``"interior"`` (see `HarvestOptions`).
+    """
+    from . import harvest
+
+    dev = get_device(device)
+    model = harvest(kernel, domain_shape=domain_shape, align=align)
+    options = RankOptions(
+        threads=threads,
+        blocks=tuple(tuple(b) for b in blocks) if blocks else None,
+        folds=tuple(tuple(f) for f in folds) if folds else None,
+        backend=backend,
+    )
+    from .estimate import get_backend
+
+    get_backend(backend)  # fail early on an unknown name
+    pm = get_plugin_manager()
+    seen, launches = set(), []
+    for contributed in pm.hook.perf_candidates(model=model, device=dev, options=options):
+        for launch in contributed:
+            if launch not in seen:
+                seen.add(launch)
+                launches.append(launch)
+    folded_models = {}
+    ranked, rejected = [], []
+    for launch in progress(launches) if progress else launches:
+        reasons = [r for r in pm.hook.perf_check_candidate(model=model, launch=launch, device=dev) if r]
+        if reasons:
+            rejected.append((launch, "; ".join(reasons)))
+            continue
+        if launch.fold not in folded_models:
+            folded_models[launch.fold] = model.folded(launch.fold)
+        folded = folded_models[launch.fold]
+        metrics = _merge_metrics(pm.hook.perf_estimate(model=folded, launch=launch, device=dev, options=options), launch)
+        prediction = pm.hook.perf_predict(model=folded, launch=launch, device=dev, metrics=metrics)
+        ranked.append(RankedCandidate(launch, prediction, metrics))
+    if not ranked:
+        raise PerfError(f"no launch candidate of kernel {model.name!r} can run on {dev.name}: {rejected[:3]}")
+    ranked.sort(key=lambda c: (-c.prediction.lups_per_second, c.launch))
+    return Ranking(dev, model.name, ranked, rejected)
+
+
+def select(ranking: Ranking) -> RankedCandidate:
+    """The candidate the `perf_select` plugins choose."""
+    return get_plugin_manager().hook.perf_select(ranking=ranking)
+
+
+@hookimpl(trylast=True)
+def perf_select(ranking):
+    return ranking.best
