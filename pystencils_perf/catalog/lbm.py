@@ -119,7 +119,7 @@ def d3q19_srt(domain=(64, 64, 64), *, config=None) -> GpuKernel:
 
 
 def d3q27_cumulant(domain=(64, 64, 64), *, config=None) -> GpuKernel:
-    """Compressible D3Q27 cumulant stream-pull-collide kernel, relaxation rate 1.8, fields ``src``/``dst``."""
+    """Compressible D3Q27 cumulant stream-pull-collide kernel, rate 1.8, fields ``src``/``dst``."""
     lbm_config = LBMConfig(
         stencil=LBStencil(Stencil.D3Q27),
         method=Method.CUMULANT,
@@ -155,6 +155,7 @@ def allen_cahn_phase_field(domain=(64, 64, 64), *, config=None) -> GpuKernel:
     velocity ``u`` as input; the interface-tracking force
     ``F = (1 - 4 (C - 1/2)^2) / (3 W) * n`` uses the 7-point stencil of the
     phase field ``C``; the new phase field (zeroth moment) is stored in ``C_tmp``.
+    The pdfs are stored as they are (not zero-centred), so ``C_tmp`` is their sum.
     """
     params = ALLEN_CAHN_PARAMETERS
     stencil = LBStencil(Stencil.D3Q15)

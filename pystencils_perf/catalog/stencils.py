@@ -6,9 +6,11 @@ import pystencils as ps
 import sympy as sp
 
 
-def _config(config):
+def _config(config, name):
     cfg = ps.CreateKernelConfig() if config is None else config.copy()
     cfg.target = ps.Target.CUDA
+    if config is None or not config.get_option("function_name") or config.function_name == "kernel":
+        cfg.function_name = name
     return cfg
 
 
@@ -17,7 +19,7 @@ def jacobi_2d(domain=(64, 64), *, config=None):
     nx, ny = domain
     src, dst = ps.fields(f"src, dst: double[{ny + 2}, {nx + 2}]")
     update = ps.Assignment(dst[0, 0], (src[0, 1] + src[0, -1] + src[1, 0] + src[-1, 0]) / 4)
-    return ps.create_kernel([update], _config(config))
+    return ps.create_kernel([update], _config(config, "jacobi_2d"))
 
 
 def star_3d(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
@@ -38,4 +40,4 @@ def star_3d(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
                 offsets.append(tuple(off))
     total = sp.Add(*(src[o] for o in offsets))
     update = ps.Assignment(dst[0, 0, 0], coefficient * total)
-    return ps.create_kernel([update], _config(config))
+    return ps.create_kernel([update], _config(config, f"star3d_r{radius}"))

@@ -13,6 +13,7 @@ if any of them is active).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -71,57 +72,98 @@ class CompiledKernel:
         return [i for i in self.instructions if i.field == name and i.kind is kind]
 
 
-def _affine(expr: sp.Expr, where: str) -> Affine:
+@dataclass(frozen=True)
+class _Terms:
+    """An expression affine in COORDS once blockDim and loop counters are numbers.
+
+    Each term is ``(coefficient, coordinate index or -1, numeric symbols multiplied in)``.
+    """
+
+    terms: tuple[tuple[int, int, tuple[sp.Symbol, ...]], ...]
+
+    def at(self, values: dict) -> Affine:
+        coeffs = [0] * len(COORDS)
+        offset = 0
+        for c, coord, factors in self.terms:
+            for f in factors:
+                c *= values[f]
+            if coord < 0:
+                offset += c
+            else:
+                coeffs[coord] += c
+        return Affine(tuple(coeffs), offset)
+
+
+def _terms(expr: sp.Expr, numeric: set, where: str) -> _Terms:
     expr = sp.expand(expr)
-    coeffs = []
-    for s in COORDS:
-        c = expr.coeff(s)
-        if not c.is_Integer:
-            raise HarvestError(f"{where}: {expr} is not affine with integer coefficients in {s}")
-        coeffs.append(int(c))
-    rest = expr - sum(c * s for c, s in zip(coeffs, COORDS))
-    if not rest.is_Integer:
-        raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices")
-    return Affine(tuple(coeffs), int(rest))
+    unknown = expr.free_symbols - set(COORDS) - numeric
+    if unknown:
+        raise HarvestError(f"{where}: {expr} depends on {sorted(map(str, unknown))}")
+    gens = sorted(expr.free_symbols, key=str)
+    if not gens:
+        if not expr.is_Integer:
+            raise HarvestError(f"{where}: {expr} is not an integer")
+        return _Terms(((int(expr), -1, ()),))
+    try:
+        poly = sp.Poly(expr, *gens)
+    except sp.PolynomialError:
+        raise HarvestError(f"{where}: {expr} is not a polynomial in the thread and block indices") from None
+    terms = []
+    for monom, coeff in poly.terms():
+        if not coeff.is_Integer:
+            raise HarvestError(f"{where}: {expr} has a non-integer coefficient {coeff}")
+        variables = [g for g, e in zip(gens, monom) for _ in range(e)]
+        coords = [COORDS.index(v) for v in variables if v in COORDS]
+        if len(coords) > 1:
+            raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices")
+        factors = tuple(v for v in variables if v not in COORDS)
+        terms.append((int(coeff), coords[0] if coords else -1, factors))
+    return _Terms(tuple(terms))
 
 
-def _constraints(pred: sp.Basic, where: str) -> tuple[Affine, ...]:
+def _constraint_terms(pred: sp.Basic, numeric: set, where: str) -> tuple[_Terms, ...]:
     """A conjunction of relations as `>= 0` constraints over integers."""
     if pred is sp.true:
         return ()
     if isinstance(pred, sp.And):
-        return tuple(c for arg in pred.args for c in _constraints(arg, where))
+        return tuple(c for arg in pred.args for c in _constraint_terms(arg, numeric, where))
     if isinstance(pred, (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan)):
         diff = pred.gts - pred.lts  # >= 0, or > 0 for strict relations
         strict = isinstance(pred, (sp.StrictLessThan, sp.StrictGreaterThan))
-        return (_affine(diff - 1 if strict else diff, where),)
+        return (_terms(diff - 1 if strict else diff, numeric, where),)
     if isinstance(pred, sp.Equality):
         d = pred.lhs - pred.rhs
-        return (_affine(d, where), _affine(-d, where))
+        return (_terms(d, numeric, where), _terms(-d, numeric, where))
     raise HarvestError(f"{where}: guard {pred} is not a conjunction of affine inequalities")
+
+
+@functools.lru_cache(maxsize=16)
+def _symbolic_forms(model: KernelModel):
+    """Everything symbolic about `model`, done once: terms of addresses, guards and the domain."""
+    numeric = set(BDIM) | {lp.counter for lp in model.loops}
+    domain = _constraint_terms(model.domain, numeric, f"kernel {model.name!r}: domain guard")
+    accesses = []
+    for acc in model.accesses:
+        where = f"kernel {model.name!r}: {acc.kind.value} of field {acc.field!r}"
+        accesses.append(
+            (acc.field, acc.kind, _terms(acc.address, numeric, where), _constraint_terms(acc.predicate, numeric, where))
+        )
+    return domain, accesses
 
 
 def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledKernel:
     """Unroll `model`'s loops and fix ``blockDim = block``."""
-    bdim = dict(zip(BDIM, block))
-    loop_values = [lp.values for lp in model.loops]
+    domain, accesses = _symbolic_forms(model)
     merged: dict[tuple, list] = {}
     points = []
-    for values in itertools.product(*loop_values):
-        subs = dict(bdim)
-        subs.update({lp.counter: v for lp, v in zip(model.loops, values)})
-        domain = model.domain.xreplace(subs)
-        if domain is not sp.false:
-            points.append(_constraints(domain, f"kernel {model.name!r}: domain guard"))
-        for acc in model.accesses:
-            where = f"kernel {model.name!r}: {acc.kind.value} of field {acc.field!r}"
-            pred = acc.predicate.xreplace(subs)
-            if pred is sp.false:
-                continue
-            address = _affine(acc.address.xreplace(subs), where)
-            key = (acc.field, acc.kind, address)
+    for values in itertools.product(*(lp.values for lp in model.loops)):
+        numbers = dict(zip(BDIM, block))
+        numbers.update({lp.counter: v for lp, v in zip(model.loops, values)})
+        points.append(tuple(t.at(numbers) for t in domain))
+        for field_name, kind, address, guard in accesses:
+            key = (field_name, kind, address.at(numbers))
+            conj = tuple(t.at(numbers) for t in guard)
             guards = merged.setdefault(key, [])
-            conj = _constraints(pred, where)
             if conj not in guards:
                 guards.append(conj)
     instructions = tuple(Instruction(f, k, a, tuple(g)) for (f, k, a), g in merged.items())

@@ -83,6 +83,7 @@ def _rows(threads: ThreadSet, merge: bool):
 
 
 def _mergeable(forms, bx: int) -> bool:
+    """Rows of neighbouring blocks merge if every form depends on bid.x only through bid.x*bdim.x + tid.x."""
     return all(f.coeffs[3] == bx * f.coeffs[0] for f in forms)
 
 
@@ -120,34 +121,42 @@ def _ceil_div(a, b):
 def granule_intervals(
     instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int
 ) -> np.ndarray:
-    """Closed intervals ``[first, last]`` of granule indices touched, shape (n, 2)."""
+    """Closed intervals ``[first, last]`` of granule indices touched, shape (n, 2).
+
+    Instructions that differ only by a constant offset (a stencil's neighbours)
+    are shifted copies of one row set: rows are clipped once per group.
+    """
     bx = threads.block[0]
     eb, base = field.element_bytes, field.base_offset_bytes
+    groups: dict[tuple, list[int]] = {}
+    for instr in instructions:
+        groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
     rows_cache = {}
     out = []
-    for instr in instructions:
-        merge = _mergeable([instr.address] + [c for conj in instr.guards for c in conj], bx)
+    for (coeffs, guards), offsets in groups.items():
+        forms = [c for conj in guards for c in conj]
+        merge = _mergeable(forms, bx) and coeffs[3] == bx * coeffs[0]
         if merge not in rows_cache:
             rows_cache[merge] = _rows(threads, merge)
         u_lo0, u_hi0, coords = rows_cache[merge]
-        a_step = instr.address.coeffs[0]
-        b_addr = coords @ np.asarray(instr.address.coeffs, dtype=np.int64) + instr.address.offset
-        for conj in instr.guards:
+        step = coeffs[0]
+        b_rows = coords @ np.asarray(coeffs, dtype=np.int64)
+        shifts = np.asarray(offsets, dtype=np.int64)[:, None]
+        for conj in guards:
             lo, hi, ok = _clip(conj, coords, u_lo0, u_hi0)
-            lo, hi, b = lo[ok], hi[ok], b_addr[ok]
-            if abs(a_step) * eb <= granule_bytes:
-                e_first = np.where(a_step >= 0, a_step * lo + b, a_step * hi + b)
-                e_last = np.where(a_step >= 0, a_step * hi + b, a_step * lo + b)
-                first = (base + eb * e_first) // granule_bytes
-                last = (base + eb * e_last + eb - 1) // granule_bytes
-            else:  # strided: every element is its own granule run
+            lo, hi, b = lo[ok], hi[ok], b_rows[ok]
+            if abs(step) * eb <= granule_bytes:
+                e_first = (step * lo if step >= 0 else step * hi) + b + shifts
+                e_last = (step * hi if step >= 0 else step * lo) + b + shifts
+            else:  # strided: every element is its own run
                 n = hi - lo + 1
                 rep = np.repeat(np.arange(len(lo)), n)
                 u = lo[rep] + np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
-                e = a_step * u + b[rep]
-                first = (base + eb * e) // granule_bytes
-                last = (base + eb * e + eb - 1) // granule_bytes
-            out.append(np.stack([first, last], axis=1))
+                e_first = step * u + b[rep] + shifts
+                e_last = e_first
+            first = (base + eb * e_first) // granule_bytes
+            last = (base + eb * e_last + eb - 1) // granule_bytes
+            out.append(np.stack([first.ravel(), last.ravel()], axis=1))
     if not out:
         return np.empty((0, 2), dtype=np.int64)
     return np.concatenate(out)
