@@ -57,11 +57,6 @@ class Field:
         if len(self.shape) != len(self.strides):
             raise HarvestError(f"field {self.name!r}: shape {self.shape} and strides {self.strides} differ in rank")
 
-    @property
-    def size_bytes(self) -> int:
-        extent = 1 + sum((n - 1) * abs(s) for n, s in zip(self.shape, self.strides))
-        return extent * self.element_bytes
-
 
 @dataclass(frozen=True)
 class Access:
@@ -115,8 +110,6 @@ class KernelModel:
     registers_per_thread: int | None = None
     shared_memory_bytes: int = 0
     generator: str = ""
-    block_size: tuple[int, int, int] | None = None
-    metadata: dict = field(default_factory=dict, compare=False)
 
     def field_by_name(self, name: str) -> Field:
         for f in self.fields:
@@ -178,8 +171,6 @@ class KernelModel:
         """A human-readable description: fields, accesses, launch."""
         lines = [f"kernel {self.name} ({self.generator})"]
         lines.append(f"  work items (x, y, z): {self.work_items}   fold: {self.fold}   flops/LUP: {self.flops_per_lup:g}")
-        if self.block_size:
-            lines.append(f"  block size (x, y, z): {self.block_size}")
         if self.registers_per_thread is not None:
             lines.append(f"  registers/thread: {self.registers_per_thread}")
         lines.append(f"  active points: {self.domain}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .errors import ConfigurationError
 from .hookspecs import hookimpl
@@ -82,7 +82,6 @@ class RankOptions:
     blocks: tuple[tuple[int, int, int], ...] | None = None
     folds: tuple[tuple[int, int, int], ...] | None = None
     backend: str = "auto"
-    extra: dict = field(default_factory=dict, compare=False)
 
 
 def default_thread_count(model) -> int:

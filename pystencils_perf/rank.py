@@ -58,14 +58,6 @@ class Ranking:
     def best(self) -> RankedCandidate:
         return self.candidates[0]
 
-    def position(self, block, fold=(1, 1, 1)) -> int:
-        """0-based rank of a candidate."""
-        launch = LaunchConfig(tuple(block), tuple(fold))
-        for i, c in enumerate(self.candidates):
-            if c.launch == launch:
-                return i
-        raise PerfError(f"candidate {launch.label} is not in the ranking")
-
     def as_json(self) -> dict:
         return {
             "device": self.device.name,

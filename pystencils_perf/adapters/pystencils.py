@@ -72,28 +72,6 @@ def perf_harvest(kernel, options):
     return _Harvester(kernel, options).harvest()
 
 
-@hookimpl
-def perf_apply(kernel, launch, options):
-    ps = _pystencils()
-    if ps is None:
-        return None
-    from pystencils.codegen.kernel import GpuKernel
-
-    if not isinstance(kernel, GpuKernel):
-        return None
-    if launch.fold != (1, 1, 1):
-        return None  # folding needs regeneration; the folding adapter handles it
-    lc = kernel.get_launch_configuration()
-    if not hasattr(lc, "trim_block_size") and not hasattr(lc, "block_size"):
-        raise HarvestError(f"kernel {kernel.name!r}: its launch configuration {type(lc).__name__} takes no block size")
-    if hasattr(lc, "trim_block_size"):
-        lc.trim_block_size(launch.block)
-    else:
-        lc.block_size = launch.block
-    kernel.metadata["pystencils_perf_launch"] = launch
-    return kernel
-
-
 class _Harvester:
     """One walk over one kernel's AST."""
 
@@ -254,7 +232,6 @@ class _Harvester:
             loops=tuple(self.loops),
             flops_per_lup=self._flops(),
             generator=f"pystencils {_pystencils().__version__}",
-            metadata={"kernel": self.kernel},
         )
         offsets = self._base_offsets(model)
         return model.with_alignment(offsets)

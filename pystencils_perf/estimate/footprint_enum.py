@@ -45,10 +45,6 @@ class ThreadSet:
         runs = np.stack([x[starts], x[ends], y[starts], z[starts]], axis=1)
         return ThreadSet(tuple(block), runs)
 
-    @property
-    def block_count(self) -> int:
-        return int(np.sum(self.runs[:, 1] - self.runs[:, 0] + 1))
-
 
 def _rows(threads: ThreadSet, merge: bool):
     """Row parameters: u range and the coordinates (tid.x = 0) of each row.
