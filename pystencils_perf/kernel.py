@@ -170,7 +170,10 @@ class KernelModel:
     def summary(self) -> str:
         """A human-readable description: fields, accesses, launch."""
         lines = [f"kernel {self.name} ({self.generator})"]
-        lines.append(f"  work items (x, y, z): {self.work_items}   fold: {self.fold}   flops/LUP: {self.flops_per_lup:g}")
+        lines.append(
+            f"  launch: threads per axis (x, y, z) {self.work_items}, grid = ceil(threads / block) per axis"
+            f"   fold: {self.fold}   flops/LUP: {self.flops_per_lup:g}"
+        )
         if self.registers_per_thread is not None:
             lines.append(f"  registers/thread: {self.registers_per_thread}")
         lines.append(f"  active points: {self.domain}")

@@ -29,7 +29,7 @@ def test_devices(capsys):
 def test_accesses_of_assignments(capsys):
     assert main(["accesses", "examples/jacobi2d_assignments.py"]) == 0
     out = capsys.readouterr().out
-    assert "accesses: 4 loads, 1 stores" in out and "store dst[" in out and "work items" in out
+    assert "accesses: 4 loads, 1 stores" in out and "store dst[" in out and "threads per axis" in out
 
 
 def test_rank_writes_table_and_json(capsys, spec, tmp_path):
@@ -81,4 +81,4 @@ def test_variable_size_with_domain(capsys, spec):
         "assignments = [ps.Assignment(dst[0, 0], src[1, 0] + src[0, -1])]\n"
     )
     assert main(["accesses", spec(source), "--domain", "34x66"]) == 0
-    assert "work items (x, y, z): (64, 32, 1)" in capsys.readouterr().out
+    assert "threads per axis (x, y, z) (64, 32, 1)" in capsys.readouterr().out

@@ -118,3 +118,18 @@ def test_star_ranking_matches_the_paper(star_r4_kernel):
     assert set(cand) >= {"block", "fold", "glups", "limiter", "bytes_per_lup", "l1_cycles_per_lup"}
     assert set(cand["bytes_per_lup"]) == {"l2_load", "l2_store", "dram_load", "dram_store"}
     assert js["candidates"][0]["glups"] >= js["candidates"][-1]["glups"]
+
+
+def test_occupancy_from_threads_registers_and_shared_memory():
+    from dataclasses import replace
+
+    from pystencils_perf.estimate.volumes import occupancy
+
+    model = one_load_model(1)
+    assert occupancy(model, 1024, V100).blocks_per_sm == 2  # 2048 threads per SM
+    assert occupancy(model, 64, V100).blocks_per_sm == 32  # 32 blocks per SM at most
+    heavy = replace(model, registers_per_thread=64)  # 64 x 32 = 2048 registers per warp
+    occ = occupancy(heavy, 1024, V100)
+    assert (occ.blocks_per_sm, occ.limited_by) == (1, "registers")
+    shared = replace(model, shared_memory_bytes=40 * 1024)
+    assert occupancy(shared, 256, V100).blocks_per_sm == 2  # 96 KiB per SM
