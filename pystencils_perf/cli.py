@@ -3,7 +3,7 @@
     pystencils-perf devices
     pystencils-perf accesses SPEC.py [--domain 64x64x64] [--align base|interior]
     pystencils-perf rank SPEC.py --device NAME [--threads N] [--blocks 32x2x16,...]
-                         [--fold 1x1x1,1x1x2] [--align base|interior] [--backend auto|enum]
+                         [--fold 1x1x1,1x1x2] [--align base|interior] [--backend auto|enum|isl]
                          [--json FILE] [--csv FILE] [--head N]
 
 Every input error prints one line ``pystencils-perf: error: ...`` and exits with 2.
@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, help="threads per block (default 1024 stencils, 512 LBM)")
     p.add_argument("--blocks", help="explicit block sizes, e.g. 32x2x16,16x4x16")
     p.add_argument("--fold", help="thread foldings, e.g. 1x1x1,1x1x2 (default 1x1x1,1x2x1,1x1x2)")
-    p.add_argument("--backend", default="auto", help="footprint backend: auto, enum")
+    p.add_argument("--backend", default="auto", choices=("auto", "enum", "isl"), help="footprint backend (default auto)")
     p.add_argument("--json", help="write the ranking as JSON")
     p.add_argument("--csv", help="write the ranking as CSV")
     p.add_argument("--head", type=int, help="print only the best N candidates")

@@ -5,6 +5,7 @@ import pytest
 
 import pystencils_perf as pp
 from pystencils_perf.estimate.addresses import compile_kernel, satisfies, thread_coords
+from pystencils_perf.estimate import footprint_isl
 from pystencils_perf.estimate.footprint_enum import ThreadSet, count_points, footprint_union
 from pystencils_perf.estimate.l1 import block_requests
 from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, KernelModel
@@ -90,9 +91,9 @@ def test_wave_footprint_matches_brute_force(block, fold):
 
     only_loads = replace(compiled, instructions=tuple(loads))
     for granule in (8, 32, 128):
-        assert footprint_union(loads, field, [threads], granule) == brute_force_footprint(
-            only_loads, field, block, bids, granule
-        )
+        expected = brute_force_footprint(only_loads, field, block, bids, granule)
+        assert footprint_union(loads, field, [threads], granule) == expected
+        assert footprint_isl.footprint_union(loads, field, [threads], granule) == expected
     # active points: the guard clips the domain's edge blocks
     expected = sum(int(satisfies(conj, thread_coords(block, b)).sum()) for b in bids for conj in compiled.points)
     assert count_points(compiled.points, threads) == expected
