@@ -1,7 +1,4 @@
-import itertools
-
 import pytest
-import sympy as sp
 
 import pystencils_perf as pp
 from pystencils_perf.kernel import BDIM, BID, TID

@@ -74,8 +74,8 @@ def representative_waves(total_blocks: int, wave_blocks: int) -> list[int]:
 class FootprintCounter:
     """The footprint backend's interface, used for blocks and waves alike."""
 
-    def __init__(self, compiled: CompiledKernel, fields: dict, block, backend):
-        self.compiled, self.fields, self.block, self.backend = compiled, fields, block, backend
+    def __init__(self, compiled: CompiledKernel, fields: dict, backend):
+        self.compiled, self.fields, self.backend = compiled, fields, backend
 
     def union(self, kind: AccessKind, thread_sets: list[ThreadSet], granule_bytes: int) -> int:
         """Distinct granules touched by instructions of `kind` of all `thread_sets` together."""
@@ -93,7 +93,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
     fields = {f.name: f for f in model.fields}
     grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
     occ = occupancy(model, math.prod(block), device)
-    counter = FootprintCounter(compiled, fields, block, backend)
+    counter = FootprintCounter(compiled, fields, backend)
     sector, line = device.l1_sector_bytes, device.l1_line_bytes
 
     # -- L1 and L2 <- L1, per representative block ------------------------------------
