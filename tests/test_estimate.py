@@ -5,12 +5,17 @@ import pytest
 
 import pystencils_perf as pp
 from pystencils_perf.estimate.addresses import compile_kernel, satisfies, thread_coords
-from pystencils_perf.estimate import footprint_isl
-from pystencils_perf.estimate.footprint_enum import ThreadSet, count_points, footprint_union
+from pystencils_perf.estimate import footprint_enum, footprint_isl
+from pystencils_perf.estimate.footprint_enum import ThreadSet, count_points
 from pystencils_perf.estimate.l1 import block_requests
 from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, KernelModel
 
 V100 = pp.get_device("V100")
+
+
+def footprint(instructions, field, thread_sets, granule_bytes, backend=footprint_enum):
+    parts = [backend.touched(instructions, field, ts, granule_bytes) for ts in thread_sets]
+    return backend.count_union(parts)
 
 
 def one_load_model(stride, element_bytes=8, n=4096):
@@ -25,7 +30,7 @@ def test_bank_conflicts_of_doubles(stride, cycles_per_group):
     # A[tid.x]: 1 cycle per half-warp, B[2*tid.x]: 2, D[32*tid.x]: all 16 threads in one bank
     model = one_load_model(stride)
     compiled = compile_kernel(model, (32, 1, 1))
-    req = block_requests(compiled, {f.name: f for f in model.fields}, (32, 1, 1), (3, 0, 0), V100)
+    req = block_requests(compiled, {f.name: f for f in model.fields}, (32, 1, 1), [(3, 0, 0)], V100)
     assert req.l1_cycles == 2 * cycles_per_group  # a warp of 32 is two half-warps
     assert req.lattice_updates == 32
 
@@ -33,7 +38,7 @@ def test_bank_conflicts_of_doubles(stride, cycles_per_group):
 def test_floats_are_grouped_per_warp():
     model = one_load_model(1, element_bytes=4)
     compiled = compile_kernel(model, (32, 1, 1))
-    req = block_requests(compiled, {f.name: f for f in model.fields}, (32, 1, 1), (0, 0, 0), V100)
+    req = block_requests(compiled, {f.name: f for f in model.fields}, (32, 1, 1), [(0, 0, 0)], V100)
     assert req.l1_cycles == 1  # 32 floats = 128 B = one wavefront
 
 
@@ -45,8 +50,8 @@ def footprint_2x2(offsets):
     model = KernelModel("2d4pt", (field,), accesses, (2, 2, 1), 4)
     compiled = compile_kernel(model, (2, 2, 1))
     threads = [ThreadSet.single_block((2, 2, 1), (0, 0, 0))]
-    unique = footprint_union(list(compiled.instructions), field, threads, granule_bytes=8)
-    total = sum(footprint_union([i], field, threads, 8) for i in compiled.instructions)
+    unique = footprint(list(compiled.instructions), field, threads, granule_bytes=8)
+    total = sum(footprint([i], field, threads, 8) for i in compiled.instructions)
     return unique, total
 
 
@@ -92,8 +97,8 @@ def test_wave_footprint_matches_brute_force(block, fold):
     only_loads = replace(compiled, instructions=tuple(loads))
     for granule in (8, 32, 128):
         expected = brute_force_footprint(only_loads, field, block, bids, granule)
-        assert footprint_union(loads, field, [threads], granule) == expected
-        assert footprint_isl.footprint_union(loads, field, [threads], granule) == expected
+        assert footprint(loads, field, [threads], granule) == expected
+        assert footprint(loads, field, [threads], granule, footprint_isl) == expected
     # active points: the guard clips the domain's edge blocks
     expected = sum(int(satisfies(conj, thread_coords(block, b)).sum()) for b in bids for conj in compiled.points)
     assert count_points(compiled.points, threads) == expected

@@ -28,10 +28,11 @@ class ThreadSet:
 
     block: tuple[int, int, int]
     runs: np.ndarray  # (n, 4) int64
+    key: tuple = ()  # identifies the set among those of one candidate (for caching)
 
     @staticmethod
     def single_block(block, bid) -> ThreadSet:
-        return ThreadSet(tuple(block), np.array([[bid[0], bid[0], bid[1], bid[2]]], dtype=np.int64))
+        return ThreadSet(tuple(block), np.array([[bid[0], bid[0], bid[1], bid[2]]], dtype=np.int64), ("block", *bid))
 
     @staticmethod
     def linear_range(block, grid, first: int, count: int) -> ThreadSet:
@@ -43,7 +44,7 @@ class ThreadSet:
         starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
         ends = np.r_[starts[1:], len(ids)] - 1
         runs = np.stack([x[starts], x[ends], y[starts], z[starts]], axis=1)
-        return ThreadSet(tuple(block), runs)
+        return ThreadSet(tuple(block), runs, ("blocks", first, count))
 
 
 def _rows(threads: ThreadSet, merge: bool):
@@ -141,6 +142,9 @@ def granule_intervals(
         for conj in guards:
             lo, hi, ok = _clip(conj, coords, u_lo0, u_hi0)
             lo, hi, b = lo[ok], hi[ok], b_rows[ok]
+            # rows in address order: every shifted copy is then a sorted run for `union_size`
+            order = np.argsort(step * (lo if step >= 0 else hi) + b, kind="stable")
+            lo, hi, b = lo[order], hi[order], b[order]
             if abs(step) * eb <= granule_bytes:
                 e_first = (step * lo if step >= 0 else step * hi) + b + shifts
                 e_last = (step * hi if step >= 0 else step * lo) + b + shifts
@@ -158,20 +162,38 @@ def granule_intervals(
     return np.concatenate(out)
 
 
+_LENGTH_BITS = 21
+
+
 def union_size(intervals: np.ndarray) -> int:
-    """Number of integers covered by a set of closed intervals."""
+    """Number of integers covered by a set of closed intervals.
+
+    Intervals are sorted by their start; where starts and lengths fit, each one
+    is packed into a single int64 (start above, length below) so one stable sort
+    of a mostly ordered array does the work.
+    """
     if len(intervals) == 0:
         return 0
-    order = np.argsort(intervals[:, 0], kind="stable")
-    lo, hi = intervals[order, 0], intervals[order, 1]
+    lo, hi = intervals[:, 0], intervals[:, 1]
+    origin = lo.min()
+    length = hi - lo
+    if (lo.max() - origin) < 2 ** (62 - _LENGTH_BITS) and length.max() < 2**_LENGTH_BITS:
+        keys = np.sort(((lo - origin) << _LENGTH_BITS) | length, kind="stable")
+        lo = (keys >> _LENGTH_BITS) + origin
+        hi = lo + (keys & (2**_LENGTH_BITS - 1))
+    else:
+        order = np.argsort(lo, kind="stable")
+        lo, hi = lo[order], hi[order]
     reach = np.maximum.accumulate(hi)
     prev = np.r_[lo[0] - 1, reach[:-1]]
     return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, prev))))
 
 
-def footprint_union(
-    instructions: list[Instruction], field: Field, thread_sets: list[ThreadSet], granule_bytes: int
-) -> int:
-    """Distinct granules of `field` that `instructions` of all `thread_sets` together touch."""
-    parts = [granule_intervals(instructions, field, ts, granule_bytes) for ts in thread_sets]
+def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
+    """The granules `instructions` of `threads` touch in `field` (backend interface)."""
+    return granule_intervals(instructions, field, threads, granule_bytes)
+
+
+def count_union(parts: list[np.ndarray]) -> int:
+    """Distinct granules in the union of `touched` results (backend interface)."""
     return union_size(np.concatenate(parts))

@@ -34,20 +34,24 @@ def _thread_boxes(threads: ThreadSet, guard: tuple[Affine, ...]) -> isl.Set:
     return isl.Set("{ [" + ", ".join(_VARS) + "] : " + " or ".join(f"({p})" for p in pieces) + " }")
 
 
-def footprint_union(
-    instructions: list[Instruction], field: Field, thread_sets: list[ThreadSet], granule_bytes: int
-) -> int:
-    """Distinct granules of `field` that `instructions` of all `thread_sets` together touch."""
+def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> isl.Set:
+    """The set of granules `instructions` of `threads` touch in `field` (backend interface)."""
     eb, base, g = field.element_bytes, field.base_offset_bytes, granule_bytes
-    total = None
-    for threads in thread_sets:
-        for instr in instructions:
-            first_byte = _linear(instr.address, eb, base)
-            last_byte = _linear(instr.address, eb, base + eb - 1)
-            touch = isl.Map(
-                "{ [" + ", ".join(_VARS) + f"] -> [g] : {g}*g <= {last_byte} and {g}*g + {g - 1} >= {first_byte} }}"
-            )
-            for guard in instr.guards:
-                image = _thread_boxes(threads, guard).apply(touch)
-                total = image if total is None else total.union(image)
-    return 0 if total is None else int(total.count_val().to_python())
+    total = isl.Set("{ [g] : false }")
+    for instr in instructions:
+        first_byte = _linear(instr.address, eb, base)
+        last_byte = _linear(instr.address, eb, base + eb - 1)
+        touch = isl.Map(
+            "{ [" + ", ".join(_VARS) + f"] -> [g] : {g}*g <= {last_byte} and {g}*g + {g - 1} >= {first_byte} }}"
+        )
+        for guard in instr.guards:
+            total = total.union(_thread_boxes(threads, guard).apply(touch))
+    return total
+
+
+def count_union(parts: list[isl.Set]) -> int:
+    """Distinct granules in the union of `touched` results (backend interface)."""
+    total = parts[0]
+    for p in parts[1:]:
+        total = total.union(p)
+    return int(total.count_val().to_python())

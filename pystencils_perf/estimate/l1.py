@@ -22,7 +22,7 @@ _INACTIVE = np.iinfo(np.int64).max
 
 @dataclass(frozen=True)
 class BlockRequests:
-    """Per-block totals of one representative block."""
+    """Totals over a few representative blocks."""
 
     l1_cycles: float
     requested_load_sectors: int
@@ -31,11 +31,11 @@ class BlockRequests:
 
 
 def _rows_of(values: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
-    """Values grouped in rows of `width` consecutive threads, inactive threads as a sentinel."""
+    """Per instruction (first axis), values in rows of `width` consecutive threads; inactive as a sentinel."""
     v = np.where(mask, values, _INACTIVE)
-    pad = (-len(v)) % width
+    pad = (-v.shape[-1]) % width
     if pad:
-        v = np.r_[v, np.full(pad, _INACTIVE)]
+        v = np.concatenate([v, np.full(v.shape[:-1] + (pad,), _INACTIVE)], axis=-1)
     return v.reshape(-1, width)
 
 
@@ -59,24 +59,34 @@ def bank_cycles(word_rows: np.ndarray, bank_count: int) -> int:
     return int(per_bank.max(axis=1).sum())
 
 
-def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bid, device) -> BlockRequests:
-    coords = thread_coords(block, bid)
-    warp = device.warp_size
+def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device) -> BlockRequests:
+    """Totals over the blocks `bids`; warps never straddle two blocks."""
+    coords = np.stack([thread_coords(block, bid) for bid in bids])  # (blocks, threads, 6)
+    warp, sector = device.warp_size, device.l1_sector_bytes
+    instrs = compiled.instructions
+    coeffs = np.array([i.address.coeffs for i in instrs], dtype=np.int64)
+    offsets = np.array([i.address.offset for i in instrs], dtype=np.int64)
+    elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
+    base = np.array([fields[i.field].base_offset_bytes for i in instrs], dtype=np.int64)
+    address = np.einsum("ic,btc->ibt", coeffs, coords) + offsets[:, None, None]
+    byte_addr = base[:, None, None] + elem[:, None, None] * address  # (instructions, blocks, threads)
+    masks = {}
+    for instr in instrs:
+        if instr.guards not in masks:
+            masks[instr.guards] = instr.active(coords)
+    mask = np.stack([masks[i.guards] for i in instrs])
+    is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
+
+    sectors = distinct_per_row(_rows_of(byte_addr // sector, mask, warp))
+    per_instr = sectors.reshape(len(instrs), -1).sum(axis=1)
+    store_sectors = int(per_instr[is_store].sum())
+    load_sectors = int(per_instr[~is_store].sum())
+
     cycles = 0
-    load_sectors = 0
-    store_sectors = 0
-    sector = device.l1_sector_bytes
-    for instr in compiled.instructions:
-        f = fields[instr.field]
-        mask = instr.active(coords)
-        byte_addr = f.base_offset_bytes + f.element_bytes * instr.address.evaluate(coords)
-        sectors = distinct_per_row(_rows_of(byte_addr // sector, mask, warp)).sum()
-        if instr.kind is AccessKind.STORE:
-            store_sectors += int(sectors)
-            continue
-        load_sectors += int(sectors)
-        group = max(1, min(warp, device.l1_bank_count * device.l1_bank_width_bytes // f.element_bytes))
-        words = _rows_of(byte_addr // device.l1_bank_width_bytes, mask, group)
+    for eb in np.unique(elem[~is_store]):
+        sel = ~is_store & (elem == eb)
+        group = max(1, min(warp, device.l1_bank_count * device.l1_bank_width_bytes // int(eb)))
+        words = _rows_of(byte_addr[sel] // device.l1_bank_width_bytes, mask[sel], group)
         cycles += bank_cycles(words, device.l1_bank_count)
     lups = sum(int(satisfies(conj, coords).sum()) for conj in compiled.points)
     return BlockRequests(cycles, load_sectors, store_sectors, lups)

@@ -72,18 +72,30 @@ def representative_waves(total_blocks: int, wave_blocks: int) -> list[int]:
 
 
 class FootprintCounter:
-    """The footprint backend's interface, used for blocks and waves alike."""
+    """Footprints of one candidate through a backend, for blocks and waves alike.
+
+    What a thread set touches is computed once and reused: the previous wave of
+    one representative wave is the current wave of the one before.
+    """
 
     def __init__(self, compiled: CompiledKernel, fields: dict, backend):
         self.compiled, self.fields, self.backend = compiled, fields, backend
+        self._touched = {}
+
+    def _parts(self, name, kind, threads, granule_bytes):
+        key = (name, kind, threads.key, granule_bytes)
+        if key not in self._touched:
+            instrs = self.compiled.for_field(name, kind)
+            self._touched[key] = self.backend.touched(instrs, self.fields[name], threads, granule_bytes)
+        return self._touched[key]
 
     def union(self, kind: AccessKind, thread_sets: list[ThreadSet], granule_bytes: int) -> int:
-        """Distinct granules touched by instructions of `kind` of all `thread_sets` together."""
+        """Distinct granules touched by instructions of `kind` of all `thread_sets` together (bytes: x granule)."""
         total = 0
-        for name, f in self.fields.items():
-            instrs = self.compiled.for_field(name, kind)
-            if instrs:
-                total += self.backend.footprint_union(instrs, f, thread_sets, granule_bytes)
+        for name in self.fields:
+            if self.compiled.for_field(name, kind):
+                parts = [self._parts(name, kind, ts, granule_bytes) for ts in thread_sets]
+                total += self.backend.count_union(parts)
         return total
 
 
@@ -97,18 +109,18 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
     sector, line = device.l1_sector_bytes, device.l1_line_bytes
 
     # -- L1 and L2 <- L1, per representative block ------------------------------------
-    cycles = requested = comp = alloc = stores = lups = 0
-    for bid in representative_blocks(grid):
-        req = block_requests(compiled, fields, block, bid, device)
+    bids = representative_blocks(grid)
+    req = block_requests(compiled, fields, block, bids, device)
+    cycles = req.l1_cycles
+    requested = req.requested_load_sectors * sector
+    stores = req.store_sectors * sector
+    lups = max(req.lattice_updates, 1)
+    comp = alloc = 0
+    for bid in bids:
         one = [ThreadSet.single_block(block, bid)]
-        cycles += req.l1_cycles
-        requested += req.requested_load_sectors * sector
-        stores += req.store_sectors * sector
         comp += counter.union(AccessKind.LOAD, one, sector) * sector
         alloc += counter.union(AccessKind.LOAD, one, line) * line
-        lups += req.lattice_updates
-    lups = max(lups, 1)
-    n_rep = len(representative_blocks(grid))
+    n_rep = len(bids)
     l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
     l1_miss = float(device.curve("l1_load_capacity_miss")(l1_oversubscription))
     l2_load = (comp + l1_miss * max(requested - comp, 0)) / lups
