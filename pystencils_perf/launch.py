@@ -114,6 +114,10 @@ def perf_check_candidate(model, launch, device):
     for axis, b, limit in zip("xyz", launch.block, device.max_block_dim):
         if b > limit:
             return f"block {axis} = {b} exceeds {device.name}'s limit {limit}"
+    for axis, b, n, f in zip("xyz", launch.block, model.work_items, launch.fold):
+        threads = -(-n // f)
+        if b > threads:
+            return f"block {axis} = {b} exceeds the {threads} threads of the (folded) iteration space: threads would idle"
     regs = model.registers_per_thread
     if regs is not None:
         if regs > device.max_registers_per_thread:

@@ -34,7 +34,7 @@ def test_accesses_of_assignments(capsys):
 
 def test_rank_writes_table_and_json(capsys, spec, tmp_path):
     out_json = tmp_path / "r.json"
-    argv = ["rank", spec(STAR_SPEC), "--device", "V100", "--blocks", "32x4x8,8x8x16,128x8x1", "--fold", "1x1x1,1x1x2"]
+    argv = ["rank", spec(STAR_SPEC), "--device", "V100", "--blocks", "32x4x8,8x8x16,64x8x2", "--fold", "1x1x1,1x1x2"]
     assert main(argv + ["--json", str(out_json)]) == 0
     out = capsys.readouterr().out
     assert "6 candidates" in out and "DRAM" in out

@@ -139,3 +139,9 @@ def test_occupancy_from_threads_registers_and_shared_memory():
     assert (occ.blocks_per_sm, occ.limited_by) == (1, "registers")
     shared = replace(model, shared_memory_bytes=40 * 1024)
     assert occupancy(shared, 256, V100).blocks_per_sm == 2  # 96 KiB per SM
+
+
+def test_blocks_larger_than_the_iteration_space_are_rejected(jacobi_kernel):
+    ranking = pp.rank(jacobi_kernel, "V100", blocks=[(128, 1, 1), (32, 4, 1)], folds=[(1, 1, 1), (1, 2, 1)])
+    assert {c.launch for c in ranking.candidates} == {pp.LaunchConfig((32, 4, 1)), pp.LaunchConfig((32, 4, 1), (1, 2, 1))}
+    assert all("exceeds the 64 threads" in reason for _, reason in ranking.rejected)
