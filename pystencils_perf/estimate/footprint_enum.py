@@ -142,9 +142,6 @@ def granule_intervals(
         for conj in guards:
             lo, hi, ok = _clip(conj, coords, u_lo0, u_hi0)
             lo, hi, b = lo[ok], hi[ok], b_rows[ok]
-            # rows in address order: every shifted copy is then a sorted run for `union_size`
-            order = np.argsort(step * (lo if step >= 0 else hi) + b, kind="stable")
-            lo, hi, b = lo[order], hi[order], b[order]
             if abs(step) * eb <= granule_bytes:
                 e_first = (step * lo if step >= 0 else step * hi) + b + shifts
                 e_last = (step * hi if step >= 0 else step * lo) + b + shifts
@@ -162,28 +159,12 @@ def granule_intervals(
     return np.concatenate(out)
 
 
-_LENGTH_BITS = 21
-
-
 def union_size(intervals: np.ndarray) -> int:
-    """Number of integers covered by a set of closed intervals.
-
-    Intervals are sorted by their start; where starts and lengths fit, each one
-    is packed into a single int64 (start above, length below) so one stable sort
-    of a mostly ordered array does the work.
-    """
+    """Number of integers covered by a set of closed intervals."""
     if len(intervals) == 0:
         return 0
-    lo, hi = intervals[:, 0], intervals[:, 1]
-    origin = lo.min()
-    length = hi - lo
-    if (lo.max() - origin) < 2 ** (62 - _LENGTH_BITS) and length.max() < 2**_LENGTH_BITS:
-        keys = np.sort(((lo - origin) << _LENGTH_BITS) | length, kind="stable")
-        lo = (keys >> _LENGTH_BITS) + origin
-        hi = lo + (keys & (2**_LENGTH_BITS - 1))
-    else:
-        order = np.argsort(lo, kind="stable")
-        lo, hi = lo[order], hi[order]
+    order = np.argsort(intervals[:, 0], kind="stable")
+    lo, hi = intervals[order, 0], intervals[order, 1]
     reach = np.maximum.accumulate(hi)
     prev = np.r_[lo[0] - 1, reach[:-1]]
     return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, prev))))
