@@ -47,6 +47,13 @@ class ThreadSet:
         return ThreadSet(tuple(block), runs, ("blocks", first, count))
 
 
+def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For ranges ``starts[i] .. starts[i]+counts[i]-1``: each member's range index and value."""
+    index = np.repeat(np.arange(len(starts)), counts)
+    values = starts[index] + np.arange(len(index)) - np.repeat(np.cumsum(counts) - counts, counts)
+    return index, values
+
+
 def _rows(threads: ThreadSet, merge: bool):
     """Row parameters: u range and the coordinates (tid.x = 0) of each row.
 
@@ -56,10 +63,7 @@ def _rows(threads: ThreadSet, merge: bool):
     bx, by, bz = threads.block
     runs = threads.runs
     if not merge:
-        counts = runs[:, 1] - runs[:, 0] + 1
-        rep = np.repeat(np.arange(len(runs)), counts)
-        offs = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts)
-        bidx = runs[rep, 0] + offs
+        rep, bidx = _expand(runs[:, 0], runs[:, 1] - runs[:, 0] + 1)
         runs = np.stack([bidx, bidx, runs[rep, 2], runs[rep, 3]], axis=1)
     ty, tz = np.meshgrid(np.arange(by), np.arange(bz), indexing="ij")
     ty, tz = ty.ravel(), tz.ravel()
@@ -115,10 +119,10 @@ def _ceil_div(a, b):
     return -np.floor_divide(-a, b)
 
 
-def granule_intervals(
-    instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int
-) -> np.ndarray:
-    """Closed intervals ``[first, last]`` of granule indices touched, shape (n, 2).
+def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
+    """The granules `instructions` of `threads` touch in `field` (backend interface).
+
+    Closed intervals ``[first, last]`` of granule indices, shape (n, 2).
 
     Instructions that differ only by a constant offset (a stencil's neighbours)
     are shifted copies of one row set: rows are clipped once per group.
@@ -146,9 +150,7 @@ def granule_intervals(
                 e_first = (step * lo if step >= 0 else step * hi) + b + shifts
                 e_last = (step * hi if step >= 0 else step * lo) + b + shifts
             else:  # strided: every element is its own run
-                n = hi - lo + 1
-                rep = np.repeat(np.arange(len(lo)), n)
-                u = lo[rep] + np.arange(len(rep)) - np.repeat(np.cumsum(n) - n, n)
+                rep, u = _expand(lo, hi - lo + 1)
                 e_first = step * u + b[rep] + shifts
                 e_last = e_first
             first = (base + eb * e_first) // granule_bytes
@@ -168,11 +170,6 @@ def union_size(intervals: np.ndarray) -> int:
     reach = np.maximum.accumulate(hi)
     prev = np.r_[lo[0] - 1, reach[:-1]]
     return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, prev))))
-
-
-def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
-    """The granules `instructions` of `threads` touch in `field` (backend interface)."""
-    return granule_intervals(instructions, field, threads, granule_bytes)
 
 
 def count_union(parts: list[np.ndarray]) -> int:

@@ -4,8 +4,10 @@ A thread set is an integer set over ``(tx, ty, tz, bx, by, bz)`` (one box per
 run of blocks, intersected with the guard); an access maps each thread to the
 granules its element overlaps, ``G*g <= base + eb*a(v) + eb - 1`` and
 ``G*g + G - 1 >= base + eb*a(v)``. The footprint is the cardinality of the
-union of the images (`count_val`), so its cost does not grow with the number
-of threads, only with the number of accesses and runs.
+union of the images (`count_val`). Its cost does not grow with the threads of a
+box, but a wave is a union of one box per run of blocks, and counting such
+unions is slow today (18 s for one candidate at 16^3): describing a wave as one
+set bounded by the linear block id is the next step.
 """
 
 from __future__ import annotations
