@@ -173,7 +173,8 @@ def rank(
         prediction = pm.hook.perf_predict(model=folded, launch=launch, device=dev, metrics=metrics)
         ranked.append(RankedCandidate(launch, prediction, metrics))
     if not ranked:
-        raise PerfError(f"no launch candidate of kernel {model.name!r} can run on {dev.name}: {rejected[:3]}")
+        reasons = "; ".join(f"{launch.label}: {reason}" for launch, reason in rejected[:3])
+        raise PerfError(f"no launch candidate of kernel {model.name!r} can run on {dev.name} ({reasons})")
     ranked.sort(key=lambda c: (-c.prediction.lups_per_second, c.launch))
     return Ranking(dev, model.name, ranked, rejected)
 
