@@ -133,8 +133,8 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
     total_blocks = math.prod(grid)
     wave_blocks = min(wave_blocks, total_blocks)
     dram_load = dram_store = wave_lups = 0.0
-    comp_load = overlap_sum = 0.0
-    coverages, l2_oversubs = [], []
+    comp_load = overlap_sum = comp_store = redundant_load = redundant_store = 0.0
+    coverages, previous_ratios, l2_oversubs = [], [], []
     for first in representative_waves(total_blocks, wave_blocks):
         curr = ThreadSet.linear_range(block, grid, first, wave_blocks)
         n_lups = count_points(compiled.points, curr)
@@ -153,11 +153,16 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
         l2_oversub = (v_curr + v_store) / l2_capacity
         l2_miss = float(device.curve("l2_load_capacity_miss")(l2_oversub))
         store_miss = float(device.curve("l2_store_capacity_miss")(l2_oversub))
-        l2_load_wave = l2_load * n_lups
-        dram_load += new + (1.0 - previous_hit) * v_overlap + l2_miss * max(l2_load_wave - v_curr, 0.0)
-        dram_store += v_store + store_miss * max(l2_store * n_lups - v_store, 0.0)
+        wave_redundant_load = max(l2_load * n_lups - v_curr, 0.0)
+        wave_redundant_store = max(l2_store * n_lups - v_store, 0.0)
+        dram_load += new + (1.0 - previous_hit) * v_overlap + l2_miss * wave_redundant_load
+        dram_store += v_store + store_miss * wave_redundant_store
         comp_load += new
         overlap_sum += v_overlap
+        comp_store += v_store
+        redundant_load += wave_redundant_load
+        redundant_store += wave_redundant_store
+        previous_ratios.append(1.0 / coverage if coverage > 0 else float("inf"))
         wave_lups += n_lups
         coverages.append(coverage)
         l2_oversubs.append(l2_oversub)
@@ -175,6 +180,11 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
         "dram_compulsory_load_bytes_per_lup": comp_load / wave_lups,
         "wave_overlap_bytes_per_lup": overlap_sum / wave_lups,
         "l2_coverage": float(np.mean(coverages)),
+        # the remaining inputs of the capacity-miss curves, for their calibration (estimate/capacity.py)
+        "previous_wave_ratio": float(np.mean(previous_ratios)),
+        "dram_redundant_load_bytes_per_lup": redundant_load / wave_lups,
+        "dram_compulsory_store_bytes_per_lup": comp_store / wave_lups,
+        "dram_redundant_store_bytes_per_lup": redundant_store / wave_lups,
         "l2_oversubscription": float(np.mean(l2_oversubs)),
         "blocks_per_sm": occ.blocks_per_sm,
         "occupancy_limited_by": occ.limited_by,
