@@ -21,3 +21,11 @@ class DeviceError(PerfError):
 
 class ConfigurationError(PerfError):
     """A malformed launch candidate, option or command-line argument."""
+
+
+class MeasurementError(PerfError):
+    """Measuring is impossible here (no cupy, no GPU, no ncu) or a measured data set is malformed."""
+
+
+class CalibrationError(PerfError):
+    """A data set cannot determine a capacity-miss curve (too few points, too flat)."""
