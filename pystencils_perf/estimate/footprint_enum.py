@@ -122,7 +122,7 @@ def _ceil_div(a, b):
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
     """The granules `instructions` of `threads` touch in `field` (backend interface).
 
-    Closed intervals ``[first, last]`` of granule indices, shape (n, 2).
+    Closed intervals ``[first, last]`` of granule indices, shape (n, 2), sorted by `first`.
 
     Instructions that differ only by a constant offset (a stencil's neighbours)
     are shifted copies of one row set: rows are clipped once per group.
@@ -158,20 +158,27 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
             out.append(np.stack([first.ravel(), last.ravel()], axis=1))
     if not out:
         return np.empty((0, 2), dtype=np.int64)
-    return np.concatenate(out)
+    intervals = np.concatenate(out)
+    return intervals[np.argsort(intervals[:, 0])]
 
 
-def union_size(intervals: np.ndarray) -> int:
-    """Number of integers covered by a set of closed intervals."""
+def _union_size_sorted(intervals: np.ndarray) -> int:
+    """Number of integers covered by closed intervals sorted by their first element."""
     if len(intervals) == 0:
         return 0
-    order = np.argsort(intervals[:, 0], kind="stable")
-    lo, hi = intervals[order, 0], intervals[order, 1]
+    lo, hi = intervals[:, 0], intervals[:, 1]
     reach = np.maximum.accumulate(hi)
     prev = np.r_[lo[0] - 1, reach[:-1]]
     return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, prev))))
 
 
 def count_union(parts: list[np.ndarray]) -> int:
-    """Distinct granules in the union of `touched` results (backend interface)."""
-    return union_size(np.concatenate(parts))
+    """Distinct granules in the union of `touched` results (backend interface).
+
+    Each part is sorted already, so a stable sort (timsort) of their
+    concatenation only merges runs.
+    """
+    if len(parts) == 1:
+        return _union_size_sorted(parts[0])
+    intervals = np.concatenate(parts)
+    return _union_size_sorted(intervals[np.argsort(intervals[:, 0], kind="stable")])

@@ -10,6 +10,7 @@ write through, so every warp's store sectors go to L2.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,8 +48,11 @@ def distinct_per_row(rows: np.ndarray) -> np.ndarray:
     return np.sum(new & (s != _INACTIVE), axis=1)
 
 
-def bank_cycles(word_rows: np.ndarray, bank_count: int) -> int:
-    """Sum over rows of the largest number of distinct words one bank must deliver."""
+def bank_cycles_per_instruction(word_rows: np.ndarray, bank_count: int, n_instructions: int) -> np.ndarray:
+    """Per instruction, the sum over its rows of the largest number of distinct words one bank must deliver.
+
+    `word_rows` holds the rows of instruction 0, then those of instruction 1, and so on.
+    """
     s = np.sort(word_rows, axis=1)
     new = np.ones_like(s, dtype=bool)
     new[:, 1:] = s[:, 1:] != s[:, :-1]
@@ -56,14 +60,33 @@ def bank_cycles(word_rows: np.ndarray, bank_count: int) -> int:
     row = np.broadcast_to(np.arange(len(s))[:, None], s.shape)[new]
     bank = s[new] % bank_count
     per_bank = np.bincount(row * bank_count + bank, minlength=len(s) * bank_count).reshape(len(s), bank_count)
-    return int(per_bank.max(axis=1).sum())
+    return per_bank.max(axis=1).reshape(n_instructions, -1).sum(axis=1)
+
+
+def _classes(instrs, fields: dict[str, Field], period_bytes: int):
+    """Instructions that differ by a whole number of `period_bytes` ask the same of L1: one of each, and its count.
+
+    Shifting every address of a warp by a multiple of the sector and the bank
+    word moves its sectors and rotates its banks, so sector counts and bank
+    cycles are unchanged; a stencil's 25 loads fall into a handful of classes.
+    """
+    representatives: dict[tuple, list] = {}
+    for instr in instrs:
+        f = fields[instr.field]
+        residue = (f.base_offset_bytes + f.element_bytes * instr.address.offset) % period_bytes
+        key = (instr.field, instr.kind, instr.address.coeffs, instr.guards, residue)
+        if key in representatives:
+            representatives[key][1] += 1
+        else:
+            representatives[key] = [instr, 1]
+    return [r[0] for r in representatives.values()], np.array([r[1] for r in representatives.values()], dtype=np.int64)
 
 
 def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device) -> BlockRequests:
     """Totals over the blocks `bids`; warps never straddle two blocks."""
     coords = np.stack([thread_coords(block, bid) for bid in bids])  # (blocks, threads, 6)
     warp, sector = device.warp_size, device.l1_sector_bytes
-    instrs = compiled.instructions
+    instrs, weight = _classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes))
     coeffs = np.array([i.address.coeffs for i in instrs], dtype=np.int64)
     offsets = np.array([i.address.offset for i in instrs], dtype=np.int64)
     elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
@@ -78,7 +101,7 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
 
     sectors = distinct_per_row(_rows_of(byte_addr // sector, mask, warp))
-    per_instr = sectors.reshape(len(instrs), -1).sum(axis=1)
+    per_instr = sectors.reshape(len(instrs), -1).sum(axis=1) * weight
     store_sectors = int(per_instr[is_store].sum())
     load_sectors = int(per_instr[~is_store].sum())
 
@@ -87,6 +110,6 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
         sel = ~is_store & (elem == eb)
         group = max(1, min(warp, device.l1_bank_count * device.l1_bank_width_bytes // int(eb)))
         words = _rows_of(byte_addr[sel] // device.l1_bank_width_bytes, mask[sel], group)
-        cycles += bank_cycles(words, device.l1_bank_count)
+        cycles += int(np.dot(bank_cycles_per_instruction(words, device.l1_bank_count, sel.sum()), weight[sel]))
     lups = sum(int(satisfies(conj, coords).sum()) for conj in compiled.points)
     return BlockRequests(cycles, load_sectors, store_sectors, lups)

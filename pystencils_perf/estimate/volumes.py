@@ -74,13 +74,15 @@ def representative_waves(total_blocks: int, wave_blocks: int) -> list[int]:
 class FootprintCounter:
     """Footprints of one candidate through a backend, for blocks and waves alike.
 
-    What a thread set touches is computed once and reused: the previous wave of
-    one representative wave is the current wave of the one before.
+    What a thread set touches, and how many granules a union of thread sets
+    touches, is computed once and reused: the previous wave of one
+    representative wave is the current wave of the one before.
     """
 
     def __init__(self, compiled: CompiledKernel, fields: dict, backend):
         self.compiled, self.fields, self.backend = compiled, fields, backend
         self._touched = {}
+        self._counts = {}
 
     def _parts(self, name, kind, threads, granule_bytes):
         key = (name, kind, threads.key, granule_bytes)
@@ -91,12 +93,15 @@ class FootprintCounter:
 
     def union(self, kind: AccessKind, thread_sets: list[ThreadSet], granule_bytes: int) -> int:
         """Distinct granules touched by instructions of `kind` of all `thread_sets` together (bytes: x granule)."""
-        total = 0
-        for name in self.fields:
-            if self.compiled.for_field(name, kind):
-                parts = [self._parts(name, kind, ts, granule_bytes) for ts in thread_sets]
-                total += self.backend.count_union(parts)
-        return total
+        key = (kind, tuple(ts.key for ts in thread_sets), granule_bytes)
+        if key not in self._counts:
+            total = 0
+            for name in self.fields:
+                if self.compiled.for_field(name, kind):
+                    parts = [self._parts(name, kind, ts, granule_bytes) for ts in thread_sets]
+                    total += self.backend.count_union(parts)
+            self._counts[key] = total
+        return self._counts[key]
 
 
 def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
