@@ -110,6 +110,9 @@ class KernelModel:
     registers_per_thread: int | None = None
     shared_memory_bytes: int = 0
     generator: str = ""
+    #: registers per thread of the generated code of each fold, ((fx, fy, fz), registers) pairs;
+    #: `folded` and `registers_for` use them where known
+    registers_by_fold: tuple[tuple[tuple[int, int, int], int], ...] = ()
 
     def field_by_name(self, name: str) -> Field:
         for f in self.fields:
@@ -124,6 +127,10 @@ class KernelModel:
     @property
     def stores(self) -> tuple[Access, ...]:
         return tuple(a for a in self.accesses if a.kind is AccessKind.STORE)
+
+    def registers_for(self, fold: tuple[int, int, int]) -> int | None:
+        """Registers per thread when folded by `fold` (compiled code if known, else the unfolded kernel's)."""
+        return dict(self.registers_by_fold).get(tuple(fold), self.registers_per_thread)
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""
@@ -165,6 +172,7 @@ class KernelModel:
             loops=tuple(loops),
             work_items=work_items,
             fold=fold,
+            registers_per_thread=self.registers_for(fold),
         )
 
     def summary(self) -> str:

@@ -118,7 +118,7 @@ def perf_check_candidate(model, launch, device):
         threads = -(-n // f)
         if b > threads:
             return f"block {axis} = {b} exceeds the {threads} threads of the (folded) iteration space: threads would idle"
-    regs = model.registers_per_thread
+    regs = model.registers_for(launch.fold)
     if regs is not None:
         if regs > device.max_registers_per_thread:
             return f"{regs} registers per thread exceed {device.name}'s {device.max_registers_per_thread}"
