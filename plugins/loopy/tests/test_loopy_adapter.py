@@ -1,0 +1,193 @@
+"""The loopy adapter: the catalog's stencils written in loopy estimate exactly like the pystencils ones."""
+
+import os
+import re
+import tempfile
+
+# loopy (through pytools) and pystencils keep disk caches; never in the home directory during tests.
+_CACHE = tempfile.mkdtemp(prefix="pystencils-perf-loopy-test-")
+os.environ.setdefault("PYSTENCILS_CACHE_DIR", _CACHE)
+os.environ["XDG_CACHE_HOME"] = _CACHE
+os.environ["LOOPY_NO_CACHE"] = "1"
+
+import loopy as lp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import sympy as sp  # noqa: E402
+
+import pystencils_perf as pp  # noqa: E402
+from pystencils_perf.catalog import jacobi_2d, star_3d  # noqa: E402
+from pystencils_perf.kernel import BDIM, BID, TID  # noqa: E402
+from pystencils_perf_loopy import kernel_block, stencils  # noqa: E402
+
+DOMAIN_2D = (256, 128)
+DOMAIN_3D = (128, 64, 32)
+
+
+@pytest.fixture(scope="module")
+def pystencils_2d():
+    return jacobi_2d(DOMAIN_2D)
+
+
+@pytest.fixture(scope="module")
+def pystencils_3d():
+    return star_3d(1, DOMAIN_3D)
+
+
+def metrics(kernel, block, fold=(1, 1, 1), align="base"):
+    return pp.rank(kernel, "V100", blocks=[block], folds=[fold], align=align).best.metrics
+
+
+def assert_same_volumes(expected, got):
+    """Every metric but the flop count (each generator's code has its own arithmetic)."""
+    differ = {k: (expected[k], got[k]) for k in expected if k != "flops_per_lup" and expected[k] != got.get(k)}
+    assert not differ
+
+
+@pytest.mark.parametrize("block", [(16, 8, 1), (64, 2, 1), (8, 8, 1)])
+def test_jacobi_2d_gives_the_pystencils_volumes(pystencils_2d, block):
+    knl = stencils.jacobi_2d(DOMAIN_2D, block)
+    assert kernel_block(knl) == block
+    assert_same_volumes(metrics(pystencils_2d, block), metrics(knl, block))
+
+
+@pytest.mark.parametrize("block", [(8, 4, 2), (32, 2, 1), (16, 4, 4)])
+def test_star_3d_7pt_gives_the_pystencils_volumes(pystencils_3d, block):
+    assert_same_volumes(metrics(pystencils_3d, block), metrics(stencils.star_3d7(DOMAIN_3D, block), block))
+
+
+def test_the_comparison_can_fail(pystencils_3d):
+    """Different blocks give different volumes, so equal volumes above are no accident."""
+    a, b = metrics(pystencils_3d, (8, 4, 2)), metrics(pystencils_3d, (32, 2, 1))
+    assert a["l2_load_bytes_per_lup"] != pytest.approx(b["l2_load_bytes_per_lup"], rel=0.05)
+    assert a["l1_cycles_per_lup"] != b["l1_cycles_per_lup"]
+
+
+def test_split_kernel_is_block_generic(pystencils_2d):
+    """Split 16x8, modelled at 32x4: the same as the kernel split 32x4 (and as pystencils at 32x4)."""
+    knl = stencils.jacobi_2d(DOMAIN_2D, (16, 8, 1))
+    model = pp.harvest(knl)
+    store = model.stores[0].address
+    assert store == BDIM[0] * BID[0] + TID[0] + 258 * (BDIM[1] * BID[1] + TID[1]) + 259
+    assert_same_volumes(metrics(pystencils_2d, (32, 4, 1)), metrics(knl, (32, 4, 1)))
+
+
+def test_unrolled_inner_iname_is_folding(pystencils_2d):
+    """Each thread updating 2 points in y through an ``unr`` iname is pystencils' folding (1, 2, 1)."""
+    knl = stencils.jacobi_2d(DOMAIN_2D, (16, 8, 1), fold=(1, 2, 1))
+    model = pp.harvest(knl)
+    assert [(str(lp_.counter), lp_.start, lp_.stop) for lp_ in model.loops] == [("loop.j_fold", 0, 2)]
+    assert model.work_items == (256, 64, 1)
+    assert_same_volumes(metrics(pystencils_2d, (16, 8, 1), fold=(1, 2, 1)), metrics(knl, (16, 8, 1)))
+
+
+def test_interior_alignment_matches_pystencils(pystencils_2d):
+    knl = stencils.jacobi_2d(DOMAIN_2D, (16, 8, 1))
+    assert {f.base_offset_bytes for f in pp.harvest(knl, align="interior").fields} == {(-(258 + 1) * 8) % 256}
+    assert_same_volumes(metrics(pystencils_2d, (16, 8, 1), align="interior"), metrics(knl, (16, 8, 1), align="interior"))
+
+
+def test_default_ranking_orders_like_pystencils(pystencils_2d):
+    knl = stencils.jacobi_2d(DOMAIN_2D, (16, 8, 1))
+    order = [c.launch for c in pp.rank(knl, "V100").candidates]
+    assert order == [c.launch for c in pp.rank(pystencils_2d, "V100").candidates]
+
+
+def _kernel(domain, instructions, args, *, split="i", tags=None, fix=None):
+    knl = lp.make_kernel(domain, instructions, args, target=lp.CudaTarget(), name="k", lang_version=(2018, 2))
+    if fix:
+        knl = lp.fix_parameters(knl, **fix)
+    if tags:
+        return lp.tag_inames(knl, tags)
+    return lp.split_iname(knl, split, 16, outer_tag="g.0", inner_tag="l.0")
+
+
+def _array(name, shape, dtype=np.float64, **kw):
+    return lp.GlobalArg(name, dtype, shape=shape, **kw)
+
+
+def test_matvec_reduction_loop_guard_and_flops():
+    """``y = A x`` with one thread per row: the reduction iname is a loop, 1000 rows leave a guard."""
+    knl = _kernel(
+        "{[i, j]: 0 <= i < 1000 and 0 <= j < 64}",
+        "y[i] = sum(j, A[i, j] * x[j])",
+        [_array("A", (1000, 64)), _array("x", (64,)), _array("y", (1000,))],
+    )
+    model = pp.harvest(knl)
+    j = model.loops[0].counter
+    gx = BDIM[0] * BID[0] + TID[0]
+    assert (model.loops[0].start, model.loops[0].stop) == (0, 64)
+    assert {str(a) for a in model.accesses} == {f"load  A[{64 * gx + j}]", f"load  x[{j}]", f"store y[{gx}]"}
+    assert model.domain == sp.Lt(gx, 1000)
+    assert model.work_items == (1000, 1, 1)
+    assert model.lattice_updates == 64000 and model.flops_per_lup == 2  # one multiply and one add per (i, j)
+
+
+def test_strides_and_offsets_come_from_the_arguments():
+    knl = _kernel(
+        "{[i, j]: 0 <= i < 64 and 0 <= j < 32}",
+        "out[i, j] = inp[i, j] {if=i < 30}",
+        [_array("out", (64, 32), order="F"), _array("inp", (64, 32), offset=3)],
+    )
+    model = pp.harvest(knl)
+    fields = {f.name: f for f in model.fields}
+    assert fields["out"].strides == (1, 64) and fields["inp"].strides == (32, 1)
+    assert fields["inp"].base_offset_bytes == 24 and fields["out"].base_offset_bytes == 0
+    assert sp.Lt(BDIM[0] * BID[0] + TID[0], 30) in model.domain.args
+
+
+A, B = _array("a", (80,)), _array("b", (80,))
+ERRORS = {
+    "non-split index": (
+        dict(domain="{[g, l]: 0 <= g < 4 and 0 <= l < 16}", instructions="b[20*g + l] = a[20*g + l]",
+             args=[A, B], tags={"g": "g.0", "l": "l.0"}),
+        "'g' (g.0) with coefficient 20 and 'l' (l.0, 16 threads) with coefficient 1",
+    ),
+    "non-affine index": (
+        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[(i*i) % 64]", args=[A, B]),
+        "load of array 'a' in instruction 'insn', index",
+    ),
+    "indirect index": (
+        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[idx[i]]",
+             args=[A, B, _array("idx", (64,), np.int32)]),
+        "depends on ['idx'], which are not inames",
+    ),
+    "unfixed parameter": (
+        dict(domain="{[i]: 0 <= i < n}", instructions="b[i] = a[i]", args=[A, B, lp.ValueArg("n", np.int32)]),
+        "depends on parameters ['n']; fix them with lp.fix_parameters",
+    ),
+    "no GPU tags": (
+        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[i]", args=[A, B], tags={"i": "for"}),
+        "no iname is tagged g.N or l.N",
+    ),
+    "automatic tag": (
+        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[i]", args=[A, B], tags={"i": "l.auto"}),
+        "iname 'i' is tagged l.auto",
+    ),
+    "two inames on one axis": (
+        dict(domain="{[i, j]: 0 <= i < 64 and 0 <= j < 8}", instructions="b[i] = a[i] {id=s1}\nb[j] = a[j] {id=s2}",
+             args=[A, B], tags={"i": "l.0", "j": "l.0"}),
+        "inames 'i' and 'j' are both tagged l.0",
+    ),
+    "array without shape": (
+        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[i]", args=[A, lp.GlobalArg("b", np.float64)]),
+        "array 'b' has no shape",
+    ),
+    "array without dtype": (
+        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[i]", args=[A, lp.GlobalArg("b", shape=(80,))]),
+        "array 'b' has no dtype",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=list(ERRORS))
+def test_malformed_kernels_are_named(case):
+    spec, message = ERRORS[case]
+    with pytest.raises(pp.HarvestError, match=f"^loopy kernel 'k'.*{re.escape(message)}"):
+        pp.harvest(_kernel(**spec))
+
+
+def test_sizes_are_not_taken_from_options():
+    knl = stencils.jacobi_2d((32, 32), (16, 8, 1))
+    with pytest.raises(pp.HarvestError, match="fix them with lp.fix_parameters"):
+        pp.harvest(knl, domain_shape=(32, 32))
