@@ -56,7 +56,7 @@ from lbmpy.phasefield_allen_cahn.kernel_equations import (
 )
 from lbmpy.phasefield_allen_cahn.parameter_calculation import AllenCahnParameters
 
-__all__ = ["d3q19_srt", "d3q27_cumulant", "allen_cahn_phase_field", "allen_cahn_hydro"]
+__all__ = ["d3q19_srt", "d3q27_cumulant", "allen_cahn_phase_field", "allen_cahn_phase_field_update_rule", "allen_cahn_hydro"]
 
 GHOST_LAYERS = 1
 LAYOUT = "fzyx"
@@ -157,6 +157,12 @@ def allen_cahn_phase_field(domain=(64, 64, 64), *, config=None) -> GpuKernel:
     phase field ``C``; the new phase field (zeroth moment) is stored in ``C_tmp``.
     The pdfs are stored as they are (not zero-centred), so ``C_tmp`` is their sum.
     """
+    update_rule = allen_cahn_phase_field_update_rule(domain)
+    return ps.create_kernel(update_rule, _gpu_config(config, "allen_cahn_phase_field"))
+
+
+def allen_cahn_phase_field_update_rule(domain=(64, 64, 64)):
+    """The assignments of `allen_cahn_phase_field`, for generators that configure the kernel themselves."""
     params = ALLEN_CAHN_PARAMETERS
     stencil = LBStencil(Stencil.D3Q15)
     h, h_tmp = _fields(f"h({stencil.Q}), h_tmp({stencil.Q})", domain)
@@ -189,8 +195,7 @@ def allen_cahn_phase_field(domain=(64, 64, 64), *, config=None) -> GpuKernel:
     profile = (1 - 4 * (C.center - sp.Rational(1, 2)) ** 2) / width
     force = [sp.Rational(1, 3) * profile * n for n in normal]
     update_rule = add_interface_tracking_force(update_rule, force)
-    update_rule = update_rule.new_with_substitutions(params.parameter_map())
-    return ps.create_kernel(update_rule, _gpu_config(config, "allen_cahn_phase_field"))
+    return update_rule.new_with_substitutions(params.parameter_map())
 
 
 def allen_cahn_hydro(domain=(64, 64, 64), *, config=None) -> GpuKernel:
