@@ -28,6 +28,11 @@ def star_3d(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
     ``dst[0,0,0] = coefficient * (sum of all src points)``; the arrays carry
     `radius` ghost layers on every side.
     """
+    return ps.create_kernel(star_3d_assignments(radius, domain, coefficient), _config(config, f"star3d_r{radius}"))
+
+
+def star_3d_assignments(radius=4, domain=(640, 512, 512), coefficient=0.25):
+    """The assignments of `star_3d`, for generators that configure the kernel themselves."""
     nx, ny, nz = domain
     g = radius
     src, dst = ps.fields(f"src, dst: double[{nz + 2 * g}, {ny + 2 * g}, {nx + 2 * g}]")
@@ -39,5 +44,4 @@ def star_3d(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
                 off[axis] = sign * r
                 offsets.append(tuple(off))
     total = sp.Add(*(src[o] for o in offsets))
-    update = ps.Assignment(dst[0, 0, 0], coefficient * total)
-    return ps.create_kernel([update], _config(config, f"star3d_r{radius}"))
+    return [ps.Assignment(dst[0, 0, 0], coefficient * total)]
