@@ -17,6 +17,15 @@ __version__ = "0.1.0"
 from .rank import Ranking, rank, select  # noqa: E402  (needs harvest below at call time)
 
 
+def __getattr__(name):
+    """`create_kernel` and `KernelChoice` import pystencils, so only when asked for."""
+    if name in ("create_kernel", "KernelChoice"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base_offsets_bytes=None) -> KernelModel:
     """The `KernelModel` of a generator's kernel, from the first adapter plugin that recognises it."""
     if isinstance(kernel, KernelModel):
@@ -40,11 +49,13 @@ __all__ = [
     "Access",
     "AccessKind",
     "ConfigurationError",
+    "create_kernel",
     "Device",
     "DeviceError",
     "Field",
     "HarvestError",
     "HarvestOptions",
+    "KernelChoice",
     "KernelModel",
     "LaunchConfig",
     "Loop",

@@ -15,10 +15,11 @@ Harvests a lowered `GpuKernel` by walking its backend AST once:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import sympy as sp
 
-from ..errors import HarvestError
+from ..errors import ConfigurationError, HarvestError
 from ..hookspecs import hookimpl
 from ..kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
 
@@ -44,6 +45,36 @@ def create_gpu_kernel(assignments, config=None):
     cfg = ps.CreateKernelConfig(target=ps.Target.CUDA) if config is None else config.copy()
     cfg.target = ps.Target.CUDA
     return ps.create_kernel(assignments, cfg)
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    """How to regenerate a pystencils kernel for another launch (the `options` of `perf_apply`).
+
+    A ``GpuKernel`` fixes its block size (``gpu.default_block_size``) and its
+    thread mapping at generation, so applying a launch means generating anew
+    from the same assignments and configuration.
+    """
+
+    assignments: object
+    config: object = None
+
+
+@hookimpl
+def perf_apply(kernel, launch, options):
+    """The kernel regenerated with `launch`'s block size and thread folding."""
+    from pystencils.codegen.kernel import GpuKernel
+
+    from .pystencils_folding import create_folded_kernel
+
+    if not isinstance(kernel, GpuKernel):
+        return None
+    if not isinstance(options, ApplyOptions):
+        raise ConfigurationError(
+            f"kernel {kernel.name!r}: applying {launch.label} regenerates it; pass "
+            "ApplyOptions(assignments, config) or use pystencils_perf.create_kernel"
+        )
+    return create_folded_kernel(options.assignments, options.config, fold=launch.fold, block=launch.block)
 
 
 def _is_assignments(obj) -> bool:
@@ -149,44 +180,7 @@ class _Harvester:
     # -- expressions ---------------------------------------------------------------------
     def to_sympy(self, node, where: str) -> sp.Expr:
         """An integer PsExpression as a sympy expression over thread symbols and counters."""
-        ex = self.ex
-        match node:
-            case ex.PsConstantExpr():
-                return sp.sympify(node.constant.value)
-            case ex.PsLiteralExpr():
-                text = node.literal.text
-                if text in _THREAD_LITERALS:
-                    return _THREAD_LITERALS[text]
-                raise HarvestError(f"{where}: unsupported literal {text!r} in an address (gridDim or similar)")
-            case ex.PsSymbolExpr():
-                return self._symbol(node.symbol.name, where)
-            case ex.PsCast():
-                return self.to_sympy(node.operand, where)
-            case ex.PsNeg():
-                return -self.to_sympy(node.operand, where)
-            case ex.PsAdd():
-                return self.to_sympy(node.operand1, where) + self.to_sympy(node.operand2, where)
-            case ex.PsSub():
-                return self.to_sympy(node.operand1, where) - self.to_sympy(node.operand2, where)
-            case ex.PsMul():
-                return self.to_sympy(node.operand1, where) * self.to_sympy(node.operand2, where)
-            case ex.PsIntDiv():
-                return _c_div(self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
-            case ex.PsRem():
-                a, b = self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where)
-                return a - b * _c_div(a, b)
-            case ex.PsMemAcc():
-                raise HarvestError(f"{where}: indirect (data-dependent) address through a load of {self._describe(node)}")
-            case ex.PsLt() | ex.PsLe() | ex.PsGt() | ex.PsGe() | ex.PsEq() | ex.PsNe():
-                rel = {ex.PsLt: sp.Lt, ex.PsLe: sp.Le, ex.PsGt: sp.Gt, ex.PsGe: sp.Ge, ex.PsEq: sp.Eq, ex.PsNe: sp.Ne}
-                return rel[type(node)](self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
-            case ex.PsAnd():
-                return sp.And(self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
-            case ex.PsOr():
-                return sp.Or(self.to_sympy(node.operand1, where), self.to_sympy(node.operand2, where))
-            case ex.PsNot():
-                return sp.Not(self.to_sympy(node.operand, where))
-        raise HarvestError(f"{where}: unsupported {type(node).__name__} in an address or guard")
+        return ps_to_sympy(node, self._symbol, where, self._describe)
 
     def _symbol(self, name: str, where: str) -> sp.Expr:
         if name in self.memo:
@@ -227,7 +221,8 @@ class _Harvester:
             fields=tuple(self.fields.values()),
             accesses=tuple(self.accesses),
             work_items=work_items,
-            lattice_updates=math.prod(work_items),
+            lattice_updates=math.prod(self._work_items(points=True)),
+            fold=self._fold(),
             domain=domain,
             loops=tuple(self.loops),
             flops_per_lup=self._flops(),
@@ -255,13 +250,9 @@ class _Harvester:
                 self._loads_in(node.rhs, "assignment")
             case st.PsConditional():
                 cond = self.to_sympy(node.condition, f"kernel {self.kernel.name!r}: guard {node.condition}")
-                self.guards.append(cond)
-                self.visit(node.branch_true)
-                self.guards.pop()
+                self._under(cond, self.visit, node.branch_true)
                 if node.branch_false is not None:
-                    self.guards.append(sp.Not(cond))
-                    self.visit(node.branch_false)
-                    self.guards.pop()
+                    self._under(sp.Not(cond), self.visit, node.branch_false)
             case st.PsLoop():
                 self._loop(node)
             case st.PsStatement():
@@ -280,15 +271,43 @@ class _Harvester:
         self.counters[name] = counter
         self.visit(node.body)
 
+    def _under(self, cond: sp.Basic, visit, node, *args):
+        """Visit `node` with `cond` as one more guard."""
+        self.guards.append(cond)
+        visit(node, *args)
+        self.guards.pop()
+
     def _loads_in(self, expr, where):
-        """Record the loads in an expression tree."""
-        if isinstance(expr, self.ex.PsMemAcc):
+        """Record the loads in an expression tree.
+
+        The branches of a ternary whose condition is on indices (a guarded load of a
+        folded kernel) are guarded by it; a data-dependent condition guards nothing.
+        """
+        ex = self.ex
+        if isinstance(expr, ex.PsMemAcc):
             fname = self._field_of(expr)
             self._loads_in(expr.offset, f"address of a load from {fname!r}")
             self._record(fname, AccessKind.LOAD, expr.offset)
             return
+        if isinstance(expr, ex.PsTernary):
+            cond = self._index_condition(expr.condition)
+            if cond is not None:
+                self._under(cond, self._loads_in, expr.case_then, where)
+                self._under(sp.Not(cond), self._loads_in, expr.case_else, where)
+                return
         for child in expr.children:
             self._loads_in(child, where)
+
+    def _index_condition(self, node) -> sp.Basic | None:
+        """`node` as a predicate over thread indices and counters, or None if it depends on data."""
+        from pystencils.backend.ast.iteration import dfs_preorder
+
+        if any(isinstance(n, self.ex.PsMemAcc) for n in dfs_preorder(node)):
+            return None
+        try:
+            return self.to_sympy(node, f"kernel {self.kernel.name!r}: condition {node}")
+        except HarvestError:
+            return None
 
     def _record(self, fname: str, kind: AccessKind, offset_node):
         where = f"kernel {self.kernel.name!r}: {kind.value} of field {fname!r}"
@@ -298,23 +317,37 @@ class _Harvester:
             raise HarvestError(f"{where}: address {address} depends on {sorted(map(str, free))}")
         if not _is_affine_given_block(address):
             raise HarvestError(f"{where}: address {address} is not affine in the thread and block indices")
-        predicate = sp.And(*self.guards) if self.guards else sp.true
-        access = Access(fname, kind, address, predicate)
-        if kind is AccessKind.LOAD and access in self.accesses:
-            return  # one thread loading one address twice counts once
-        self.accesses.append(access)
+        predicate = sp.to_dnf(sp.And(*self.guards)) if self.guards else sp.true
+        # one access per conjunction: a load shared by folded points runs if any of them is active
+        for conjunction in predicate.args if isinstance(predicate, sp.Or) else (predicate,):
+            access = Access(fname, kind, address, conjunction)
+            if kind is AccessKind.LOAD and access in self.accesses:
+                continue  # one thread loading one address twice counts once
+            self.accesses.append(access)
 
     def _flops(self) -> float:
         """Floating-point operations per thread from pystencils' own counter on the lowered AST."""
         from pystencils.backend.ast.analysis import OperationCounter
 
         counts = OperationCounter()(self.kernel.body)
-        return float(counts.float_adds + counts.float_muls + counts.float_divs)
+        per_thread = counts.float_adds + counts.float_muls + counts.float_divs
+        return float(per_thread) / math.prod(self._fold())
+
+    def _fold(self) -> tuple[int, int, int]:
+        from .pystencils_folding import FoldedLaunchConfiguration
+
+        lc = self.kernel.get_launch_configuration()
+        return lc.fold if isinstance(lc, FoldedLaunchConfiguration) else (1, 1, 1)
 
     # -- launch ---------------------------------------------------------------------------
-    def _work_items(self) -> tuple[int, int, int]:
+    def _work_items(self, points: bool = False) -> tuple[int, int, int]:
+        """Threads per launch axis, or with `points` the lattice points (more than threads if folded)."""
+        from .pystencils_folding import FoldedLaunchConfiguration
+
         lc = self.kernel.get_launch_configuration()
         items = getattr(lc, "num_work_items", None)
+        if points and isinstance(lc, FoldedLaunchConfiguration):
+            items = lc.num_points
         if items is None:
             raise HarvestError(
                 f"kernel {self.kernel.name!r}: launch configuration {type(lc).__name__} has no iteration space; "
@@ -328,8 +361,12 @@ class _Harvester:
         return tuple(int(w(**kwargs)) for w in items)
 
     def _domain(self) -> sp.Basic:
+        """The guards common to every store: which threads are active (point 0 of a folded thread)."""
         stores = [a.predicate for a in self.accesses if a.kind is AccessKind.STORE]
-        return stores[0] if stores and all(p == stores[0] for p in stores) else sp.true
+        if not stores:
+            return sp.true
+        conjuncts = [set(p.args) if isinstance(p, sp.And) else {p} - {sp.true} for p in stores]
+        return sp.And(*set.intersection(*conjuncts))
 
     def _base_offsets(self, model: KernelModel) -> dict[str, int]:
         offsets = {}
@@ -359,6 +396,57 @@ class _Harvester:
                 f"kernel {self.kernel.name!r}: cannot find its iteration counters for interior alignment; use align='base'"
             )
         return tuple(coords)
+
+
+def ps_to_sympy(node, symbol, where: str, describe_load=None) -> sp.Expr:
+    """An integer or boolean PsExpression as sympy.
+
+    `symbol(name, where)` gives the value of a symbol; CUDA index literals become
+    the thread symbols; a load in an address (`describe_load(node)` names it) is an error.
+    """
+    from pystencils.backend.ast import expressions as ex
+
+    def conv(n):
+        return ps_to_sympy(n, symbol, where, describe_load)
+
+    match node:
+        case ex.PsConstantExpr():
+            return sp.sympify(node.constant.value)
+        case ex.PsLiteralExpr():
+            text = node.literal.text
+            if text in _THREAD_LITERALS:
+                return _THREAD_LITERALS[text]
+            raise HarvestError(f"{where}: unsupported literal {text!r} in an address (gridDim or similar)")
+        case ex.PsSymbolExpr():
+            return symbol(node.symbol.name, where)
+        case ex.PsCast():
+            return conv(node.operand)
+        case ex.PsNeg():
+            return -conv(node.operand)
+        case ex.PsAdd():
+            return conv(node.operand1) + conv(node.operand2)
+        case ex.PsSub():
+            return conv(node.operand1) - conv(node.operand2)
+        case ex.PsMul():
+            return conv(node.operand1) * conv(node.operand2)
+        case ex.PsIntDiv():
+            return _c_div(conv(node.operand1), conv(node.operand2))
+        case ex.PsRem():
+            a, b = conv(node.operand1), conv(node.operand2)
+            return a - b * _c_div(a, b)
+        case ex.PsMemAcc() | ex.PsBufferAcc():
+            what = describe_load(node) if describe_load else "a field"
+            raise HarvestError(f"{where}: indirect (data-dependent) address through a load of {what}")
+        case ex.PsLt() | ex.PsLe() | ex.PsGt() | ex.PsGe() | ex.PsEq() | ex.PsNe():
+            rel = {ex.PsLt: sp.Lt, ex.PsLe: sp.Le, ex.PsGt: sp.Gt, ex.PsGe: sp.Ge, ex.PsEq: sp.Eq, ex.PsNe: sp.Ne}
+            return rel[type(node)](conv(node.operand1), conv(node.operand2))
+        case ex.PsAnd():
+            return sp.And(conv(node.operand1), conv(node.operand2))
+        case ex.PsOr():
+            return sp.Or(conv(node.operand1), conv(node.operand2))
+        case ex.PsNot():
+            return sp.Not(conv(node.operand))
+    raise HarvestError(f"{where}: unsupported {type(node).__name__} in an address or guard")
 
 
 def _c_div(a: sp.Expr, b: sp.Expr) -> sp.Expr:

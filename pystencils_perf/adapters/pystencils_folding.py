@@ -1,0 +1,246 @@
+"""Thread folding as code generation for pystencils 2.x GPU kernels.
+
+With fold ``(fx, fy, fz)`` every thread updates ``fx * fy * fz`` consecutive
+points: ``ctr = start + step * f * (blockIdx * blockDim + threadIdx) + step * k``
+with ``k`` in ``[0, f)`` per axis, the launch grid covers ``ceil(points / f)``
+threads per axis, and a point beyond the iteration space is skipped by its own
+guard. A value that several points of a thread load is loaded once: every
+distinct load is declared before the points' updates, guarded by the points
+that need it (a load only a skipped point needs is not executed).
+
+Everything goes through pystencils' extension points, nothing is patched:
+`FoldingDriver` subclasses `DefaultKernelCreationDriver` and overrides its
+axes factory (fold the iteration cube, then map it onto blocks x threads with
+`AxisExpansion`, as the Linear3D scheme does) and its GPU indexing (a
+`FoldedLaunchConfiguration` over the folded work). Loads are hoisted where
+buffer accesses still carry one index per dimension, before lowering to C.
+"""
+
+from __future__ import annotations
+
+import itertools
+from functools import reduce
+
+import sympy as sp
+from pystencils.backend.ast.axes import PsAxesCube, PsAxisRange
+from pystencils.backend.ast.expressions import (
+    PsAnd,
+    PsBufferAcc,
+    PsExpression,
+    PsIntDiv,
+    PsLt,
+    PsOr,
+    PsSymbolExpr,
+    PsTernary,
+)
+from pystencils.backend.ast.structural import PsAssignment, PsBlock, PsConditional, PsDeclaration, PsLoop
+from pystencils.backend.constants import PsConstant
+from pystencils.backend.kernelcreation import AstFactory, FullIterationSpace
+from pystencils.backend.transformations import CanonicalizeSymbols, TypifyAndFold
+from pystencils.backend.transformations.axis_expansion import AxisExpansion, ExpansionFunc
+from pystencils.backend.transformations.canonical_clone import CanonicalClone
+from pystencils.backend.transformations.rewrite import substitute_symbols
+from pystencils.codegen import GpuKernel
+from pystencils.codegen.config import GpuIndexingScheme, GpuOptions
+from pystencils.codegen.driver import DefaultKernelCreationDriver, KernelFactory
+from pystencils.codegen.gpu_indexing import DynamicBlockSizeLaunchConfiguration, GpuIndexing
+
+from ..errors import ConfigurationError
+from ..kernel import AXES
+
+NO_FOLD = (1, 1, 1)
+
+
+class FoldedLaunchConfiguration(DynamicBlockSizeLaunchConfiguration):
+    """pystencils' dynamic launch configuration over the folded work.
+
+    `num_work_items` are threads per axis, ``ceil(points / fold)``; `num_points`
+    are the lattice points per axis, as lambdas of the kernel parameters.
+    """
+
+    def __init__(self, num_work_items, num_points, fold, hw_props, assume_warp_aligned_block_size, default_block_size):
+        super().__init__(num_work_items, hw_props, assume_warp_aligned_block_size, default_block_size)
+        self._num_points = num_points
+        self._fold = fold
+
+    @property
+    def num_points(self):
+        return self._num_points
+
+    @property
+    def fold(self) -> tuple[int, int, int]:
+        return self._fold
+
+
+class FoldedIndexing:
+    """Launch configurations of a folded kernel (pystencils' ``ProvidesLaunchConfigFactory``)."""
+
+    def __init__(self, ctx, cfg, fold: tuple[int, int, int]):
+        self._ctx = ctx
+        self._cfg = cfg
+        self._fold = fold
+        self._factory = AstFactory(ctx)
+
+    def get_launch_config_factory(self):
+        ispace = self._ctx.get_iteration_space()
+        dims = ispace.dimensions_in_loop_order()[::-1]  # fastest first: x, y, z
+        idx = self._factory.parse_index
+        points = [ispace.actual_iterations(d) for d in dims] + [idx(1) for _ in range(3 - len(dims))]
+        work = [idx(PsIntDiv(p.clone() + idx(f - 1), idx(f))) for p, f in zip(points, self._fold)]
+        kf = KernelFactory(self._ctx)
+        work_lambdas = tuple(kf.create_lambda(w) for w in work)
+        point_lambdas = tuple(kf.create_lambda(idx(p)) for p in points)
+        target = self._cfg.get_target()
+        warp = self._cfg.gpu.get_option("warp_size") or GpuOptions.default_warp_size(target)
+        hw_props = GpuIndexing.get_hardware_properties(target, warp)
+        aligned = self._cfg.gpu.get_option("assume_warp_aligned_block_size")
+        block = self._cfg.gpu.get_option("default_block_size") or GpuOptions.get_default_block_size(len(dims))
+        fold = self._fold
+
+        def factory():
+            return FoldedLaunchConfiguration(work_lambdas, point_lambdas, fold, hw_props, aligned, block)
+
+        return factory
+
+
+class FoldingAxes:
+    """Fold the iteration cube, then map it onto blocks x threads (pystencils' ``AxesFactory``)."""
+
+    def __init__(self, ctx, fold: tuple[int, int, int]):
+        self._ctx = ctx
+        self._fold = fold
+        self._factory = AstFactory(ctx)
+        self._type_fold = TypifyAndFold(ctx)
+        self._clone = CanonicalClone(ctx)
+
+    def create_axes(self, body: PsBlock, ispace) -> PsBlock:
+        if not isinstance(ispace, FullIterationSpace):
+            raise ConfigurationError("thread folding needs a dense iteration space, not an index field")
+        if self._ctx.reduction_data:
+            raise ConfigurationError("thread folding of kernels with reductions is not supported")
+        if ispace.rank > 3 or any(f > 1 for f in self._fold[ispace.rank :]):
+            raise ConfigurationError(f"fold {self._fold} folds an axis the {ispace.rank}D kernel does not have")
+        cube = CanonicalizeSymbols(self._ctx, True)(self._factory.cube_from_ispace(ispace, body))
+        gpu_dims = list(AXES[: ispace.rank])[::-1]  # of the cube's ranges, slowest first
+        ae = AxisExpansion(self._ctx)
+        fold = ExpansionFunc(f"fold{self._fold}", lambda c: self._fold_cube(c, gpu_dims))
+        return ae.create_strategy([fold] + [ae.gpu_block_x_thread(d) for d in gpu_dims])(cube)
+
+    def _fold_cube(self, cube: PsAxesCube, gpu_dims: list[str]) -> PsAxesCube:
+        """One cube whose ranges step over folds, its body the unrolled points with shared loads."""
+        folds = [self._fold[AXES.index(d)] for d in gpu_dims]
+        points = list(itertools.product(*(range(f) for f in folds)))
+        bodies = {k: self._point_body(cube, k) for k in points[1:]}
+        bodies[points[0]] = cube.body
+        hoisted: dict[tuple, tuple] = {}  # load key -> (symbol, access, points that load it)
+        for k in points:
+            self._hoist_loads(bodies[k], k, hoisted)
+        declarations = [
+            self._type_fold(PsDeclaration(PsSymbolExpr(symbol), self._guarded_load(cube, access, users)))
+            for symbol, access, users in hoisted.values()
+        ]
+        statements = declarations + list(cube.body.statements)
+        statements += [PsConditional(self._point_guard(cube, k), bodies[k]) for k in points[1:]]
+        ranges = [
+            PsAxisRange(r.counter, r.start, r.stop, self._type_fold(r.step.clone() * self._factory.parse_index(f)))
+            for r, f in zip(cube.ranges, folds)
+        ]
+        return PsAxesCube(ranges, PsBlock(statements))
+
+    def _shifted(self, rng: PsAxisRange, k: int) -> PsExpression:
+        """The counter of point `k` along one range."""
+        counter = PsSymbolExpr(rng.counter.symbol)
+        return self._type_fold(counter + rng.step.clone() * self._factory.parse_index(k)) if k else counter
+
+    def _point_body(self, cube: PsAxesCube, k: tuple[int, ...]) -> PsBlock:
+        body = self._clone(cube.body)
+        subs = {r.counter.symbol: self._shifted(r, kk) for r, kk in zip(cube.ranges, k) if kk}
+        return substitute_symbols(body, subs)
+
+    def _point_guard(self, cube: PsAxesCube, k: tuple[int, ...]) -> PsExpression:
+        """Point `k` lies in the iteration space (point 0 is the GPU axes' own guard)."""
+        terms = [PsLt(self._shifted(r, kk), r.stop.clone()) for r, kk in zip(cube.ranges, k) if kk]
+        return self._type_fold(reduce(PsAnd, terms))
+
+    def _guarded_load(self, cube: PsAxesCube, access: PsBufferAcc, users: set) -> PsExpression:
+        """The load, executed if any point that uses it is active."""
+        minimal = [k for k in users if not any(o != k and all(a <= b for a, b in zip(o, k)) for o in users)]
+        if any(not any(k) for k in minimal):
+            return access
+        guard = reduce(PsOr, [self._point_guard(cube, k) for k in sorted(minimal)])
+        return PsTernary(guard, access, PsExpression.make(PsConstant(0)))
+
+    def _hoist_loads(self, node, point: tuple[int, ...], hoisted: dict) -> None:
+        """Replace every unconditional load in `node` by the symbol of its distinct address."""
+        if isinstance(node, (PsConditional, PsLoop, PsTernary)):
+            return  # loads under their own conditions stay where they are
+        children = list(node.children)
+        first = 1 if isinstance(node, PsAssignment) else 0  # the stored-to access is no load
+        for i in range(first, len(children)):
+            child = children[i]
+            if isinstance(child, PsBufferAcc):
+                children[i] = PsSymbolExpr(self._load_symbol(child, point, hoisted))
+            else:
+                self._hoist_loads(child, point, hoisted)
+        node.children = children
+
+    def _load_symbol(self, access: PsBufferAcc, point: tuple[int, ...], hoisted: dict):
+        from .pystencils import ps_to_sympy
+
+        def counter(name, where):
+            return sp.Symbol(name, integer=True)
+
+        where = f"fold {self._fold}: load from {access.buffer.name!r}"
+        key = (access.buffer.name,) + tuple(sp.expand(ps_to_sympy(i, counter, where)) for i in access.index)
+        if key not in hoisted:
+            symbol = self._ctx.get_new_symbol(f"{access.buffer.name}_ld", access.get_dtype())
+            hoisted[key] = (symbol, access, set())
+        hoisted[key][2].add(point)
+        return hoisted[key][0]
+
+
+class FoldingDriver(DefaultKernelCreationDriver):
+    """pystencils' kernel creation driver with thread folding on the linear 3D GPU indexing."""
+
+    def __init__(self, cfg, fold: tuple[int, int, int]):
+        self._fold = fold
+        super().__init__(cfg)
+
+    def _get_gpu_indexing(self):
+        return FoldedIndexing(self._ctx, self._cfg, self._fold)
+
+    def _get_axes_factory(self):
+        return FoldingAxes(self._ctx, self._fold)
+
+
+def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None) -> GpuKernel:
+    """A CUDA kernel from `assignments` whose threads each update `fold` points, launched with `block`.
+
+    :param config: a pystencils ``CreateKernelConfig`` (copied; the target is set to CUDA).
+    :param fold: points per thread along (x, y, z); (1, 1, 1) is pystencils' own kernel.
+    :param block: the block size of the kernel's launch configuration (``gpu.default_block_size``).
+    """
+    import pystencils as ps
+
+    fold = _check_fold(fold)
+    cfg = ps.CreateKernelConfig() if config is None else config.copy()
+    cfg.target = ps.Target.CUDA
+    if block is not None:
+        cfg.gpu.default_block_size = tuple(int(b) for b in block)
+    if fold == NO_FOLD:
+        return DefaultKernelCreationDriver(cfg)(assignments)
+    scheme = GpuIndexingScheme(cfg.gpu.get_option("indexing_scheme"))
+    if scheme != GpuIndexingScheme.Linear3D:
+        raise ConfigurationError(f"thread folding needs the Linear3D GPU indexing scheme, not {scheme.name}")
+    if cfg.gpu.get_option("manual_launch_grid"):
+        raise ConfigurationError("thread folding computes the launch grid: unset gpu.manual_launch_grid")
+    if cfg.get_option("skip_independence_check"):
+        raise ConfigurationError("thread folding shares loads between points: it needs pystencils' independence check")
+    return FoldingDriver(cfg, fold)(assignments)
+
+
+def _check_fold(fold) -> tuple[int, int, int]:
+    fold = tuple(fold)
+    if len(fold) != 3 or any(not isinstance(f, int) or f < 1 for f in fold):
+        raise ConfigurationError(f"fold must be three positive integers (x, y, z), got {fold!r}")
+    return fold

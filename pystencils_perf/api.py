@@ -1,0 +1,126 @@
+"""`create_kernel`: pystencils' ``create_kernel`` with the launch configuration chosen for a device.
+
+The choice intercepts pystencils' lowering: the kernel is generated, its lowered
+AST harvested, every candidate folding generated and compiled with nvcc for its
+registers (where nvcc is on PATH), the candidates ranked for the device, the
+`perf_select` plugins choose, and the `perf_apply` plugins regenerate the
+kernel with the chosen block size and folding. What was chosen and the whole
+ranking stay in ``kernel.metadata["pystencils_perf"]`` (a `KernelChoice`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .adapters.nvcc import ResourceUsage, arch_for, kernel_resources, nvcc_path
+from .adapters.pystencils import ApplyOptions
+from .adapters.pystencils_folding import NO_FOLD, create_folded_kernel
+from .devices import Device, get_device
+from .errors import PerfError
+from .kernel import KernelModel
+from .launch import LaunchConfig, RankOptions
+from .plugins import get_plugin_manager
+from .rank import RankedCandidate, Ranking, rank, select
+
+METADATA_KEY = "pystencils_perf"
+
+
+@dataclass(frozen=True)
+class KernelChoice:
+    """The launch chosen for one kernel on one device, the ranking it came from, and each fold's registers."""
+
+    device: Device
+    chosen: RankedCandidate
+    ranking: Ranking
+    resources: dict[tuple[int, int, int], ResourceUsage] = field(default_factory=dict)
+
+    @property
+    def launch(self) -> LaunchConfig:
+        return self.chosen.launch
+
+    def summary(self) -> str:
+        """One line: block, fold, predicted throughput and limiter, registers."""
+        c = self.chosen
+        usage = self.resources.get(c.launch.fold)
+        registers = str(usage) if usage else "registers not measured (no nvcc)"
+        return (
+            f"{self.ranking.kernel} on {self.device.name}: block {'x'.join(map(str, c.launch.block))}, "
+            f"fold {'x'.join(map(str, c.launch.fold))}, {c.prediction.glups:.2f} GLup/s predicted "
+            f"({c.prediction.limiter}-bound), {registers}"
+        )
+
+
+def create_kernel(
+    assignments,
+    config=None,
+    *,
+    device="A100",
+    threads: int | None = None,
+    blocks=None,
+    folds=None,
+    backend: str = "auto",
+    align: str = "base",
+    domain_shape=None,
+    nvcc: bool = True,
+):
+    """A pystencils ``GpuKernel`` (``Target.CUDA``) with the block size and thread folding best for `device`.
+
+    :param assignments: what ``pystencils.create_kernel`` takes (an `AssignmentCollection` or assignments).
+    :param config: a ``pystencils.CreateKernelConfig``; copied, its target set to CUDA.
+    :param device: library name, alias or device file (see ``pystencils-perf devices``).
+    :param threads: threads per block of the candidate blocks (default 1024 for stencils, 512 for LBM).
+    :param blocks: explicit candidate blocks ``[(bx, by, bz), ...]``.
+    :param folds: candidate foldings ``[(fx, fy, fz), ...]`` (default (1,1,1), (1,2,1), (1,1,2)).
+    :param backend, align, domain_shape: as for `pystencils_perf.rank`.
+    :param nvcc: compile every candidate fold for its registers where nvcc is on PATH.
+    """
+    options = RankOptions(
+        threads=threads,
+        blocks=tuple(tuple(b) for b in blocks) if blocks else None,
+        folds=tuple(tuple(f) for f in folds) if folds else None,
+        backend=backend,
+    )
+    recipe = ApplyOptions(assignments, config)
+    kernel = create_folded_kernel(assignments, config)
+    choice = choose_launch(kernel, recipe, get_device(device), options, align=align, domain_shape=domain_shape, nvcc=nvcc)
+    chosen = get_plugin_manager().hook.perf_apply(kernel=kernel, launch=choice.launch, options=recipe)
+    chosen.metadata[METADATA_KEY] = choice
+    return chosen
+
+
+def choose_launch(
+    kernel, recipe: ApplyOptions, device: Device, options: RankOptions, *, align="base", domain_shape=None, nvcc=True
+) -> KernelChoice:
+    """Harvest `kernel`, measure each candidate fold's registers (regenerated from `recipe`), rank and select."""
+    from . import harvest
+
+    model = harvest(kernel, domain_shape=domain_shape, align=align)
+    resources = {}
+    if nvcc and nvcc_path() is not None and device.vendor == "nvidia":
+        arch = arch_for(device.compute_capability)
+        for fold in candidate_folds(model, device, options):
+            variant = kernel if fold == NO_FOLD else create_folded_kernel(recipe.assignments, recipe.config, fold=fold)
+            resources[fold] = kernel_resources(variant, arch)
+    model = with_registers(model, {f: r.registers_per_thread for f, r in resources.items()})
+    ranking = rank(model, device, threads=options.threads, blocks=options.blocks, folds=options.folds, backend=options.backend)
+    return KernelChoice(device, select(ranking), ranking, resources)
+
+
+def candidate_folds(model: KernelModel, device: Device, options: RankOptions) -> list[tuple[int, int, int]]:
+    """The foldings among the `perf_candidates` plugins' candidates, unfolded first."""
+    contributed = get_plugin_manager().hook.perf_candidates(model=model, device=device, options=options)
+    folds = {launch.fold for launches in contributed for launch in launches}
+    if not folds:
+        raise PerfError(f"no plugin proposes a launch candidate for kernel {model.name!r}")
+    return sorted(folds, key=lambda f: (f != NO_FOLD, f))
+
+
+def with_registers(model: KernelModel, registers: dict[tuple[int, int, int], int]) -> KernelModel:
+    """`model` with the registers each fold's compiled code needs (the unfolded count as its own)."""
+    if not registers:
+        return model
+    return replace(
+        model,
+        registers_per_thread=registers.get(NO_FOLD, model.registers_per_thread),
+        registers_by_fold=tuple(sorted(registers.items())),
+    )
