@@ -1,0 +1,246 @@
+"""A declarative description of a hand-written CUDA kernel, in Python or TOML.
+
+What pystencils-perf needs of a kernel is small: its arrays (dtype, shape,
+layout, alignment), the address of every load and store as an expression over
+``threadIdx``, ``blockIdx`` and ``blockDim``, the iteration space in threads
+with its guard, and per-thread loops. `CudaKernel.model` turns that into a
+`KernelModel`; every mistake gives a `HarvestError` naming the key or access.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, fields
+
+import sympy as sp
+from pystencils_perf.errors import HarvestError
+from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
+
+from .expressions import Scope, check_affine, parse, parse_access
+
+#: element size in bytes of the CUDA and numpy type names a description may use
+DTYPE_BYTES = {
+    "double": 8, "float64": 8, "float": 4, "float32": 4, "half": 2, "__half": 2, "float16": 2, "bfloat16": 2,
+    "int": 4, "int32": 4, "unsigned": 4, "uint32": 4, "long long": 8, "int64": 8, "uint64": 8,
+    "short": 2, "int16": 2, "char": 1, "int8": 1, "uint8": 1,
+    "float2": 8, "float4": 16, "double2": 16, "int2": 8, "int4": 16,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Array:
+    """A global-memory array: shape in elements (ints or constant names), row-major ("C") or column-major ("F")."""
+
+    name: str
+    dtype: str
+    shape: tuple[int | str, ...]
+    order: str = "C"
+    strides: tuple[int | str, ...] | None = None
+    base_offset_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class CudaKernel:
+    """A hand-written CUDA kernel as pystencils-perf sees it.
+
+    :param threads: the iteration space in threads per axis (x, y, z); the grid
+        is ``ceil(threads / blockDim)`` per axis.
+    :param loads: accesses such as ``"in[y][x]"`` or ``"A[i * n + j]"`` (one
+        index means the element offset).
+    :param indices: named index expressions, e.g. ``{"x": "blockIdx.x * blockDim.x + threadIdx.x"}``.
+    :param guard: the kernel's ``if``; None means every axis' global index
+        ``blockIdx * blockDim + threadIdx`` stays below its thread count.
+    :param loops: per-thread loops ``{counter: (start, stop)}`` or ``(start, stop, step)``;
+        every iteration counts as one update.
+    :param constants: integers the other entries may name.
+    """
+
+    name: str
+    arrays: tuple[Array, ...]
+    threads: tuple[int | str, ...]
+    loads: tuple[str, ...] = ()
+    stores: tuple[str, ...] = ()
+    indices: dict[str, str] = field(default_factory=dict)
+    guard: str | None = None
+    loops: dict[str, tuple] = field(default_factory=dict)
+    constants: dict[str, int] = field(default_factory=dict)
+    flops_per_lup: float = 0.0
+    registers_per_thread: int | None = None
+    shared_memory_bytes: int = 0
+
+    def model(self, options: HarvestOptions | None = None) -> KernelModel:
+        """The `KernelModel` of this description (what the adapter plugin returns)."""
+        return _Builder(self, options or HarvestOptions()).model()
+
+
+class _Builder:
+    def __init__(self, desc: CudaKernel, options: HarvestOptions):
+        self.desc, self.options = desc, options
+        self.where = f"CUDA kernel {desc.name!r}"
+        for name, value in desc.constants.items():
+            if type(value) is not int:
+                raise HarvestError(f"{self.where}: constant {name!r} = {value!r} is not an integer")
+        self.scope = Scope(constants=dict(desc.constants), indices=dict(desc.indices))
+        self.loops = [self._loop(name, bounds) for name, bounds in desc.loops.items()]
+
+    def _integer(self, value, where: str) -> int:
+        result = parse(value, self.scope, where) if isinstance(value, str) else value
+        if isinstance(result, sp.Integer):
+            result = int(result)
+        if type(result) is not int:
+            raise HarvestError(f"{where}: {value!r} is not an integer or a constant's name")
+        return result
+
+    def _loop(self, name: str, bounds) -> Loop:
+        where = f"{self.where}: loop {name!r}"
+        if not isinstance(bounds, (tuple, list)) or len(bounds) not in (2, 3):
+            raise HarvestError(f"{where}: give (start, stop) or (start, stop, step), got {bounds!r}")
+        start, stop, *step = (self._integer(b, where) for b in bounds)
+        if (step and step[0] < 1) or stop <= start:
+            raise HarvestError(f"{where}: range{tuple(bounds)} is empty or has a step below 1")
+        counter = sp.Symbol(f"loop.{name}", integer=True)
+        self.scope.loops[name] = counter
+        return Loop(counter, start, stop, *step)
+
+    def _field(self, array: Array) -> Field:
+        where = f"{self.where}: array {array.name!r}"
+        if array.dtype not in DTYPE_BYTES:
+            raise HarvestError(f"{where}: unknown dtype {array.dtype!r} (known: {', '.join(DTYPE_BYTES)})")
+        if not array.shape:
+            raise HarvestError(f"{where} has no shape")
+        shape = tuple(self._integer(n, f"{where}: shape") for n in array.shape)
+        if any(n < 1 for n in shape):
+            raise HarvestError(f"{where}: shape {shape} has an empty axis")
+        if array.strides is not None:
+            strides = tuple(self._integer(s, f"{where}: strides") for s in array.strides)
+            if len(strides) != len(shape):
+                raise HarvestError(f"{where}: {len(strides)} strides for {len(shape)} dimensions")
+        elif array.order in ("C", "F"):
+            axes = range(len(shape)) if array.order == "F" else reversed(range(len(shape)))
+            strides, step = [0] * len(shape), 1
+            for a in axes:
+                strides[a], step = step, step * shape[a]
+            strides = tuple(strides)
+        else:
+            raise HarvestError(f"{where}: order must be 'C' or 'F', got {array.order!r}")
+        offset = self.options.base_offsets_bytes.get(array.name, array.base_offset_bytes)
+        return Field(array.name, DTYPE_BYTES[array.dtype], shape, strides, int(offset) % 256, array.dtype)
+
+    def _access(self, text: str, kind: AccessKind, fields: dict[str, Field], predicate) -> Access:
+        where = f"{self.where}: {kind.value} {text!r}"
+        name, index = parse_access(text, self.scope, where)
+        if name not in fields:
+            raise HarvestError(f"{where}: unknown array {name!r} (arrays: {', '.join(fields)})")
+        f = fields[name]
+        if len(index) == 1:
+            address = index[0]  # an element offset, as in flat CUDA code
+        elif len(index) == len(f.shape):
+            address = sum(i * s for i, s in zip(index, f.strides))
+        else:
+            raise HarvestError(f"{where}: {len(index)} indices for the {len(f.shape)} dimensions of {name!r}")
+        self._check_symbols(address, where)
+        return Access(name, kind, check_affine(address, where), predicate)
+
+    def _check_symbols(self, expr, where: str) -> None:
+        allowed = set(TID + BID + BDIM) | set(self.scope.loops.values())
+        if expr.free_symbols - allowed:  # pragma: no cover - the parser admits no other names
+            raise HarvestError(f"{where}: depends on {sorted(map(str, expr.free_symbols - allowed))}")
+
+    def _guard(self, threads: tuple[int, int, int]) -> sp.Basic:
+        if self.desc.guard is None:
+            return sp.And(*(sp.Lt(BDIM[a] * BID[a] + TID[a], n) for a, n in enumerate(threads) if n > 1))
+        where = f"{self.where}: guard"
+        guard = parse(self.desc.guard, self.scope, where)
+        if not isinstance(guard, sp.logic.boolalg.Boolean):
+            raise HarvestError(f"{where} {self.desc.guard!r} is no condition")
+        for rel in guard.args if isinstance(guard, sp.And) else (guard,):
+            if isinstance(rel, sp.Ne) or not isinstance(rel, sp.core.relational.Relational):
+                raise HarvestError(f"{where} {self.desc.guard!r}: {rel} is not an affine inequality or equality")
+            check_affine(rel.lhs - rel.rhs, f"{where} {self.desc.guard!r}")
+        return guard
+
+    def _threads(self) -> tuple[int, int, int]:
+        where = f"{self.where}: threads"
+        if not 1 <= len(self.desc.threads) <= 3:
+            raise HarvestError(f"{where}: give 1 to 3 thread counts (x, y, z), got {self.desc.threads!r}")
+        threads = tuple(self._integer(n, where) for n in self.desc.threads) + (1,) * (3 - len(self.desc.threads))
+        if any(n < 1 for n in threads):
+            raise HarvestError(f"{where}: {threads} has an empty axis")
+        return threads
+
+    def model(self) -> KernelModel:
+        if self.options.domain_shape is not None or self.options.field_strides or self.options.align != "base":
+            raise HarvestError(
+                f"{self.where}: sizes, strides and alignment come from the description "
+                "(constants, Array.shape/strides/base_offset_bytes), not from harvest options"
+            )
+        arrays = [a for a in self.desc.arrays]
+        names = [a.name for a in arrays]
+        duplicate = {n for n in names if names.count(n) > 1}
+        if duplicate:
+            raise HarvestError(f"{self.where}: array {sorted(duplicate)[0]!r} is described twice")
+        unknown = set(self.options.base_offsets_bytes) - set(names)
+        if unknown:
+            raise HarvestError(f"{self.where} has no array {sorted(unknown)[0]!r} to give a base offset")
+        fields_ = {a.name: self._field(a) for a in arrays}
+        threads = self._threads()
+        domain = self._guard(threads)
+        accesses = [self._access(t, AccessKind.LOAD, fields_, domain) for t in self.desc.loads]
+        accesses += [self._access(t, AccessKind.STORE, fields_, domain) for t in self.desc.stores]
+        if not any(a.kind is AccessKind.STORE for a in accesses):
+            raise HarvestError(f"{self.where} has no store")
+        unique = list(dict.fromkeys(accesses))  # one thread loading one address twice counts once
+        return KernelModel(
+            name=self.desc.name,
+            fields=tuple(fields_.values()),
+            accesses=tuple(unique),
+            work_items=threads,
+            lattice_updates=math.prod(threads) * math.prod(len(lp.values) for lp in self.loops),
+            domain=domain,
+            loops=tuple(self.loops),
+            flops_per_lup=float(self.desc.flops_per_lup),
+            registers_per_thread=self.desc.registers_per_thread,
+            shared_memory_bytes=int(self.desc.shared_memory_bytes),
+            generator="hand-written CUDA (pystencils-perf-cuda description)",
+        )
+
+
+def _checked(table, cls, required: tuple[str, ...], where: str) -> dict:
+    """`table` if it is a dict with every `required` key and no key that `cls` lacks."""
+    if not isinstance(table, dict):
+        raise HarvestError(f"{where}: expected a table of keys, got {type(table).__name__}")
+    known = sorted(f.name for f in fields(cls))
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise HarvestError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(known)})")
+    missing = [k for k in required if k not in table]
+    if missing:
+        raise HarvestError(f"{where}: missing key {missing[0]!r}")
+    return table
+
+
+def from_dict(data: dict, source: str = "description") -> CudaKernel:
+    """A `CudaKernel` from plain data (a parsed TOML file): arrays as a list of tables."""
+    data = _checked(data, CudaKernel, ("name", "arrays", "threads"), source)
+    arrays = []
+    for i, entry in enumerate(data["arrays"]):
+        entry = _checked(entry, Array, ("name", "dtype", "shape"), f"{source}: arrays[{i}]")
+        strides = entry.get("strides")
+        arrays.append(Array(**{**entry, "shape": tuple(entry["shape"]), "strides": tuple(strides) if strides else None}))
+    threads = data["threads"]
+    values = {**data, "arrays": tuple(arrays), "threads": tuple(threads) if isinstance(threads, list) else (threads,)}
+    for key in ("loads", "stores"):
+        values[key] = tuple(data.get(key, ()))
+    values["loops"] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.get("loops", {}).items()}
+    return CudaKernel(**values)
+
+
+def load(path) -> CudaKernel:
+    """A `CudaKernel` from a TOML file (see the plugin's README for the keys)."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as err:
+        raise HarvestError(f"{path}: not valid TOML ({err})") from None
+    return from_dict(data, str(path))

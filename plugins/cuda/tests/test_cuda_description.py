@@ -1,0 +1,161 @@
+"""Described hand-written CUDA kernels: consequences that follow from the hardware, and clear errors."""
+
+import os
+import re
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-cuda-test-"))
+
+import pytest  # noqa: E402
+import sympy as sp  # noqa: E402
+
+import pystencils_perf as pp  # noqa: E402
+from pystencils_perf.kernel import BDIM, BID, TID  # noqa: E402
+from pystencils_perf_cuda import Array, CudaKernel, from_dict, load  # noqa: E402
+from pystencils_perf_cuda.examples import matvec, transpose  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SECTOR_BYTES, BANKS, BANK_BYTES = 32, 16, 8  # V100 L1: 32-B sectors, 16 banks of 8 B
+
+
+def metrics(kernel, block):
+    return pp.rank(kernel, "V100", blocks=[block], folds=[(1, 1, 1)]).best.metrics
+
+
+def test_registered_through_its_entry_point():
+    pm = pp.get_plugin_manager()
+    assert "cuda" in {name for name, _ in pm.list_name_plugin()}
+    assert "pystencils-perf-cuda" in {dist.project_name for _, dist in pm.list_plugin_distinfo()}
+
+
+@pytest.mark.parametrize("dtype, element_bytes", [("double", 8), ("float", 4)])
+def test_transpose_strided_reads_cost_what_sectors_and_banks_say(dtype, element_bytes):
+    """A warp of 32 threads reads 32 consecutive elements (coalesced) or 32 elements a row apart (strided)."""
+    coalesced = metrics(transpose(2048, "coalesced", dtype), (32, 8, 1))
+    strided = metrics(transpose(2048, "strided", dtype), (32, 8, 1))
+    # sectors: coalesced, 32 elements fill 32*size/32 sectors; strided, every element has its own sector
+    sector_ratio = SECTOR_BYTES // element_bytes
+    assert coalesced["l1_requested_bytes_per_lup"] == element_bytes
+    assert strided["l1_requested_bytes_per_lup"] == sector_ratio * coalesced["l1_requested_bytes_per_lup"]
+    # banks: a group that fills one wavefront (16 doubles, 32 floats) needs 1 cycle coalesced; strided by
+    # 2048 elements, every address of the group falls into one bank: one cycle per thread of the group
+    group = BANKS * BANK_BYTES // element_bytes
+    assert coalesced["l1_cycles_per_lup"] == pytest.approx(1 / group)
+    assert strided["l1_cycles_per_lup"] == pytest.approx(1.0)
+    # the writes go the other way round: the coalesced-read version writes down columns
+    assert coalesced["l2_store_bytes_per_lup"] == sector_ratio * strided["l2_store_bytes_per_lup"]
+    # what comes from DRAM is the matrix once either way (every sector is used by the block that loads it)
+    assert coalesced["dram_load_bytes_per_lup"] == pytest.approx(element_bytes, rel=0.01)
+    assert strided["dram_load_bytes_per_lup"] == pytest.approx(element_bytes, rel=0.01)
+
+
+def test_matvec_row_major_is_strided_per_warp():
+    """y = A x, one thread per row, looping over 64 columns: every (row, column) is one update."""
+    row, column = metrics(matvec(4096, 64, "row"), (128, 1, 1)), metrics(matvec(4096, 64, "column"), (128, 1, 1))
+    # x[j] is one broadcast sector per warp: 32 B / 32 threads; A is 32 B (row-major) or 8 B (column-major)
+    assert row["l1_requested_bytes_per_lup"] == 32 + 1 and column["l1_requested_bytes_per_lup"] == 8 + 1
+    # per half-warp and column: A needs 16 cycles (all in one bank, rows are 64 doubles apart) or 1; x needs 1
+    assert row["l1_cycles_per_lup"] == pytest.approx((16 + 1) / 16)
+    assert column["l1_cycles_per_lup"] == pytest.approx((1 + 1) / 16)
+    # the block needs the same sectors either way; the strided one asks for each four times, so L1 misses cost
+    assert row["l1_compulsory_bytes_per_lup"] == column["l1_compulsory_bytes_per_lup"] == 8 + 8 * 64 / (128 * 64)
+    assert row["l2_load_bytes_per_lup"] > column["l2_load_bytes_per_lup"]
+    assert row["dram_load_bytes_per_lup"] == pytest.approx(column["dram_load_bytes_per_lup"], rel=0.01)
+
+
+def test_toml_describes_the_same_kernel_as_python():
+    described = pp.harvest(load(EXAMPLES / "transpose.toml"))
+    built = pp.harvest(transpose(2048, "coalesced"))
+    assert described.accesses == built.accesses and described.fields == built.fields
+    assert described.domain == built.domain and described.work_items == (2048, 2048, 1)
+
+
+def test_flat_indices_default_guard_strides_and_offsets():
+    kernel = CudaKernel(
+        name="copy",
+        arrays=(Array("a", "float", (64, 32), order="F", base_offset_bytes=260), Array("b", "float", (2048,))),
+        threads=(2048,),
+        loads=("a[t]",),
+        stores=("b[t]",),
+        indices={"t": "blockIdx.x*blockDim.x + threadIdx.x"},
+    )
+    model = pp.harvest(kernel)
+    t = BDIM[0] * BID[0] + TID[0]
+    assert model.domain == sp.Lt(t, 2048)
+    assert model.fields[0].strides == (1, 64) and model.fields[0].base_offset_bytes == 4
+    assert [a.address for a in model.accesses] == [t, t]
+    assert pp.harvest(kernel, base_offsets_bytes={"b": 128}).fields[1].base_offset_bytes == 128
+
+
+def test_a_description_ranks_with_folding():
+    ranking = pp.rank(transpose(512), "V100", threads=256)
+    assert {c.launch.fold for c in ranking.candidates} == {(1, 1, 1), (1, 2, 1)}
+
+
+GOOD = dict(
+    name="k",
+    arrays=(Array("a", "double", ("n",)), Array("b", "double", ("n",))),
+    threads=("n",),
+    loads=("a[i]",),
+    stores=("b[i]",),
+    indices={"i": "blockIdx.x * blockDim.x + threadIdx.x"},
+    constants={"n": 1024},
+)
+MALFORMED = {
+    "unknown array": (dict(loads=("c[i]",)), "load 'c[i]': unknown array 'c' (arrays: a, b)"),
+    "product of thread indices": (dict(loads=("a[threadIdx.x * threadIdx.y]",)), "is not affine in threadIdx and blockIdx"),
+    "index squared": (dict(stores=("b[i * i]",)), "store 'b[i * i]'"),
+    "division of a thread index": (dict(loads=("a[i / 2]",)), "integer division or remainder of a non-constant is not affine"),
+    "remainder of a thread index": (dict(loads=("a[i % 32]",)), "not affine"),
+    "unknown dtype": (dict(arrays=(Array("a", "real", ("n",)), Array("b", "double", ("n",)))), "array 'a': unknown dtype 'real'"),
+    "missing shape": (dict(arrays=(Array("a", "double", ()), Array("b", "double", ("n",)))), "array 'a' has no shape"),
+    "unknown name": (dict(loads=("a[j]",)), "unknown name 'j' (known: n, i"),
+    "unknown size": (dict(threads=("m",)), "threads: 'm': unknown name 'm'"),
+    "gridDim": (dict(loads=("a[gridDim.x]",)), "gridDim is not modelled"),
+    "index count": (dict(loads=("a[i][0]",)), "2 indices for the 1 dimensions of 'a'"),
+    "syntax": (dict(loads=("a[i +]",)), "load 'a[i +]': cannot parse it"),
+    "not an access": (dict(loads=("a",)), "not of the form name[index]"),
+    "or in a guard": (dict(guard="i < n || i > 4"), "comparisons joined by 'and'"),
+    "guard on a thread product": (dict(guard="threadIdx.x * threadIdx.y < n"), "not affine"),
+    "loop bound": (dict(loops={"j": (0, "threadIdx.x")}), "loop 'j': 'threadIdx.x' is not an integer"),
+    "no store": (dict(stores=()), "has no store"),
+    "self-referencing index": (dict(indices={"i": "i + 1"}), "index 'i' is defined through itself"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=list(MALFORMED))
+def test_malformed_descriptions_are_named(case):
+    change, message = MALFORMED[case]
+    with pytest.raises(pp.HarvestError, match=f"^CUDA kernel 'k'.*{re.escape(message)}"):
+        pp.harvest(replace(CudaKernel(**GOOD), **change))
+
+
+def test_options_the_description_owns_are_refused():
+    with pytest.raises(pp.HarvestError, match="alignment come from the description"):
+        pp.harvest(CudaKernel(**GOOD), align="interior")
+
+
+TOML_ERRORS = {
+    "unknown key": ("name = 'k'\nthreads = [8]\narrays = []\nblock = [32]\n", "unknown key 'block'"),
+    "missing key": ("name = 'k'\narrays = []\n", "missing key 'threads'"),
+    "array without shape": ("name = 'k'\nthreads = [8]\n[[arrays]]\nname = 'a'\ndtype = 'double'\n", "arrays[0]: missing key 'shape'"),
+    "unknown array key": ("name = 'k'\nthreads = [8]\n[[arrays]]\nname = 'a'\ndtype = 'double'\nshape = [8]\nlayout = 'C'\n",
+                          "arrays[0]: unknown key 'layout'"),
+    "not TOML": ("name = \n", "not valid TOML"),
+}
+
+
+@pytest.mark.parametrize("case", TOML_ERRORS, ids=list(TOML_ERRORS))
+def test_malformed_toml_is_named(case, tmp_path):
+    text, message = TOML_ERRORS[case]
+    path = tmp_path / "kernel.toml"
+    path.write_text(text)
+    with pytest.raises(pp.HarvestError, match=re.escape(message)):
+        load(path)
+
+
+def test_from_dict_needs_a_table():
+    with pytest.raises(pp.HarvestError, match="expected a table of keys"):
+        from_dict(["name"])
