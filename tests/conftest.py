@@ -36,3 +36,19 @@ def lbm_kernels():
         "allen_cahn_phase_field": lbm.allen_cahn_phase_field(domain),
         "allen_cahn_hydro": lbm.allen_cahn_hydro(domain),
     }
+
+
+V100_DATA = "validation/data/v100/v100_star3d_r2_1024_folding.csv"
+V100_SPEC = "validation/data/v100/star3d_r2.py"
+
+
+@pytest.fixture(scope="session")
+def v100_validation():
+    """The shared V100 star-stencil measurements against the authors' V100 coefficients (one ranking, seconds)."""
+    from pystencils_perf.measure.dataset import read_dataset
+    from pystencils_perf.spec import load_spec
+    from pystencils_perf.validate import validate
+
+    root = os.path.dirname(os.path.dirname(__file__))
+    dataset = read_dataset(os.path.join(root, V100_DATA))
+    return validate(dataset, load_spec(os.path.join(root, V100_SPEC)).kernel, "V100", align="interior")
