@@ -36,7 +36,8 @@ class Curve:
     def __call__(self, x):
         import numpy as np
 
-        r = self.a * np.exp(-self.b * np.exp(-self.c * (np.asarray(x, dtype=float) - self.d)))
+        with np.errstate(over="ignore"):  # exp(large) -> inf gives the curve's limit, which is meant
+            r = self.a * np.exp(-self.b * np.exp(-self.c * (np.asarray(x, dtype=float) - self.d)))
         return 1.0 - r if self.complement else r
 
 
