@@ -155,6 +155,11 @@ class Validation:
     def title(self) -> str:
         return f"{self.ranking.kernel} on {self.ranking.device.name}"
 
+    @property
+    def plot_title(self) -> str:
+        """The title with the device file, which tells calibrated coefficients from the library's."""
+        return f"{self.title} ({Path(self.ranking.device.path).name})"
+
     def error(self, metric_name: str) -> MetricError | None:
         return next((e for e in self.errors if e.metric.name == metric_name), None)
 
@@ -164,12 +169,14 @@ class Validation:
             counts[p.candidate.prediction.limiter] = counts.get(p.candidate.prediction.limiter, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
+    NO_THROUGHPUT = ("throughput was not measured in this data set (meas_glups is empty): "
+                     "no rank correlation, best-candidate fraction or top-5 recall")
+
     def quality_items(self) -> list[tuple[str, str]]:
-        """The ranking-quality numbers as (what, value), or one item saying why there are none."""
+        """The ranking-quality numbers as (what, value); none without measured throughput."""
         q = self.quality
         if q is None:
-            return [("ranking by throughput", "not measured in this data set (meas_glups is empty), so no rank "
-                     "correlation, best-candidate fraction or top-5 recall")]
+            return []
         return [
             ("timed candidates", str(q.points)),
             ("Spearman rank correlation, predicted vs measured throughput", f"{q.spearman:.3f}"),
@@ -188,7 +195,7 @@ class Validation:
                 f"{e.metric.label:<19} {e.metric.unit:<10} {e.points:>6} {e.mape_percent:>7.2f} "
                 f"{e.mean_error_percent:>+10.2f} {e.max_error_percent:>9.1f}  {e.worst.label}"
             )
-        lines += [f"{what}: {value}" for what, value in self.quality_items()]
+        lines += [f"{what}: {value}" for what, value in self.quality_items()] or [self.NO_THROUGHPUT]
         lines.append("predicted limiters: " + ", ".join(f"{k} {v}" for k, v in self.limiter_counts().items()))
         return "\n".join(lines)
 
@@ -260,9 +267,10 @@ def _number_worst(ax, pairs, measured, predicted, count: int = 3, min_error: flo
     """Number the `count` worst candidates off by more than `min_error` beside their markers; return the key."""
     errors = np.array([(pr - me) / me for pr, me in zip(predicted, measured)])
     worst = [i for i in np.argsort(-np.abs(errors))[:count] if abs(errors[i]) > min_error]
+    offsets = ((6, 2), (-14, 2), (6, -13))  # right, left, below: close neighbours stay apart
     for n, i in enumerate(worst, 1):
-        ax.annotate(str(n), (measured[i], predicted[i]), xytext=(5, 3), textcoords="offset points", fontsize=9,
-                    fontweight="bold", color="0.1")
+        ax.annotate(str(n), (measured[i], predicted[i]), xytext=offsets[(n - 1) % 3], textcoords="offset points",
+                    fontsize=9, fontweight="bold", color="0.1")
     return ", ".join(f"{n} = {pairs[i].launch.label} ({100 * errors[i]:+.0f} %)" for n, i in enumerate(worst, 1))
 
 
@@ -297,7 +305,7 @@ def plot_metric(plt, validation: Validation, error: MetricError, path: Path) -> 
     ax.set_aspect("equal")
     ax.set_xlabel(f"measured {metric.label} ({metric.unit})", fontsize=11)
     ax.set_ylabel(f"predicted {metric.label} ({metric.unit})", fontsize=11)
-    ax.set_title(f"{validation.title}\n{metric.label}: MAPE {error.mape_percent:.1f} % over {error.points} candidates",
+    ax.set_title(f"{validation.plot_title}\n{metric.label}: MAPE {error.mape_percent:.1f} % over {error.points} candidates",
                  fontsize=11)
     ax.grid(True, which="major", color="0.9")
     ax.legend(loc="upper left", fontsize=9, framealpha=0.9)
@@ -338,7 +346,7 @@ def plot_limiters(plt, validation: Validation, path: Path) -> None:
     _set_log_axis(ax.xaxis, lo, hi)
     ax.set_xlabel("throughput each limiter alone allows (GLup/s)", fontsize=10)
     ax.set_ylabel("candidate: block bx x by x bz, fold fx x fy x fz (best predicted on top)", fontsize=9)
-    ax.set_title(f"{validation.title}: limiter breakdown per candidate", fontsize=11, pad=24)
+    ax.set_title(f"{validation.plot_title}: limiter breakdown per candidate", fontsize=10, pad=24)
     ax.grid(True, axis="x", which="major", color="0.9")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=6, fontsize=8, frameon=False, handletextpad=0.2)
     fig.tight_layout()
@@ -357,15 +365,16 @@ class Report:
 
 def _pairs_table(validation: Validation) -> list[str]:
     metrics = [e.metric for e in validation.errors]
-    head = "| block | fold | predicted limiter | " + " | ".join(f"{m.label} meas / pred ({m.unit})" for m in metrics) + " |"
-    lines = [head, "|" + "---|" * (3 + len(metrics))]
+    head = ("| block | fold | predicted GLup/s | predicted limiter | "
+            + " | ".join(f"{m.label} meas / pred ({m.unit})" for m in metrics) + " |")
+    lines = [head, "|" + "---|" * (4 + len(metrics))]
     for p in sorted(validation.pairs, key=lambda p: (p.launch.fold, p.launch.block)):
         cells = []
         for m in metrics:
             v = p.measured.values.get(m.name)
             cells.append("" if v is None else f"{v:.2f} / {p.predicted(m):.2f}")
         lines.append(f"| {'x'.join(map(str, p.launch.block))} | {'x'.join(map(str, p.launch.fold))} | "
-                     f"{p.candidate.prediction.limiter} | " + " | ".join(cells) + " |")
+                     f"{p.candidate.prediction.glups:.2f} | {p.candidate.prediction.limiter} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -401,12 +410,14 @@ def write_report(validation: Validation, out_dir, *, command: str = "") -> Repor
     for e in validation.errors:
         lines.append(f"| {e.metric.label} | {e.metric.unit} | {e.points} | {e.mape_percent:.2f} | "
                      f"{e.mean_error_percent:+.2f} | {e.max_error_percent:.1f} | {e.worst.label} |")
-    lines += ["", "## Ranking by throughput", "", *(f"- {what}: **{value}**" for what, value in validation.quality_items()), ""]
+    items = [f"- {what}: **{value}**" for what, value in validation.quality_items()]
+    lines += ["", "## Ranking by throughput", "", *(items or [validation.NO_THROUGHPUT.capitalize() + "."]), ""]
     lines += ["Predicted limiters: " + ", ".join(f"{k}: {v}" for k, v in validation.limiter_counts().items()) + ".", ""]
     if note:
         lines += [f"_{note}_", ""]
     else:
-        lines += ["## Plots", "", COLOUR_NOTE.capitalize() + "; the marker shape gives the thread folding.", ""]
+        lines += ["## Plots", "", f"Predicted against measured, log axes; {COLOUR_NOTE}; the marker shape gives the "
+                  "thread folding; numbers mark the largest errors.", ""]
         for e in validation.errors:
             lines += [f"![{e.metric.label}: predicted against measured]({e.metric.name}.png)", ""]
         lines += ["Limiter breakdown: for every candidate, the throughput each limiter alone would allow; "
