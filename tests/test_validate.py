@@ -71,6 +71,7 @@ def test_ranking_quality_where_throughput_is_measured(v100_validation):
 
 
 def test_report_with_plots(v100_validation, tmp_path):
+    pytest.importorskip("matplotlib")
     report = write_report(v100_validation, tmp_path, command="pystencils-perf validate ...")
     names = sorted(p.name for p in report.plots)
     assert names == ["dram_load.png", "dram_store.png", "l2_load.png", "l2_store.png", "limiters.png"]
@@ -101,6 +102,7 @@ def test_block_colour_and_ticks():
 
 def test_cli_validate_writes_report(tmp_path, capsys):
     """The command on the unfolded third of the V100 data (30 candidates, about a second)."""
+    pytest.importorskip("matplotlib")
     rows = list(csv.DictReader(open(DATA)))
     subset = tmp_path / "v100_fold1.csv"
     with open(subset, "w", newline="") as fh:

@@ -196,7 +196,8 @@ class GpuSession:
         self.cp = require_cupy()
         if not hasattr(kernel, "compile") or not hasattr(kernel, "get_launch_configuration"):
             raise MeasurementError(
-                f"measure runs pystencils GPU kernels through cupy; a {type(kernel).__name__} is not one"
+                f"measure compiles pystencils GPU kernels with cupy, not a {type(kernel).__name__}: "
+                "define `kernel` (a Target.CUDA kernel) in the SPEC"
             )
         self.model, self.launches = model, launches
         self.kernels = {fold: apply_fold(kernel, LaunchConfig(launches[0].block, fold), apply_options)
