@@ -156,3 +156,18 @@ def test_dataset_errors_name_line_and_column(tmp_path, text, message):
     with pytest.raises(MeasurementError) as info:
         read_dataset(path)
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_ncu_child_repeats_the_measured_command():
+    """Nsight Compute profiles a child that must launch exactly the parent's candidates."""
+    from pystencils_perf.cli import _ncu_child_argv, build_parser
+
+    argv = ["measure", "examples/star3d_r4.py", "--device", "H100", "--out", "d.csv", "--blocks", "32x2x16,16x4x16",
+            "--align", "interior", "--domain", "64x64x64", "--ncu"]
+    parent = build_parser().parse_args(argv)
+    child_argv = _ncu_child_argv(parent)
+    assert child_argv[1:4] == ["-m", "pystencils_perf.cli", "measure"]
+    child = build_parser().parse_args(child_argv[3:])
+    assert child.ncu_pass and not child.ncu
+    for option in ("spec", "device", "blocks", "fold", "align", "domain", "threads"):
+        assert getattr(child, option) == getattr(parent, option)
