@@ -93,7 +93,7 @@ def test_launch_parameters_of_a_variable_size_kernel():
 
 def test_folding_needs_the_kernels_recipe(jacobi_kernel):
     assert apply_fold(jacobi_kernel, LaunchConfig((16, 4, 1)), None) is jacobi_kernel
-    with pytest.raises(MeasurementError, match="thread folding 1x2x1 regenerates kernel 'jacobi_2d'"):
+    with pytest.raises(MeasurementError, match="thread folding 1x2x1 regenerates kernel .jacobi_2d. from its assignments"):
         apply_fold(jacobi_kernel, LaunchConfig((16, 4, 1), (1, 2, 1)), None)
 
 
@@ -171,3 +171,18 @@ def test_ncu_child_repeats_the_measured_command():
     assert child.ncu_pass and not child.ncu
     for option in ("spec", "device", "blocks", "fold", "align", "domain", "threads"):
         assert getattr(child, option) == getattr(parent, option)
+
+
+def test_folded_candidate_regenerated_from_assignments():
+    """Assignments are their own recipe: perf_apply regenerates them folded, and the folded grid is checked."""
+    from pystencils_perf.catalog.stencils import star_3d_assignments
+    from pystencils_perf.measure.gpu import runnable
+
+    kernel, recipe = runnable(star_3d_assignments(1, (32, 16, 8)))
+    launch = LaunchConfig((8, 4, 4), (1, 1, 2))
+    folded = apply_fold(kernel, launch, recipe)
+    assert folded is not kernel
+    grid = launch.grid(harvest(kernel).folded(launch.fold).work_items)  # (4, 4, 1): 8 z-points, 2 per thread
+    configure_launch(folded.get_launch_configuration(), launch.block, grid, {})
+    with pytest.raises(MeasurementError, match="define `kernel` .* or `assignments` in the SPEC"):
+        runnable("not a kernel")

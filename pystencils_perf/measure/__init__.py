@@ -5,10 +5,10 @@ checks) with CUDA events and returns rows of the shared data-set schema
 (`dataset`); `ncu.profile` adds Nsight Compute's volume counters. Without cupy
 or a GPU, both raise a `MeasurementError` that says so.
 
-Thread folding other than (1, 1, 1) regenerates the kernel: it needs
-`apply_options`, the recipe a `perf_apply` plugin regenerates the kernel from
-(for pystencils: its assignments and configuration); without them, measuring a
-folded candidate is refused.
+Thread folding other than (1, 1, 1) regenerates the kernel through the
+`perf_apply` plugins: it needs the recipe they regenerate it from
+(`apply_options`; for pystencils, given assignments instead of a generated
+kernel are their own recipe). Without one, a folded candidate is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ..errors import ConfigurationError
 from ..launch import LaunchConfig
 from .dataset import Measurement
-from .gpu import GpuSession, require_cupy, run_info
+from .gpu import GpuSession, require_cupy, run_info, runnable
 
 #: the issue's floor: a median of fewer runs is too noisy to rank candidates by
 MIN_REPEATS = 7
@@ -40,10 +40,11 @@ def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, app
     from ..rank import rank
 
     require_cupy()  # before the ranking: fail in a second on machines without a GPU
+    kernel, recipe = runnable(kernel)
     ranking = rank(kernel, device, threads=threads, blocks=blocks, folds=folds, align=align,
                    domain_shape=domain_shape, progress=progress)
     model = harvest(kernel, domain_shape=domain_shape, align=align)
-    return GpuSession(kernel, model, sorted(c.launch for c in ranking.candidates), apply_options)
+    return GpuSession(kernel, model, sorted(c.launch for c in ranking.candidates), apply_options or recipe)
 
 
 def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), align="base", domain_shape=None,

@@ -141,6 +141,28 @@ def configure_launch(launch_config, block, grid, arrays: dict) -> None:
         )
 
 
+def runnable(kernel) -> tuple[object, object]:
+    """The pystencils GPU kernel to run, and the recipe a `perf_apply` plugin regenerates it from (None: none).
+
+    A generated kernel runs as it is but cannot be folded; pystencils
+    assignments are generated here and are their own recipe.
+    """
+    if hasattr(kernel, "compile") and hasattr(kernel, "get_launch_configuration"):
+        return kernel, None
+    import pystencils as ps
+
+    if isinstance(kernel, ps.AssignmentCollection) or (
+        isinstance(kernel, (list, tuple)) and kernel and all(isinstance(a, ps.Assignment) for a in kernel)
+    ):
+        from ..adapters.pystencils import ApplyOptions, create_gpu_kernel
+
+        return create_gpu_kernel(kernel), ApplyOptions(kernel)
+    raise MeasurementError(
+        f"measure compiles pystencils GPU kernels with cupy, not a {type(kernel).__name__}: "
+        "define `kernel` (a Target.CUDA kernel) or `assignments` in the SPEC"
+    )
+
+
 def apply_fold(kernel, launch: LaunchConfig, apply_options):
     """The kernel that runs `launch`'s folding: `kernel` itself unfolded, else what a `perf_apply` plugin makes.
 
@@ -154,8 +176,8 @@ def apply_fold(kernel, launch: LaunchConfig, apply_options):
     fold = "x".join(map(str, launch.fold))
     if apply_options is None:
         raise MeasurementError(
-            f"thread folding {fold} regenerates kernel {name!r} and needs its recipe (the `perf_apply` options); "
-            "measure with --fold 1x1x1"
+            f"thread folding {fold} regenerates kernel {name!r} from its assignments: define `assignments` "
+            "instead of `kernel` in the SPEC, or measure with --fold 1x1x1"
         )
     applied = get_plugin_manager().hook.perf_apply(kernel=kernel, launch=launch, options=apply_options)
     if applied is None:
@@ -190,15 +212,13 @@ def time_launches(cp, run, warmup: int, repeats: int) -> tuple[float, ...]:
 
 
 class GpuSession:
-    """One kernel on this machine's GPU: fields allocated once, each candidate compiled and configured on demand."""
+    """One kernel on this machine's GPU: fields allocated once, each candidate compiled and configured on demand.
+
+    `kernel` and `apply_options` as `runnable` returns them.
+    """
 
     def __init__(self, kernel, model: KernelModel, launches: list[LaunchConfig], apply_options=None, seed=0):
         self.cp = require_cupy()
-        if not hasattr(kernel, "compile") or not hasattr(kernel, "get_launch_configuration"):
-            raise MeasurementError(
-                f"measure compiles pystencils GPU kernels with cupy, not a {type(kernel).__name__}: "
-                "define `kernel` (a Target.CUDA kernel) in the SPEC"
-            )
         self.model, self.launches = model, launches
         self.kernels = {fold: apply_fold(kernel, LaunchConfig(launches[0].block, fold), apply_options)
                         for fold in sorted({l.fold for l in launches})}
