@@ -52,3 +52,22 @@ def v100_validation():
     root = os.path.dirname(os.path.dirname(__file__))
     dataset = read_dataset(os.path.join(root, V100_DATA))
     return validate(dataset, load_spec(os.path.join(root, V100_SPEC)).kernel, "V100", align="interior")
+
+
+#: interior points (x, y, z) of the folding tests: no fold divides them
+ODD_DOMAIN = (13, 7, 5)
+
+
+@pytest.fixture(scope="session")
+def odd_domain_assignments():
+    """Assignments on fixed-size fields of ODD_DOMAIN: the paper's two applications and D3Q19 SRT."""
+    from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil, create_lb_update_rule
+
+    from pystencils_perf.catalog import lbm, star_3d_assignments
+
+    d3q19 = LBMConfig(stencil=LBStencil(Stencil.D3Q19), method=Method.SRT, relaxation_rate=1.8)
+    return {
+        "star3d_r4": star_3d_assignments(4, ODD_DOMAIN),
+        "allen_cahn_phase_field": lbm.allen_cahn_phase_field_update_rule(ODD_DOMAIN),
+        "d3q19_srt": create_lb_update_rule(lbm_config=d3q19, lbm_optimisation=LBMOptimisation(field_size=ODD_DOMAIN)),
+    }

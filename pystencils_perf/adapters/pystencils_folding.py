@@ -5,8 +5,8 @@ points: ``ctr = start + step * f * (blockIdx * blockDim + threadIdx) + step * k`
 with ``k`` in ``[0, f)`` per axis, the launch grid covers ``ceil(points / f)``
 threads per axis, and a point beyond the iteration space is skipped by its own
 guard. A value that several points of a thread load is loaded once: every
-distinct load is declared before the points' updates, guarded by the points
-that need it (a load only a skipped point needs is not executed).
+distinct load is declared before the first point that needs it, guarded by
+the points that need it (a load only skipped points need is not executed).
 
 Everything goes through pystencils' extension points, nothing is patched:
 `FoldingDriver` subclasses `DefaultKernelCreationDriver` and overrides its
@@ -132,15 +132,17 @@ class FoldingAxes:
         points = list(itertools.product(*(range(f) for f in folds)))
         bodies = {k: self._point_body(cube, k) for k in points[1:]}
         bodies[points[0]] = cube.body
-        hoisted: dict[tuple, tuple] = {}  # load key -> (symbol, access, points that load it)
+        hoisted: dict[tuple, tuple] = {}  # load key -> (symbol, access, points that load it), first user first
         for k in points:
             self._hoist_loads(bodies[k], k, hoisted)
-        declarations = [
-            self._type_fold(PsDeclaration(PsSymbolExpr(symbol), self._guarded_load(cube, access, users)))
-            for symbol, access, users in hoisted.values()
-        ]
-        statements = declarations + list(cube.body.statements)
-        statements += [PsConditional(self._point_guard(cube, k), bodies[k]) for k in points[1:]]
+        statements = []
+        for k in points:  # each load declared right before the first point that needs it: shorter live ranges
+            statements += [
+                self._type_fold(PsDeclaration(PsSymbolExpr(symbol), self._guarded_load(cube, access, users)))
+                for symbol, access, users in hoisted.values()
+                if min(users) == k
+            ]
+            statements += bodies[k].statements if k == points[0] else [PsConditional(self._point_guard(cube, k), bodies[k])]
         ranges = [
             PsAxisRange(r.counter, r.start, r.stop, self._type_fold(r.step.clone() * self._factory.parse_index(f)))
             for r, f in zip(cube.ranges, folds)

@@ -1,0 +1,244 @@
+"""Thread folding as generated code: coverage, shared loads, launch grid, consistency with the model, registers.
+
+Every check enumerates the accesses of the whole launch grid on a small domain
+(13 x 7 x 5 points) that no fold divides, so the guards of the last threads matter.
+"""
+
+import itertools
+import math
+import shutil
+
+import numpy as np
+import pytest
+
+import pystencils_perf as pp
+from pystencils_perf.adapters import nvcc
+from pystencils_perf.adapters.pystencils_folding import FoldedLaunchConfiguration, create_folded_kernel
+from pystencils_perf.estimate.addresses import compile_kernel, thread_coords
+
+from . import cuda_emulation
+from .conftest import ODD_DOMAIN
+from .test_harvest import assert_matches_c_code
+
+FOLDS = [(1, 1, 1), (1, 2, 1), (1, 1, 2), (2, 1, 1), (1, 2, 2)]
+BLOCKS = [(4, 2, 2), (8, 1, 4)]
+GHOST_LAYERS = {"star3d_r4": 4, "allen_cahn_phase_field": 1, "d3q19_srt": 1}
+
+
+@pytest.fixture(scope="module")
+def folded(odd_domain_assignments):
+    """(kernel name, fold) -> generated kernel, each generated once."""
+    cache = {}
+
+    def get(name, fold):
+        if (name, fold) not in cache:
+            cache[(name, fold)] = create_folded_kernel(odd_domain_assignments[name], fold=fold)
+        return cache[(name, fold)]
+
+    return get
+
+
+def launch_accesses(model, block):
+    """{(field, kind): sorted [(thread coordinates, element index)]} over the whole launch grid."""
+    compiled = compile_kernel(model, block)
+    grid = [range(-(-n // b)) for n, b in zip(model.work_items, block)]
+    found = {}
+    for bid in itertools.product(*grid):
+        coords = thread_coords(block, bid)
+        for ins in compiled.instructions:
+            active = coords[ins.active(coords)]
+            pairs = zip(map(tuple, active.tolist()), ins.address.evaluate(active).tolist())
+            found.setdefault((ins.field, ins.kind.value), []).extend(pairs)
+    return {key: sorted(pairs) for key, pairs in found.items()}
+
+
+def interior_elements(field, ghost_layers):
+    """Element index of every interior point (all index components) of a field, spatial dimensions first."""
+    spatial = len(ODD_DOMAIN)
+    ranges = [range(ghost_layers, n - ghost_layers) for n in field.shape[:spatial]]
+    ranges += [range(n) for n in field.shape[spatial:]]
+    return sorted(sum(i * s for i, s in zip(idx, field.strides)) for idx in itertools.product(*ranges))
+
+
+@pytest.mark.parametrize("fold", FOLDS)
+@pytest.mark.parametrize("name", sorted(GHOST_LAYERS))
+def test_every_interior_point_is_written_exactly_once(folded, name, fold):
+    model = pp.harvest(folded(name, fold))
+    assert model.fold == fold
+    assert model.lattice_updates == math.prod(ODD_DOMAIN)
+    for block in BLOCKS:
+        accesses = launch_accesses(model, block)
+        stored_fields = {f for f, kind in accesses if kind == "store"}
+        assert stored_fields == {a.field for a in model.stores}
+        for fname in stored_fields:
+            stores = [element for _, element in accesses[(fname, "store")]]
+            assert sorted(stores) == interior_elements(model.field_by_name(fname), GHOST_LAYERS[name])
+        for (fname, kind), pairs in accesses.items():
+            size = math.prod(model.field_by_name(fname).shape)
+            assert all(0 <= element < size for _, element in pairs), f"{kind} outside {fname}"
+
+
+@pytest.mark.parametrize("fold", FOLDS[1:])
+@pytest.mark.parametrize("name", sorted(GHOST_LAYERS))
+def test_generated_folding_is_what_the_model_predicts(folded, name, fold):
+    """Thread by thread, the generated folded kernel accesses what KernelModel.folded() says."""
+    generated = pp.harvest(folded(name, fold))
+    predicted = pp.harvest(folded(name, (1, 1, 1))).folded(fold)
+    assert generated.work_items == predicted.work_items
+    assert launch_accesses(generated, BLOCKS[0]) == launch_accesses(predicted, BLOCKS[0])
+
+
+@pytest.mark.parametrize("fold", [(1, 2, 1), (1, 2, 2)])
+def test_generated_addresses_match_the_c_code(folded, fold):
+    kernel = folded("star3d_r4", fold)
+    assert_matches_c_code(kernel, pp.harvest(kernel))
+
+
+def test_shared_values_are_loaded_once(folded):
+    """The 25-point star folded 2x in y: 2 x 25 loads, 8 of them shared (the y line overlaps by 8)."""
+    kernel = folded("star3d_r4", (1, 2, 1))
+    model = pp.harvest(kernel)
+    distinct = {(a.field, a.address) for a in model.loads}
+    assert len(distinct) == 2 * 25 - 8
+    assert kernel.get_c_code().count("_data_src[") == len(distinct)  # each in one place of the code
+    assert pp.harvest(folded("d3q19_srt", (1, 2, 1))).loads.__len__() == 2 * 19  # pull scheme: nothing shared
+
+
+@pytest.mark.parametrize("fold", FOLDS)
+def test_launch_grid_covers_the_folded_work(folded, fold):
+    config = folded("star3d_r4", fold).get_launch_configuration()
+    work = tuple(-(-n // f) for n, f in zip(ODD_DOMAIN, fold))
+    block, grid = config.evaluate()
+    assert grid == tuple(-(-w // b) for w, b in zip(work, block))
+    if fold != (1, 1, 1):
+        assert isinstance(config, FoldedLaunchConfiguration) and config.fold == fold
+        assert tuple(int(p()) for p in config.num_points) == ODD_DOMAIN
+
+
+def test_block_size_is_the_launch_configurations(odd_domain_assignments):
+    kernel = create_folded_kernel(odd_domain_assignments["star3d_r4"], fold=(1, 1, 2), block=(8, 2, 2))
+    assert kernel.get_launch_configuration().evaluate() == ((8, 2, 2), (2, 4, 2))
+
+
+def test_invalid_folds_are_clear_errors(odd_domain_assignments, jacobi_kernel):
+    import pystencils as ps
+
+    star = odd_domain_assignments["star3d_r4"]
+    with pytest.raises(pp.ConfigurationError, match="three positive integers"):
+        create_folded_kernel(star, fold=(1, 0, 1))
+    src, dst = ps.fields("src, dst: double[9, 9]")
+    with pytest.raises(pp.ConfigurationError, match=r"fold \(1, 1, 2\) folds an axis the 2D kernel does not have"):
+        create_folded_kernel([ps.Assignment(dst[0, 0], src[1, 0])], fold=(1, 1, 2))
+    cfg = ps.CreateKernelConfig()
+    cfg.gpu.indexing_scheme = "linear1d"
+    with pytest.raises(pp.ConfigurationError, match="Linear3D"):
+        create_folded_kernel(star, cfg, fold=(1, 2, 1))
+    with pytest.raises(pp.ConfigurationError, match="independence check"):
+        create_folded_kernel(star, ps.CreateKernelConfig(skip_independence_check=True), fold=(1, 2, 1))
+    launch = pp.LaunchConfig((8, 8, 1), (1, 2, 1))
+    with pytest.raises(pp.ConfigurationError, match="regenerates it; pass ApplyOptions"):
+        pp.get_plugin_manager().hook.perf_apply(kernel=jacobi_kernel, launch=launch, options=None)
+
+
+PTXAS_REPORT = """ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'star3d_r4' for 'sm_90'
+ptxas info    : Function properties for star3d_r4
+    8 bytes stack frame, 16 bytes spill stores, 24 bytes spill loads
+ptxas info    : Used 255 registers, used 0 barriers, 384 bytes smem
+"""
+
+
+def test_ptxas_report_is_read():
+    usage = nvcc.parse_resource_usage(PTXAS_REPORT, "star3d_r4", "sm_90")
+    assert (usage.registers_per_thread, usage.spill_store_bytes, usage.spill_load_bytes) == (255, 16, 24)
+    assert usage.shared_memory_bytes == 384 and usage.spilled
+    with pytest.raises(pp.PerfError, match="no resource usage for kernel 'other'"):
+        nvcc.parse_resource_usage(PTXAS_REPORT, "other", "sm_90")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH: registers cannot be compiled")
+def test_nvcc_registers_of_generated_variants(folded):
+    """Folding the Allen-Cahn kernel keeps two cells' populations in registers: more registers."""
+    unfolded = nvcc.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 1)), "sm_90")
+    twice = nvcc.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), "sm_90")
+    assert 0 < unfolded.registers_per_thread < twice.registers_per_thread <= 255
+    assert not unfolded.spilled
+    calls = nvcc.compile_resources.cache_info().hits
+    nvcc.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), "sm_90")
+    assert nvcc.compile_resources.cache_info().hits == calls + 1  # cached per source text
+
+
+def test_arch_for_device():
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not on PATH: its architectures are unknown")
+    assert nvcc.arch_for("9.0") == "sm_90"
+    assert nvcc.arch_for("7.0") in nvcc.supported_archs()  # Volta, dropped by nvcc 13: the nearest one
+
+
+def _gpu_available() -> str | None:
+    """Why the cupy comparison cannot run here, or None."""
+    try:
+        import cupy
+    except ImportError:
+        return "cupy is not installed"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return "no CUDA GPU"
+    except cupy.cuda.runtime.CUDARuntimeError as e:
+        return f"no CUDA GPU ({e})"
+    return None
+
+
+def _on_gpu(array):
+    """A cupy copy of `array` with the same strides (the kernel indexes with the field's fixed strides)."""
+    import cupy
+
+    order = np.argsort(array.strides)[::-1]  # slowest first: this transpose is contiguous
+    return cupy.asarray(np.ascontiguousarray(array.transpose(order))).transpose(np.argsort(order))
+
+
+@pytest.mark.skipif(_gpu_available() is not None, reason=f"GPU comparison skipped: {_gpu_available()}")
+@pytest.mark.parametrize("name", ["star3d_r4", "allen_cahn_phase_field"])
+def test_folded_kernels_on_the_gpu_match_the_cpu(cpu_results, folded, name):
+    """Folded and unfolded kernels compiled by pystencils' cupy JIT, on random data, against the CPU kernel."""
+    import cupy
+
+    for fold in FOLDS:
+        kernel = folded(name, fold)
+        expected = cpu_results(name, kernel)
+        on_gpu = {fname: _on_gpu(a) for fname, a in cuda_emulation.field_arrays(kernel, seed=1).items()}
+        kernel.compile()(**on_gpu)
+        for fname, a in on_gpu.items():  # outputs updated alike, everything else untouched
+            np.testing.assert_allclose(cupy.asnumpy(a), expected[fname], rtol=1e-12, atol=1e-14, err_msg=f"{fname} {fold}")
+
+
+@pytest.fixture(scope="module")
+def cpu_results(odd_domain_assignments):
+    """kernel name -> its field arrays after pystencils' CPU kernel ran on `cuda_emulation.field_arrays`."""
+    import pystencils as ps
+
+    cache = {}
+
+    def get(name, kernel):
+        if name not in cache:
+            cpu = ps.create_kernel(odd_domain_assignments[name], ps.CreateKernelConfig(target=ps.Target.CPU))
+            cache[name] = cuda_emulation.field_arrays(kernel, seed=1)
+            cpu.compile()(**cache[name])
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH: generated code cannot be run on the CPU")
+@pytest.mark.parametrize(
+    "name, fold",
+    [("star3d_r4", (1, 2, 1)), ("star3d_r4", (2, 1, 1)), ("star3d_r4", (1, 2, 2)), ("allen_cahn_phase_field", (1, 1, 2)),
+     ("allen_cahn_phase_field", (2, 1, 1)), ("d3q19_srt", (1, 2, 1))],
+)  # fmt: skip
+def test_folded_code_computes_what_pystencils_cpu_code_computes(cpu_results, folded, name, fold, tmp_path):
+    """The CUDA code, run thread by thread on the CPU (g++), against pystencils' CPU kernel on the same data."""
+    kernel = folded(name, fold)
+    expected, emulated = cpu_results(name, kernel), cuda_emulation.field_arrays(kernel, seed=1)
+    cuda_emulation.run_emulated(kernel, emulated, tmp_path)
+    for fname in expected:  # outputs alike, inputs and ghost layers untouched
+        np.testing.assert_allclose(emulated[fname], expected[fname], rtol=1e-12, atol=1e-15, err_msg=fname)
