@@ -312,54 +312,57 @@ class _Harvester:
 
         if self.options.domain_shape is not None or self.options.field_strides:
             raise HarvestError(f"{self.where}: sizes and strides come from the kernel; fix them with lp.fix_parameters")
-        globals_ = {a.name for a in self.knl.args if isinstance(a, lp.ArrayArg) and a.address_space == lp.AddressSpace.GLOBAL}
-        accesses: list[Access] = []
-        store_inames, loop_inames = [], set()
+        arrays = {a.name for a in self.knl.args if isinstance(a, lp.ArrayArg) and a.address_space == lp.AddressSpace.GLOBAL}
+        self.accesses: list[Access] = []
+        self.stores: list[tuple[frozenset, tuple]] = []  # (inames, index) of every store
+        self.loops_used: set[str] = set()
         flops = Counter()
         for insn in self.knl.instructions:
             if isinstance(insn, (lp.BarrierInstruction, lp.NoOpInstruction)):
                 continue
             if not isinstance(insn, lp.Assignment):
                 raise HarvestError(f"{self.where}: instruction {insn.id!r} is a {type(insn).__name__}; only assignments can be described")
-            inames = insn.within_inames | insn.reduction_inames()
-            where = f"{self.where}: instruction {insn.id!r}"
-            missing = [a.local or a.group for a in self.axes if a.used and not {a.local, a.group} & insn.within_inames]
-            if missing:
-                raise HarvestError(f"{where} is not within hardware iname {missing[0]!r}; every thread would run it")
-            guard = self.guard(inames, where) + self.predicate(insn)
-            predicate = sp.And(*guard)
-            subscripts = _subscripts(insn, globals_)
-            if subscripts:
-                loop_inames |= inames & set(self.loops)
-            for kind, sub in subscripts:
-                name = sub.aggregate.name
-                here = f"{self.where}: {kind.value} of array {name!r} in instruction {insn.id!r}"
-                index = sub.index if isinstance(sub.index, tuple) else (sub.index,)
-                access = Access(name, kind, self._address(name, index, here), predicate)
-                if access not in accesses:
-                    accesses.append(access)
-                if kind is AccessKind.STORE:
-                    store_inames.append(inames)
+            self._instruction(insn, arrays)
             if _is_float(self.knl, insn):
                 _count_flops(insn.expression, insn.within_inames, flops)
-        if not store_inames:
+        if not self.stores:
             raise HarvestError(f"{self.where} stores to no global array")
-        stores = [a.predicate for a in accesses if a.kind is AccessKind.STORE]
-        points = self._count(store_inames[0])
-        fields = {a.field: None for a in accesses}
+        guards = [a.predicate for a in self.accesses if a.kind is AccessKind.STORE]
+        points = self._count(self.stores[0][0])
         model = KernelModel(
             name=self.knl.name,
-            fields=tuple(self.field(name) for name in fields),
-            accesses=tuple(accesses),
+            fields=tuple(self.field(name) for name in dict.fromkeys(a.field for a in self.accesses)),
+            accesses=tuple(self.accesses),
             work_items=self.work_items,
             lattice_updates=points,
-            domain=stores[0] if all(p == stores[0] for p in stores) else sp.true,
-            loops=tuple(self.loops[n] for n in self.loop_inames if n in loop_inames),
+            domain=guards[0] if all(g == guards[0] for g in guards) else sp.true,
+            loops=tuple(self.loops[n] for n in self.loop_inames if n in self.loops_used),
             flops_per_lup=sum(n * self._count(inames) for inames, n in flops.items()) / max(points, 1),
             shared_memory_bytes=self._shared_memory_bytes(),
             generator=f"loopy {lp.version.VERSION_TEXT}",
         )
         return model.with_alignment(self._base_offsets(model))
+
+    def _instruction(self, insn, arrays: set[str]) -> None:
+        """Record the global accesses of one assignment, guarded by its domain and predicates."""
+        inames = insn.within_inames | insn.reduction_inames()
+        where = f"{self.where}: instruction {insn.id!r}"
+        missing = [a.local or a.group for a in self.axes if a.used and not {a.local, a.group} & insn.within_inames]
+        if missing:
+            raise HarvestError(f"{where} is not within hardware iname {missing[0]!r}; every thread would run it")
+        predicate = sp.And(*self.guard(inames, where), *self.predicate(insn))
+        subscripts = _subscripts(insn, arrays)
+        if subscripts:
+            self.loops_used |= inames & set(self.loops)
+        for kind, sub in subscripts:
+            name = sub.aggregate.name
+            here = f"{self.where}: {kind.value} of array {name!r} in instruction {insn.id!r}"
+            index = sub.index if isinstance(sub.index, tuple) else (sub.index,)
+            access = Access(name, kind, self._address(name, index, here), predicate)
+            if access not in self.accesses:
+                self.accesses.append(access)
+            if kind is AccessKind.STORE:
+                self.stores.append((inames, index))
 
     def _address(self, name: str, index: tuple, where: str) -> sp.Expr:
         arg = self.knl.arg_dict[name]
@@ -403,13 +406,8 @@ class _Harvester:
     def _first_point(self, model: KernelModel) -> tuple[int, ...]:
         """Index of the element the first store of thread (0,0,0), block (0,0,0) writes."""
         zero = {s: 0 for s in TID + BID} | {s: 1 for s in BDIM} | {loop.counter: loop.start for loop in model.loops}
-        for insn in self.knl.instructions:
-            for kind, sub in _subscripts(insn, {a.field for a in model.stores}):
-                if kind is AccessKind.STORE:
-                    index = sub.index if isinstance(sub.index, tuple) else (sub.index,)
-                    where = f"{self.where}: interior alignment"
-                    return tuple(int(self.affine(self.to_sympy(i, where), where).xreplace(zero)) for i in index)
-        raise HarvestError(f"{self.where}: no store to align the interior with")
+        where = f"{self.where}: interior alignment"
+        return tuple(int(self.affine(self.to_sympy(i, where), where).xreplace(zero)) for i in self.stores[0][1])
 
 
 def _subscripts(insn, arrays: set[str]):
