@@ -38,6 +38,12 @@ class KernelChoice:
     def launch(self) -> LaunchConfig:
         return self.chosen.launch
 
+    def report(self, head: int = 8) -> str:
+        """The summary, then the best `head` candidates of the ranking and how many were rejected."""
+        table = replace(self.ranking, rejected=[]).table(head=head)
+        rejected = f"\n  {len(self.ranking.rejected)} candidates rejected" if self.ranking.rejected else ""
+        return f"{self.summary()}\n{table}{rejected}"
+
     def summary(self) -> str:
         """One line: block, fold, predicted throughput and limiter, registers."""
         c = self.chosen
@@ -80,9 +86,10 @@ def create_kernel(
         folds=tuple(tuple(f) for f in folds) if folds else None,
         backend=backend,
     )
+    dev = get_device(device)
     recipe = ApplyOptions(assignments, config)
     kernel = create_folded_kernel(assignments, config)
-    choice = choose_launch(kernel, recipe, get_device(device), options, align=align, domain_shape=domain_shape, nvcc=nvcc)
+    choice = choose_launch(kernel, recipe, dev, options, align=align, domain_shape=domain_shape, nvcc=nvcc)
     chosen = get_plugin_manager().hook.perf_apply(kernel=kernel, launch=choice.launch, options=recipe)
     chosen.metadata[METADATA_KEY] = choice
     return chosen

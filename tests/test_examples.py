@@ -1,0 +1,27 @@
+"""The end-to-end examples run and generate kernels whose launch is the one they report."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SUMMARY = re.compile(r"^(\w+) on (\S+): block (\d+)x(\d+)x(\d+), fold (\d+)x(\d+)x(\d+), ([\d.]+) GLup/s", re.M)
+LAUNCH = re.compile(r"launch of the generated kernel: block \((\d+), (\d+), (\d+)\)")
+
+
+@pytest.mark.parametrize(
+    "script, kernel",
+    [("star3d_r4_choose.py", "star3d_r4"), ("allen_cahn_choose.py", "allen_cahn_phase_field")],
+)
+def test_example_chooses_for_v100_and_h100(script, kernel):
+    result = subprocess.run([sys.executable, str(EXAMPLES / script)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    summaries, launches = SUMMARY.findall(result.stdout), LAUNCH.findall(result.stdout)
+    assert [(s[0], s[1]) for s in summaries] == [(kernel, "V100-PCIe-32GB"), (kernel, "H100-SXM5-80GB")]
+    assert [s[2:5] for s in summaries] == launches  # the generated kernel carries the chosen block
+    v100, h100 = (float(s[8]) for s in summaries)
+    assert h100 > v100  # about 4x the DRAM bandwidth
+    assert result.stdout.count("   1 ") == 2  # the head of each ranking
