@@ -115,6 +115,20 @@ def test_launch_grid_covers_the_folded_work(folded, fold):
         assert tuple(int(p()) for p in config.num_points) == ODD_DOMAIN
 
 
+@pytest.mark.parametrize("fold", [(2, 1, 1), (1, 2, 1), (3, 2, 1)])
+def test_2d_kernels_fold_in_x_and_y(fold):
+    import pystencils as ps
+
+    src, dst = ps.fields("src, dst: double[9, 15]")  # 13 x 7 interior points
+    jacobi = [ps.Assignment(dst[0, 0], (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)]
+    generated = pp.harvest(create_folded_kernel(jacobi, fold=fold))
+    assert generated.work_items == (-(-13 // fold[0]), -(-7 // fold[1]), 1)
+    accesses = launch_accesses(generated, (4, 2, 1))
+    assert accesses == launch_accesses(pp.harvest(create_folded_kernel(jacobi)).folded(fold), (4, 2, 1))
+    stores = sorted(element for _, element in accesses[("dst", "store")])
+    assert stores == sorted(y * 15 + x for y in range(1, 8) for x in range(1, 14))
+
+
 def test_block_size_is_the_launch_configurations(odd_domain_assignments):
     kernel = create_folded_kernel(odd_domain_assignments["star3d_r4"], fold=(1, 1, 2), block=(8, 2, 2))
     assert kernel.get_launch_configuration().evaluate() == ((8, 2, 2), (2, 4, 2))

@@ -6,10 +6,15 @@ Harvests a lowered `GpuKernel` by walking its backend AST once:
   offset of every memory access can be expressed over ``threadIdx``,
   ``blockIdx``, ``blockDim`` and loop counters;
 - every ``PsMemAcc`` on the right-hand side is a load, on the left a store;
-- the conditions of ``if`` statements (the index guard) become the predicate of
+- the conditions of ``if`` statements (the index guard) and of ternaries on
+  indices (the guarded shared loads of folded code) become the predicate of
   the accesses inside them, not accesses;
 - field sizes and strides come from the fields (fixed size) or from the user's
-  domain shape (variable size).
+  domain shape (variable size);
+- a kernel generated with thread folding (`pystencils_folding`) says its fold
+  and its lattice points through its launch configuration.
+
+`perf_apply` regenerates the kernel with a chosen block size and folding.
 """
 
 from __future__ import annotations
