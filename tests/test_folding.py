@@ -227,15 +227,19 @@ def test_folded_kernels_on_the_gpu_match_the_cpu(cpu_results, folded, name):
 
 
 @pytest.fixture(scope="module")
-def cpu_results(odd_domain_assignments):
+def cpu_results(odd_domain_assignments, tmp_path_factory):
     """kernel name -> its field arrays after pystencils' CPU kernel ran on `cuda_emulation.field_arrays`."""
     import pystencils as ps
+    from pystencils.jit import CpuJit
 
+    # pystencils' CPU JIT caches in the home directory whatever PYSTENCILS_CACHE_DIR says
+    jit = CpuJit(objcache=tmp_path_factory.mktemp("cpujit"))
     cache = {}
 
     def get(name, kernel):
         if name not in cache:
-            cpu = ps.create_kernel(odd_domain_assignments[name], ps.CreateKernelConfig(target=ps.Target.CPU))
+            config = ps.CreateKernelConfig(target=ps.Target.CPU, jit=jit)
+            cpu = ps.create_kernel(odd_domain_assignments[name], config)
             cache[name] = cuda_emulation.field_arrays(kernel, seed=1)
             cpu.compile()(**cache[name])
         return cache[name]
