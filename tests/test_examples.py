@@ -25,3 +25,12 @@ def test_example_chooses_for_v100_and_h100(script, kernel):
     v100, h100 = (float(s[8]) for s in summaries)
     assert h100 > v100  # about 4x the DRAM bandwidth
     assert result.stdout.count("   1 ") == 2  # the head of each ranking
+
+
+def test_quick_start():
+    result = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    launch, summary = result.stdout.splitlines()[:2]
+    _, device, bx, by, bz = SUMMARY.findall(summary)[0][:5]
+    assert device == "H100-SXM5-80GB"
+    assert launch.startswith(f"(({bx}, {by}, {bz}), ")  # the generated kernel's (block, grid)
