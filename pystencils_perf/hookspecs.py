@@ -14,7 +14,7 @@ The flow of one ranking::
         metrics = merge(perf_estimate(model, launch, device, options))
         prediction = perf_predict(model, launch, device, metrics)
     choice = perf_select(ranking)
-    kernel = perf_apply(kernel, choice)
+    kernel = perf_apply(kernel, choice, options)            # the adapter regenerates or configures it
 """
 
 from __future__ import annotations
@@ -90,6 +90,9 @@ def perf_select(ranking):
 def perf_apply(kernel, launch, options):
     """Apply a chosen `LaunchConfig` to the generator's kernel object.
 
+    :param options: adapter-specific; what the adapter needs to regenerate the
+        kernel. The pystencils adapter expects `ApplyOptions(assignments, config)`,
+        because a built ``GpuKernel`` cannot change its folding or block size.
     :return: the configured kernel (the same object or a regenerated one), or
         None if this adapter does not handle `kernel`.
     """
