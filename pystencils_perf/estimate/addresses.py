@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -26,8 +27,9 @@ from ..kernel import BDIM, BID, TID, AccessKind, KernelModel
 COORDS = TID + BID  # the order of the coefficient vectors
 
 
-@dataclass(frozen=True)
-class Affine:
+class Affine(NamedTuple):
+    """``coeffs . v + offset``; a tuple, because compiling a candidate hashes thousands of them."""
+
     coeffs: tuple[int, ...]  # over COORDS
     offset: int
 

@@ -24,11 +24,18 @@ from .addresses import Instruction
 
 @dataclass(frozen=True)
 class ThreadSet:
-    """Threads of whole blocks: each run is ``(bid.x first, bid.x last, bid.y, bid.z)``."""
+    """Threads of whole blocks: each run is ``(bid.x first, bid.x last, bid.y, bid.z)``.
+
+    A set of consecutive blocks in launch order also keeps the grid and its
+    linear block ids ``first .. first+count-1``, so that set algebra can
+    describe it as one set instead of one box per run.
+    """
 
     block: tuple[int, int, int]
     runs: np.ndarray  # (n, 4) int64
     key: tuple = ()  # identifies the set among those of one candidate (for caching)
+    grid: tuple[int, int, int] | None = None
+    linear_ids: tuple[int, int] | None = None  # (first, count)
 
     @staticmethod
     def single_block(block, bid) -> ThreadSet:
@@ -41,10 +48,10 @@ class ThreadSet:
         ids = np.arange(first, first + count, dtype=np.int64)
         x, y, z = ids % gx, (ids // gx) % gy, ids // (gx * gy)
         row = y + gy * z
-        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-        ends = np.r_[starts[1:], len(ids)] - 1
+        starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
+        ends = np.append(starts[1:], len(ids)) - 1
         runs = np.stack([x[starts], x[ends], y[starts], z[starts]], axis=1)
-        return ThreadSet(tuple(block), runs, ("blocks", first, count))
+        return ThreadSet(tuple(block), runs, ("blocks", first, count), tuple(grid), (first, count))
 
 
 def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -115,6 +122,19 @@ def count_points(conjunctions, threads: ThreadSet) -> int:
     return total
 
 
+def _merged_shifts(shifts: np.ndarray, min_row_span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted shifts of a row set as clusters ``(first shift, last shift)`` whose copies join into one interval.
+
+    Copies of a row of `min_row_span` or more elements, shifted by at most that
+    much, overlap or touch: their union is one interval (a stencil's x
+    neighbours, 9 of the 25 accesses of the range-4 star, become one).
+    """
+    if len(shifts) == 1:
+        return shifts, shifts
+    split = np.flatnonzero(shifts[1:] - shifts[:-1] > min_row_span)
+    return np.insert(shifts[split + 1], 0, shifts[0]), np.append(shifts[split], shifts[-1])
+
+
 def _ceil_div(a, b):
     return -np.floor_divide(-a, b)
 
@@ -125,7 +145,8 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
     Closed intervals ``[first, last]`` of granule indices, shape (n, 2), sorted by `first`.
 
     Instructions that differ only by a constant offset (a stencil's neighbours)
-    are shifted copies of one row set: rows are clipped once per group.
+    are shifted copies of one row set: rows are clipped once per group, and
+    copies shifted by less than a row's length are joined before sorting.
     """
     bx = threads.block[0]
     eb, base = field.element_bytes, field.base_offset_bytes
@@ -142,16 +163,21 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
         u_lo0, u_hi0, coords = rows_cache[merge]
         step = coeffs[0]
         b_rows = coords @ np.asarray(coeffs, dtype=np.int64)
-        shifts = np.asarray(offsets, dtype=np.int64)[:, None]
+        shifts = np.sort(np.asarray(offsets, dtype=np.int64))
         for conj in guards:
             lo, hi, ok = _clip(conj, coords, u_lo0, u_hi0)
+            if not ok.any():
+                continue
             lo, hi, b = lo[ok], hi[ok], b_rows[ok]
             if abs(step) * eb <= granule_bytes:
-                e_first = (step * lo if step >= 0 else step * hi) + b + shifts
-                e_last = (step * hi if step >= 0 else step * lo) + b + shifts
+                row_first = (step * lo if step >= 0 else step * hi) + b
+                row_last = (step * hi if step >= 0 else step * lo) + b
+                shift_first, shift_last = _merged_shifts(shifts, int(np.min(row_last - row_first)) + 1)
+                e_first = row_first + shift_first[:, None]
+                e_last = row_last + shift_last[:, None]
             else:  # strided: every element is its own run
                 rep, u = _expand(lo, hi - lo + 1)
-                e_first = step * u + b[rep] + shifts
+                e_first = step * u + b[rep] + shifts[:, None]
                 e_last = e_first
             first = (base + eb * e_first) // granule_bytes
             last = (base + eb * e_last + eb - 1) // granule_bytes
@@ -168,8 +194,10 @@ def _union_size_sorted(intervals: np.ndarray) -> int:
         return 0
     lo, hi = intervals[:, 0], intervals[:, 1]
     reach = np.maximum.accumulate(hi)
-    prev = np.r_[lo[0] - 1, reach[:-1]]
-    return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, prev))))
+    covered_before = np.empty_like(reach)  # the last granule covered by the intervals before each one
+    covered_before[0] = lo[0] - 1
+    covered_before[1:] = reach[:-1]
+    return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, covered_before))))
 
 
 def count_union(parts: list[np.ndarray]) -> int:

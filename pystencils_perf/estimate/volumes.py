@@ -76,13 +76,15 @@ class FootprintCounter:
 
     What a thread set touches, and how many granules a union of thread sets
     touches, is computed once and reused: the previous wave of one
-    representative wave is the current wave of the one before.
+    representative wave is the current wave of the one before, and
+    representative blocks that are translates of each other share a count.
     """
 
     def __init__(self, compiled: CompiledKernel, fields: dict, backend):
         self.compiled, self.fields, self.backend = compiled, fields, backend
         self._touched = {}
         self._counts = {}
+        self._translates = {}
 
     def _parts(self, name, kind, threads, granule_bytes):
         key = (name, kind, threads.key, granule_bytes)
@@ -90,6 +92,30 @@ class FootprintCounter:
             instrs = self.compiled.for_field(name, kind)
             self._touched[key] = self.backend.touched(instrs, self.fields[name], threads, granule_bytes)
         return self._touched[key]
+
+    def block(self, kind: AccessKind, block, bid, granule_bytes: int) -> int:
+        """Distinct granules one block touches; a translate of a block counted before reuses its count.
+
+        If every instruction of a field runs on every thread of the block and all
+        move by the same D bytes from block to block, the block's granules are
+        those of any other such block shifted, up to ``D mod granule``: the count
+        depends on that residue only. Interior blocks of big grids are such translates.
+        """
+        threads = ThreadSet.single_block(block, bid)
+        total = 0
+        for name, field in self.fields.items():
+            instrs = self.compiled.for_field(name, kind)
+            if not instrs:
+                continue
+            shift = _uniform_block_shift(instrs, block, bid)
+            if shift is None:
+                total += self.backend.count_union([self._parts(name, kind, threads, granule_bytes)])
+                continue
+            key = (name, kind, granule_bytes, (field.element_bytes * shift) % granule_bytes)
+            if key not in self._translates:
+                self._translates[key] = self.backend.count_union([self._parts(name, kind, threads, granule_bytes)])
+            total += self._translates[key]
+        return total
 
     def union(self, kind: AccessKind, thread_sets: list[ThreadSet], granule_bytes: int) -> int:
         """Distinct granules touched by instructions of `kind` of all `thread_sets` together (bytes: x granule)."""
@@ -102,6 +128,24 @@ class FootprintCounter:
                     total += self.backend.count_union(parts)
             self._counts[key] = total
         return self._counts[key]
+
+
+def _uniform_block_shift(instrs, block, bid) -> int | None:
+    """Elements by which block `bid` moves every address of `instrs` relative to block 0, if they all move alike
+    and every instruction runs on every thread of the block; else None."""
+    moves = {instr.address.coeffs[3:] for instr in instrs}
+    if len(moves) != 1:
+        return None
+    for instr in instrs:
+        if not any(all(_min_over_block(c, block, bid) >= 0 for c in conj) for conj in instr.guards):
+            return None
+    return sum(c * b for c, b in zip(moves.pop(), bid))
+
+
+def _min_over_block(form, block, bid) -> int:
+    """Smallest value of an affine form over the threads of one block (a corner of the box)."""
+    thread_part = sum(min(0, c * (n - 1)) for c, n in zip(form.coeffs[:3], block))
+    return form.offset + thread_part + sum(c * b for c, b in zip(form.coeffs[3:], bid))
 
 
 def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
@@ -122,9 +166,8 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
     lups = max(req.lattice_updates, 1)
     comp = alloc = 0
     for bid in bids:
-        one = [ThreadSet.single_block(block, bid)]
-        comp += counter.union(AccessKind.LOAD, one, sector) * sector
-        alloc += counter.union(AccessKind.LOAD, one, line) * line
+        comp += counter.block(AccessKind.LOAD, block, bid, sector) * sector
+        alloc += counter.block(AccessKind.LOAD, block, bid, line) * line
     n_rep = len(bids)
     l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
     l1_miss = float(device.curve("l1_load_capacity_miss")(l1_oversubscription))
