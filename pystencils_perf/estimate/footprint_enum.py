@@ -72,8 +72,7 @@ def _rows(threads: ThreadSet, merge: bool):
     if not merge:
         rep, bidx = _expand(runs[:, 0], runs[:, 1] - runs[:, 0] + 1)
         runs = np.stack([bidx, bidx, runs[rep, 2], runs[rep, 3]], axis=1)
-    ty, tz = np.meshgrid(np.arange(by), np.arange(bz), indexing="ij")
-    ty, tz = ty.ravel(), tz.ravel()
+    ty, tz = np.repeat(np.arange(by), bz), np.tile(np.arange(bz), by)
     n_runs, n_tyz = len(runs), len(ty)
     coords = np.zeros((n_runs, n_tyz, 6), dtype=np.int64)
     coords[:, :, 1] = ty

@@ -85,6 +85,7 @@ class FootprintCounter:
         self._touched = {}
         self._counts = {}
         self._translates = {}
+        self._shifts = {}
 
     def _parts(self, name, kind, threads, granule_bytes):
         key = (name, kind, threads.key, granule_bytes)
@@ -107,7 +108,9 @@ class FootprintCounter:
             instrs = self.compiled.for_field(name, kind)
             if not instrs:
                 continue
-            shift = _uniform_block_shift(instrs, block, bid)
+            if (name, kind, bid) not in self._shifts:
+                self._shifts[name, kind, bid] = _uniform_block_shift(instrs, block, bid)
+            shift = self._shifts[name, kind, bid]
             if shift is None:
                 total += self.backend.count_union([self._parts(name, kind, threads, granule_bytes)])
                 continue
@@ -136,8 +139,8 @@ def _uniform_block_shift(instrs, block, bid) -> int | None:
     moves = {instr.address.coeffs[3:] for instr in instrs}
     if len(moves) != 1:
         return None
-    for instr in instrs:
-        if not any(all(_min_over_block(c, block, bid) >= 0 for c in conj) for conj in instr.guards):
+    for guards in {instr.guards for instr in instrs}:
+        if not any(all(_min_over_block(c, block, bid) >= 0 for c in conj) for conj in guards):
             return None
     return sum(c * b for c, b in zip(moves.pop(), bid))
 
