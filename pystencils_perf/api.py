@@ -80,12 +80,7 @@ def create_kernel(
     :param backend, align, domain_shape: as for `pystencils_perf.rank`.
     :param nvcc: compile every candidate fold for its registers where nvcc is on PATH.
     """
-    options = RankOptions(
-        threads=threads,
-        blocks=tuple(tuple(b) for b in blocks) if blocks else None,
-        folds=tuple(tuple(f) for f in folds) if folds else None,
-        backend=backend,
-    )
+    options = RankOptions.of(threads, blocks, folds, backend)
     dev = get_device(device)
     recipe = ApplyOptions(assignments, config)
     kernel = create_folded_kernel(assignments, config)

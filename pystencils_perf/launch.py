@@ -83,6 +83,16 @@ class RankOptions:
     folds: tuple[tuple[int, int, int], ...] | None = None
     backend: str = "auto"
 
+    @staticmethod
+    def of(threads=None, blocks=None, folds=None, backend="auto") -> RankOptions:
+        """From the user's arguments: any sequences of triples, None or empty for the default."""
+        return RankOptions(
+            threads=threads,
+            blocks=tuple(tuple(b) for b in blocks) if blocks else None,
+            folds=tuple(tuple(f) for f in folds) if folds else None,
+            backend=backend,
+        )
+
 
 def default_thread_count(model) -> int:
     """1024 threads for stencils, 512 for LBM-like kernels.

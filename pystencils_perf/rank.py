@@ -143,12 +143,7 @@ def rank(
 
     dev = get_device(device)
     model = harvest(kernel, domain_shape=domain_shape, align=align)
-    options = RankOptions(
-        threads=threads,
-        blocks=tuple(tuple(b) for b in blocks) if blocks else None,
-        folds=tuple(tuple(f) for f in folds) if folds else None,
-        backend=backend,
-    )
+    options = RankOptions.of(threads, blocks, folds, backend)
     from .estimate import get_backend
 
     get_backend(backend)  # fail early on an unknown name

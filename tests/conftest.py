@@ -5,9 +5,10 @@ import tempfile
 
 import pytest
 
-# pystencils must never write into the home directory during tests.
+# pystencils (and matplotlib's font cache) must never write into the home directory during tests.
 _CACHE = tempfile.mkdtemp(prefix="pystencils-perf-test-cache-")
 os.environ["PYSTENCILS_CACHE_DIR"] = _CACHE
+os.environ.setdefault("MPLCONFIGDIR", os.path.join(_CACHE, "matplotlib"))
 
 
 @pytest.fixture(scope="session")
