@@ -95,10 +95,19 @@ def test_wave_footprint_matches_brute_force(block, fold):
     from dataclasses import replace
 
     only_loads = replace(compiled, instructions=tuple(loads))
+    previous = ThreadSet.linear_range(block, grid, first - count, count) if first >= count else None
     for granule in (8, 32, 128):
         expected = brute_force_footprint(only_loads, field, block, bids, granule)
         assert footprint(loads, field, [threads], granule) == expected
         assert footprint(loads, field, [threads], granule, footprint_isl) == expected
+        if previous is not None:  # the overlap with the previous wave, |A| + |B| - |A u B| and by intersection
+            prev_bids = [(i % grid[0], (i // grid[0]) % grid[1], i // (grid[0] * grid[1])) for i in range(first - count, first)]
+            both = footprint(loads, field, [threads, previous], granule)
+            expected_overlap = expected + brute_force_footprint(only_loads, field, block, prev_bids, granule) - both
+            assert both == brute_force_footprint(only_loads, field, block, bids + prev_bids, granule)
+            for backend in (footprint_enum, footprint_isl):
+                parts = [backend.touched(loads, field, ts, granule) for ts in (threads, previous)]
+                assert backend.count_overlap(*parts) == expected_overlap
     # active points: the guard clips the domain's edge blocks
     expected = sum(int(satisfies(conj, thread_coords(block, b)).sum()) for b in bids for conj in compiled.points)
     assert count_points(compiled.points, threads) == expected

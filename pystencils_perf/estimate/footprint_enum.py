@@ -209,3 +209,8 @@ def count_union(parts: list[np.ndarray]) -> int:
         return _union_size_sorted(parts[0])
     intervals = np.concatenate(parts)
     return _union_size_sorted(intervals[np.argsort(intervals[:, 0], kind="stable")])
+
+
+def count_overlap(a: np.ndarray, b: np.ndarray) -> int:
+    """Granules in both of two `touched` results (backend interface): ``|a| + |b| - |a u b|``."""
+    return count_union([a]) + count_union([b]) - count_union([a, b])

@@ -8,14 +8,15 @@ An access maps each thread to the granules its element overlaps,
 ``G*g <= base + eb*a(v) + eb - 1`` and ``G*g + G - 1 >= base + eb*a(v)``
 (floor division by the granularity, alignment included). The footprint is
 the cardinality of the union of the images (`count_val`); the overlap of two
-waves is the count of their union subtracted from the sum of their counts
-(`volumes.py`), as for enumeration.
+waves is the cardinality of the intersection of their footprints.
 
 Building the sets costs milliseconds whatever the grid, but `count_val` on a
 union of overlapping images grows steeply with the footprint: about 1 s for a
 wave of the 25-point stencil at 64^3 and more than a minute at 80^3, where
-enumeration needs 5-15 ms (`benchmarks/bench_rank.py`). The backend is an
-exact, independent cross-check of the enumeration on small grids.
+enumeration needs 5-15 ms (`benchmarks/bench_rank.py`). It can also stall on
+particular small sets: one single-block set of a reversed, folded access ran
+for more than ten minutes in property testing. The backend is an exact,
+independent cross-check of the enumeration on small grids.
 """
 
 from __future__ import annotations
@@ -72,3 +73,8 @@ def count_union(parts: list[isl.Set]) -> int:
     for p in parts[1:]:
         total = total.union(p)
     return int(total.count_val().to_python())
+
+
+def count_overlap(a: isl.Set, b: isl.Set) -> int:
+    """Granules in both of two `touched` results (backend interface): the intersection."""
+    return int(a.intersect(b).count_val().to_python())

@@ -120,6 +120,15 @@ class FootprintCounter:
             total += self._translates[key]
         return total
 
+    def overlap(self, kind: AccessKind, a: ThreadSet, b: ThreadSet, granule_bytes: int) -> int:
+        """Granules touched by instructions of `kind` of both `a` and `b` (a wave and its previous wave)."""
+        total = 0
+        for name in self.fields:
+            if self.compiled.for_field(name, kind):
+                parts = (self._parts(name, kind, a, granule_bytes), self._parts(name, kind, b, granule_bytes))
+                total += self.backend.count_overlap(*parts)
+        return total
+
     def union(self, kind: AccessKind, thread_sets: list[ThreadSet], granule_bytes: int) -> int:
         """Distinct granules touched by instructions of `kind` of all `thread_sets` together (bytes: x granule)."""
         key = (kind, tuple(ts.key for ts in thread_sets), granule_bytes)
@@ -194,8 +203,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
         if first >= wave_blocks:
             prev = ThreadSet.linear_range(block, grid, first - wave_blocks, wave_blocks)
             v_prev = counter.union(AccessKind.LOAD, [prev], fetch) * fetch
-            v_both = counter.union(AccessKind.LOAD, [curr, prev], fetch) * fetch
-            v_overlap = v_curr + v_prev - v_both
+            v_overlap = counter.overlap(AccessKind.LOAD, curr, prev, fetch) * fetch
         else:
             v_prev = v_overlap = 0
         new = v_curr - v_overlap
