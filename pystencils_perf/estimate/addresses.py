@@ -98,23 +98,21 @@ class _Terms:
 
 def _terms(expr: sp.Expr, numeric: set, where: str) -> _Terms:
     expr = sp.expand(expr)
-    unknown = expr.free_symbols - set(COORDS) - numeric
-    if unknown:
-        raise HarvestError(f"{where}: {expr} depends on {sorted(map(str, unknown))}")
-    gens = sorted(expr.free_symbols, key=str)
-    if not gens:
-        if not expr.is_Integer:
-            raise HarvestError(f"{where}: {expr} is not an integer")
-        return _Terms(((int(expr), -1, ()),))
-    try:
-        poly = sp.Poly(expr, *gens)
-    except sp.PolynomialError:
-        raise HarvestError(f"{where}: {expr} is not a polynomial in the thread and block indices") from None
     terms = []
-    for monom, coeff in poly.terms():
+    for monom, coeff in expr.as_coefficients_dict().items():
         if not coeff.is_Integer:
             raise HarvestError(f"{where}: {expr} has a non-integer coefficient {coeff}")
-        variables = [g for g, e in zip(gens, monom) for _ in range(e)]
+        variables = []
+        for factor in sp.Mul.make_args(monom):
+            if factor is sp.S.One:
+                continue
+            base, exponent = factor.as_base_exp()
+            if not (isinstance(base, sp.Symbol) and exponent.is_Integer and exponent > 0):
+                raise HarvestError(f"{where}: {expr} is not a polynomial in the thread and block indices")
+            variables += [base] * int(exponent)
+        unknown = {v for v in variables if v not in COORDS and v not in numeric}
+        if unknown:
+            raise HarvestError(f"{where}: {expr} depends on {sorted(map(str, unknown))}")
         coords = [COORDS.index(v) for v in variables if v in COORDS]
         if len(coords) > 1:
             raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices")
