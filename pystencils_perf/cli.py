@@ -184,6 +184,8 @@ def _cmd_calibrate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .measure import DEFAULT_WARMUP, MIN_REPEATS
+
     parser = argparse.ArgumentParser(prog="pystencils-perf", description="Predict and rank GPU launch configurations.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -228,8 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     spec_args(p)
     candidate_args(p, "1x1x1")
     p.add_argument("--out", required=True, help="data set to write (CSV)")
-    p.add_argument("--repeats", type=int, default=7, help="timed runs per candidate, median reported (at least 7)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed runs per candidate first (default 3)")
+    p.add_argument("--repeats", type=int, default=MIN_REPEATS,
+                   help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})")
+    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+                   help=f"untimed runs per candidate first (default {DEFAULT_WARMUP})")
     p.add_argument("--ncu", action="store_true", help="also collect Nsight Compute volume counters")
     p.add_argument("--ncu-path", default="ncu", help="the ncu executable (default: ncu on PATH)")
     p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)

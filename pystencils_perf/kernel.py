@@ -36,6 +36,10 @@ class AccessKind(str, Enum):
     STORE = "store"
 
 
+#: the boundary `Field.base_offset_bytes` is measured from (DRAM/L2 granules and lines all divide it)
+ALIGNMENT_BYTES = 256
+
+
 @dataclass(frozen=True)
 class Field:
     """An array in device memory.
@@ -134,7 +138,7 @@ class KernelModel:
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""
-        fields = tuple(replace(f, base_offset_bytes=offsets_bytes.get(f.name, f.base_offset_bytes) % 256) for f in self.fields)
+        fields = tuple(replace(f, base_offset_bytes=offsets_bytes.get(f.name, f.base_offset_bytes) % ALIGNMENT_BYTES) for f in self.fields)
         return replace(self, fields=fields)
 
     def folded(self, fold: tuple[int, int, int]) -> KernelModel:

@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..errors import ConfigurationError, HarvestError
 from ..hookspecs import hookimpl
-from ..kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
+from ..kernel import ALIGNMENT_BYTES, BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
 
 _THREAD_LITERALS = {
     f"{cuda}.{axis}": sym
@@ -379,7 +379,7 @@ class _Harvester:
             first = self._first_interior_point()
             for f in model.fields:  # spatial coordinates come first, index dimensions last
                 element = sum(c * s for c, s in zip(first, f.strides))
-                offsets[f.name] = (-element * f.element_bytes) % 256
+                offsets[f.name] = (-element * f.element_bytes) % ALIGNMENT_BYTES
         else:
             offsets = {f.name: 0 for f in model.fields}
         for name, off in self.options.base_offsets_bytes.items():

@@ -22,6 +22,8 @@ from .gpu import GpuSession, require_cupy, run_info, runnable
 
 #: the issue's floor: a median of fewer runs is too noisy to rank candidates by
 MIN_REPEATS = 7
+#: untimed launches per candidate before timing (clocks up, caches and TLB warm)
+DEFAULT_WARMUP = 3
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, app
 
 
 def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), align="base", domain_shape=None,
-            apply_options=None, warmup: int = 3, repeats: int = MIN_REPEATS, progress=None) -> MeasureRun:
+            apply_options=None, warmup: int = DEFAULT_WARMUP, repeats: int = MIN_REPEATS, progress=None) -> MeasureRun:
     """Time every candidate: median of `repeats` CUDA-event times after `warmup` launches.
 
     Arguments as for `rank`; `folds` defaults to no folding, and other foldings
@@ -75,4 +77,4 @@ def launch_each_once(kernel, device, *, threads=None, blocks=None, folds=((1, 1,
     session.launch_each_once(session.launches)
 
 
-__all__ = ["MIN_REPEATS", "MeasureRun", "launch_each_once", "measure"]
+__all__ = ["DEFAULT_WARMUP", "MIN_REPEATS", "MeasureRun", "launch_each_once", "measure"]

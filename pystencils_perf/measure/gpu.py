@@ -22,12 +22,10 @@ from datetime import datetime, timezone
 import numpy as np
 
 from ..errors import MeasurementError
-from ..kernel import Field, KernelModel
+from ..kernel import ALIGNMENT_BYTES, Field, KernelModel
 from ..launch import LaunchConfig
 from ..plugins import get_plugin_manager
 
-#: the alignment unit `Field.base_offset_bytes` is relative to
-ALIGNMENT_BYTES = 256
 
 
 def require_cupy():
