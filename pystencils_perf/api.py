@@ -16,9 +16,8 @@ from .adapters.nvcc import ResourceUsage, arch_for, kernel_resources, nvcc_path
 from .adapters.pystencils import ApplyOptions
 from .adapters.pystencils_folding import NO_FOLD, create_folded_kernel
 from .devices import Device, get_device
-from .errors import PerfError
 from .kernel import KernelModel
-from .launch import LaunchConfig, RankOptions
+from .launch import LaunchConfig, RankOptions, candidate_space
 from .plugins import get_plugin_manager
 from .rank import RankedCandidate, Ranking, rank, select
 
@@ -94,27 +93,19 @@ def choose_launch(
     kernel, recipe: ApplyOptions, device: Device, options: RankOptions, *, align="base", domain_shape=None, nvcc=True
 ) -> KernelChoice:
     """Harvest `kernel`, measure each candidate fold's registers (regenerated from `recipe`), rank and select."""
-    from . import harvest
+    from .harvesting import harvest
 
     model = harvest(kernel, domain_shape=domain_shape, align=align)
     resources = {}
     if nvcc and nvcc_path() is not None and device.vendor == "nvidia":
         arch = arch_for(device.compute_capability)
-        for fold in candidate_folds(model, device, options):
+        for fold in candidate_space(model, device, options).folds:
             variant = kernel if fold == NO_FOLD else create_folded_kernel(recipe.assignments, recipe.config, fold=fold)
             resources[fold] = kernel_resources(variant, arch)
     model = with_registers(model, {f: r.registers_per_thread for f, r in resources.items()})
-    ranking = rank(model, device, threads=options.threads, blocks=options.blocks, folds=options.folds, backend=options.backend)
+    ranking = rank(model, device, threads=options.threads, blocks=options.blocks, folds=options.folds,
+                   backend=options.backend, model=options.model, prune=options.prune)
     return KernelChoice(device, select(ranking), ranking, resources)
-
-
-def candidate_folds(model: KernelModel, device: Device, options: RankOptions) -> list[tuple[int, int, int]]:
-    """The foldings among the `perf_candidates` plugins' candidates, unfolded first."""
-    contributed = get_plugin_manager().hook.perf_candidates(model=model, device=device, options=options)
-    folds = {launch.fold for launches in contributed for launch in launches}
-    if not folds:
-        raise PerfError(f"no plugin proposes a launch candidate for kernel {model.name!r}")
-    return sorted(folds, key=lambda f: (f != NO_FOLD, f))
 
 
 def with_registers(model: KernelModel, registers: dict[tuple[int, int, int], int]) -> KernelModel:

@@ -64,7 +64,7 @@ def _candidate_options(args, domain) -> dict:
 
 
 def _cmd_accesses(args) -> int:
-    from . import harvest
+    from .harvesting import harvest
 
     spec, domain = _load(args)
     model = harvest(spec.kernel, domain_shape=domain, align=args.align)

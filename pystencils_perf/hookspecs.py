@@ -4,22 +4,42 @@ One hook per decision. Built-in plugins (the pystencils adapter, the default
 candidate space, the estimator, the limiter model, the default selection) are
 registered exactly like external ones: through the ``pystencils_perf``
 entry-point group of their distribution. A plugin is any module or object with
-functions decorated by `hookimpl` and named like the specs below.
+functions decorated by `hookimpl` and named like the specs below; a function
+whose name starts with ``perf_`` but matches no spec is an error when the
+plugin manager is built (`pystencils_perf.plugins`), as in pytest.
 
 The flow of one ranking::
 
-    model = perf_harvest(kernel, options)                    # first adapter that recognises the kernel
-    for launch in perf_candidates(model, device, options):   # all plugins contribute candidates
-        reasons = perf_check_candidate(model, launch, device)  # any reason rejects the candidate
-        metrics = merge(perf_estimate(model, launch, device, options))
-        prediction = perf_predict(model, launch, device, metrics)
+    model = perf_harvest(kernel, options)                      # first adapter that recognises the kernel
+    for launch in perf_candidates(model, device, options):     # all plugins contribute candidates
+        reasons = perf_check_candidate(model, launch, device)    # any reason rejects the candidate
+        metrics = perf_estimate(model, launch, device, options)  # the estimator's typed Metrics
+        metrics.extras |= perf_estimate_extras(...)              # plugin numbers, merged
+        prediction = perf_predict(model, launch, device, metrics, options)  # the model options.model names
+    pruned = perf_prune(model, device, candidates, options)    # the filters options.prune names
     choice = perf_select(ranking)
-    kernel = perf_apply(kernel, choice, options)            # the adapter regenerates or configures it
+    kernel = perf_apply(kernel, choice, options)              # the adapter regenerates or configures it
+
+The command line asks plugins for their options (`perf_addoption`), footprint
+backends (`perf_footprint_backends`), models and filters (`perf_models`,
+`perf_prune_filters`), so that an installed plugin's choices appear in
+``--help`` and a misspelt name is refused with the list of known ones.
 """
 
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING, Any
+
 import pluggy
+
+if TYPE_CHECKING:
+    from .devices import Device
+    from .kernel import HarvestOptions, KernelModel
+    from .launch import LaunchConfig, RankOptions
+    from .metrics import Metrics
+    from .predict import Prediction
+    from .rank import RankedCandidate, Ranking
 
 PROJECT_NAME = "pystencils_perf"
 
@@ -28,66 +48,114 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec(firstresult=True)
-def perf_harvest(kernel, options):
+def perf_harvest(kernel: Any, options: HarvestOptions) -> KernelModel | None:
     """Describe a generator's kernel object as a `KernelModel`.
 
     :param kernel: whatever the user passed (a pystencils ``GpuKernel``, a loopy
         kernel, a declarative description, ...).
-    :param options: `HarvestOptions` (domain shape for variable-size fields, alignment).
+    :param options: domain shape for variable-size fields, alignment.
     :return: a `KernelModel`, or None if this adapter does not recognise `kernel`.
         Raise `HarvestError` if it recognises the kernel but cannot describe it.
     """
 
 
 @hookspec
-def perf_candidates(model, device, options):
+def perf_candidates(model: KernelModel, device: Device, options: RankOptions) -> list[LaunchConfig]:
     """Contribute launch candidates.
 
-    :param model: the harvested `KernelModel`.
-    :param device: the target `Device`.
-    :param options: `RankOptions` (thread counts, explicit blocks and folds).
+    :param options: thread counts, explicit blocks and folds the user asked for.
     :return: a list of `LaunchConfig`; the lists of all plugins are joined and
         de-duplicated in order.
     """
 
 
 @hookspec
-def perf_check_candidate(model, launch, device):
-    """Give a reason to reject a candidate (too many threads, registers, shared memory).
+def perf_check_candidate(model: KernelModel, launch: LaunchConfig, device: Device) -> str | None:
+    """Give a reason to reject a candidate (too many threads, registers, shared memory, a fold the kernel lacks).
 
     :return: a one-line reason, or None if this plugin has no objection.
     """
 
 
-@hookspec
-def perf_estimate(model, launch, device, options):
-    """Contribute hardware metrics of one candidate.
+@hookspec(firstresult=True)
+def perf_estimate(model: KernelModel, launch: LaunchConfig, device: Device, options: RankOptions) -> Metrics | None:
+    """The hardware metrics of one candidate (the built-in estimator answers last).
 
     :param model: the kernel model, already folded as `launch.fold` asks.
-    :return: a dict of metrics (names with units, e.g. ``dram_load_bytes_per_lup``);
-        the dicts of all plugins are merged, a key given twice is an error.
+    :return: `Metrics`, or None to leave the candidate to the next estimator.
+    """
+
+
+@hookspec
+def perf_estimate_extras(
+    model: KernelModel, launch: LaunchConfig, device: Device, options: RankOptions, metrics: Metrics
+) -> dict[str, float] | None:
+    """Contribute further numbers of one candidate, kept in ``metrics.extras``.
+
+    :return: names (with units) to values; the dicts of all plugins are merged,
+        a name given twice is an error.
     """
 
 
 @hookspec(firstresult=True)
-def perf_predict(model, launch, device, metrics):
+def perf_predict(
+    model: KernelModel, launch: LaunchConfig, device: Device, metrics: Metrics, options: RankOptions
+) -> Prediction | None:
     """Turn metrics into a `Prediction` (throughput, the time of every limiter, the limiter).
 
-    Other performance models plug in here; the first non-None answer wins
-    (register with ``tryfirst=True`` to take precedence over the built-in model).
+    Performance models are opt-in by name: answer only when ``options.model``
+    is one of your `perf_models` names, else return None. The built-in model
+    is ``"limiters"`` (the default).
+    """
+
+
+@hookspec
+def perf_models() -> dict[str, str]:
+    """The performance models this plugin answers `perf_predict` for: name -> one-line description."""
+
+
+@hookspec
+def perf_prune(
+    model: KernelModel, device: Device, candidates: list[RankedCandidate], options: RankOptions
+) -> list[tuple[RankedCandidate, str]] | None:
+    """Drop ranked candidates, as a filter the user asked for by name.
+
+    :param candidates: the ranked candidates, best first.
+    :return: None unless one of your `perf_prune_filters` names is in
+        ``options.prune``; else the candidates to drop, each with its reason.
+        The core moves them into ``ranking.rejected``.
+    """
+
+
+@hookspec
+def perf_prune_filters() -> dict[str, str]:
+    """The candidate filters this plugin answers `perf_prune` for: name -> one-line description."""
+
+
+@hookspec
+def perf_footprint_backends() -> dict[str, Any]:
+    """Footprint backends by name: modules or objects with ``block``, ``union``, ``overlap`` and ``count_points``.
+
+    The built-in estimator offers ``"enum"`` and ``"isl"``; ``"auto"`` is enumeration.
+    """
+
+
+@hookspec
+def perf_addoption(parser: argparse.ArgumentParser) -> None:
+    """Add command-line options to ``pystencils-perf rank`` (like pytest's ``pytest_addoption``).
+
+    Their parsed values reach the plugins as ``options.plugin_options[dest]``.
+    Name them after the plugin (``--tracesim-latency``) to avoid clashes.
     """
 
 
 @hookspec(firstresult=True)
-def perf_select(ranking):
-    """Choose the candidate handed back to the generator from a `Ranking` (best first).
-
-    :return: the chosen `RankedCandidate`.
-    """
+def perf_select(ranking: Ranking) -> RankedCandidate:
+    """Choose the candidate handed back to the generator from a `Ranking` (best first)."""
 
 
 @hookspec(firstresult=True)
-def perf_apply(kernel, launch, options):
+def perf_apply(kernel: Any, launch: LaunchConfig, options: Any) -> Any:
     """Apply a chosen `LaunchConfig` to the generator's kernel object.
 
     :param options: adapter-specific; what the adapter needs to regenerate the

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import ConfigurationError
 from .hookspecs import hookimpl
@@ -76,22 +78,67 @@ def power_of_two_blocks(threads: int, max_block_dim=(1024, 1024, 64), dims: int 
 
 @dataclass(frozen=True)
 class RankOptions:
-    """What the user asked of the candidate space; None means the default."""
+    """What the user asked of a ranking; None or empty means the default."""
 
     threads: int | None = None
     blocks: tuple[tuple[int, int, int], ...] | None = None
     folds: tuple[tuple[int, int, int], ...] | None = None
     backend: str = "auto"
+    #: the performance model that answers `perf_predict` (see `perf_models`)
+    model: str = "limiters"
+    #: candidate filters to apply after ranking (see `perf_prune_filters`)
+    prune: tuple[str, ...] = ()
+    #: values of the command-line options plugins added (`perf_addoption`), by dest
+    plugin_options: Mapping[str, Any] = field(default_factory=dict)
 
     @staticmethod
-    def of(threads=None, blocks=None, folds=None, backend="auto") -> RankOptions:
+    def of(threads=None, blocks=None, folds=None, backend="auto", model="limiters", prune=(), plugin_options=None) -> RankOptions:
         """From the user's arguments: any sequences of triples, None or empty for the default."""
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ConfigurationError(f"threads per block must be a positive integer, got {threads!r}")
         return RankOptions(
             threads=threads,
             blocks=tuple(tuple(b) for b in blocks) if blocks else None,
             folds=tuple(tuple(f) for f in folds) if folds else None,
             backend=backend,
+            model=model,
+            prune=(prune,) if isinstance(prune, str) else tuple(prune),
+            plugin_options=dict(plugin_options or {}),
         )
+
+
+@dataclass(frozen=True)
+class CandidateSpace:
+    """Every launch the `perf_candidates` plugins propose, split into those that can run and those rejected."""
+
+    accepted: tuple[LaunchConfig, ...]
+    rejected: tuple[tuple[LaunchConfig, str], ...]
+
+    @property
+    def folds(self) -> list[tuple[int, int, int]]:
+        """The foldings among the accepted candidates, unfolded first."""
+        return sorted({launch.fold for launch in self.accepted}, key=lambda f: (f != (1, 1, 1), f))
+
+
+def candidate_space(model, device, options: RankOptions, pm=None) -> CandidateSpace:
+    """The one enumeration of candidates that `rank`, `create_kernel` and `measure` share."""
+    from .plugins import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    seen, accepted, rejected = set(), [], []
+    for contributed in pm.hook.perf_candidates(model=model, device=device, options=options):
+        for launch in contributed:
+            if launch in seen:
+                continue
+            seen.add(launch)
+            reasons = [r for r in pm.hook.perf_check_candidate(model=model, launch=launch, device=device) if r]
+            if reasons:
+                rejected.append((launch, "; ".join(reasons)))
+            else:
+                accepted.append(launch)
+    if not seen:
+        raise ConfigurationError(f"no plugin proposes a launch candidate for kernel {model.name!r}")
+    return CandidateSpace(tuple(accepted), tuple(rejected))
 
 
 def default_thread_count(model) -> int:
@@ -124,6 +171,9 @@ def perf_check_candidate(model, launch, device):
     for axis, b, limit in zip("xyz", launch.block, device.max_block_dim):
         if b > limit:
             return f"block {axis} = {b} exceeds {device.name}'s limit {limit}"
+    for axis, n, f in zip("xyz", model.work_items, launch.fold):
+        if f > n:
+            return f"fold {axis} = {f} exceeds the {n} point(s) of the iteration space along {axis}: folded points would idle"
     for axis, b, n, f in zip("xyz", launch.block, model.work_items, launch.fold):
         threads = -(-n // f)
         if b > threads:

@@ -2,27 +2,63 @@
 
 Built-in plugins are listed in this distribution's own ``pystencils_perf``
 entry-point group, so they are found exactly like third-party ones; the core
-never imports an adapter or a model by name.
+never imports an adapter or a model by name. Run from a source tree without
+installing, the same list is read from this project's ``pyproject.toml``.
+
+A plugin is blocked by its entry-point name, like pytest's ``-p no:NAME``:
+``PYSTENCILS_PERF_BLOCK=name1,name2`` in the environment, or
+``pystencils-perf --block-plugin NAME``.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import os
+import tomllib
+from pathlib import Path
 
 import pluggy
 
 from . import hookspecs
+from .errors import PerfError
+
+BLOCK_ENV = "PYSTENCILS_PERF_BLOCK"
+_PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
+
+
+def blocked_names() -> tuple[str, ...]:
+    """Entry-point names blocked through the environment."""
+    return tuple(sorted(n.strip() for n in os.environ.get(BLOCK_ENV, "").split(",") if n.strip()))
+
+
+def _source_tree_builtins() -> dict[str, str]:
+    """The built-in plugins as the source tree's pyproject.toml lists them (name -> module)."""
+    try:
+        with open(_PYPROJECT, "rb") as fh:
+            project = tomllib.load(fh)["project"]
+        return dict(project["entry-points"][hookspecs.PROJECT_NAME])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """The process-wide plugin manager with every installed plugin that is not blocked."""
+    return _plugin_manager(blocked_names())
 
 
 @functools.cache
-def get_plugin_manager() -> pluggy.PluginManager:
-    """The process-wide plugin manager with every installed plugin registered."""
+def _plugin_manager(blocked: tuple[str, ...]) -> pluggy.PluginManager:
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
+    for name in blocked:
+        pm.set_blocked(name)
     pm.load_setuptools_entrypoints(hookspecs.PROJECT_NAME)
-    if not pm.hook.perf_predict.get_hookimpls():
-        raise RuntimeError(
-            "pystencils-perf's built-in plugins were not found through entry points; "
-            "install the package (`pip install -e .`) instead of importing it from a source tree"
-        )
+    for name, module in _source_tree_builtins().items():
+        if not pm.is_blocked(name) and pm.get_plugin(name) is None:
+            pm.register(importlib.import_module(module), name)
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as e:
+        raise PerfError(f"plugin {e.plugin!r}: {e} (misspelt hook? see pystencils_perf/hookspecs.py)") from None
     return pm

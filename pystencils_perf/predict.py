@@ -30,16 +30,25 @@ def limiter_times(model, device, metrics) -> dict[str, float]:
     double = max((f.element_bytes for f in model.fields), default=8) >= 8
     peak_flops = (device.fp64_peak_gflops if double else device.fp32_peak_gflops) * 1e9
     return {
-        "FP": metrics["flops_per_lup"] / peak_flops,
-        "L1": metrics["l1_cycles_per_lup"] / (device.sm_count * device.clock_ghz * 1e9),
-        "L2": (metrics["l2_load_bytes_per_lup"] + metrics["l2_store_bytes_per_lup"]) / (device.l2_bandwidth_gbs * 1e9),
-        "DRAM": (metrics["dram_load_bytes_per_lup"] + metrics["dram_store_bytes_per_lup"])
-        / (device.dram_bandwidth_gbs * 1e9),
+        "FP": metrics.flops_per_lup / peak_flops,
+        "L1": metrics.l1_cycles_per_lup / (device.sm_count * device.clock_ghz * 1e9),
+        "L2": (metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup) / (device.l2_bandwidth_gbs * 1e9),
+        "DRAM": (metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup) / (device.dram_bandwidth_gbs * 1e9),
     }
 
 
+MODEL_NAME = "limiters"
+
+
+@hookimpl
+def perf_models():
+    return {MODEL_NAME: "minimum over the FP, L1, L2 and DRAM limiters (the paper's model)"}
+
+
 @hookimpl(trylast=True)
-def perf_predict(model, launch, device, metrics):
+def perf_predict(model, launch, device, metrics, options):
+    if options.model != MODEL_NAME:
+        return None
     times = limiter_times(model, device, metrics)
     limiter = max(times, key=times.get)
     return Prediction(1.0 / times[limiter], limiter, times)

@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .devices import Device, get_device
-from .errors import PerfError
+from .errors import ConfigurationError, PerfError
+from .harvesting import harvest
 from .hookspecs import hookimpl
-from .launch import LaunchConfig, RankOptions
+from .launch import LaunchConfig, RankOptions, candidate_space
+from .metrics import VOLUME_FIELDS, Metrics
 from .plugins import get_plugin_manager
 from .predict import Prediction
 
@@ -24,7 +26,7 @@ from .predict import Prediction
 class RankedCandidate:
     launch: LaunchConfig
     prediction: Prediction
-    metrics: dict
+    metrics: Metrics
 
     def as_json(self) -> dict:
         m = self.metrics
@@ -34,14 +36,14 @@ class RankedCandidate:
             "glups": self.prediction.glups,
             "limiter": self.prediction.limiter,
             "bytes_per_lup": {
-                "l2_load": m["l2_load_bytes_per_lup"],
-                "l2_store": m["l2_store_bytes_per_lup"],
-                "dram_load": m["dram_load_bytes_per_lup"],
-                "dram_store": m["dram_store_bytes_per_lup"],
+                "l2_load": m.l2_load_bytes_per_lup,
+                "l2_store": m.l2_store_bytes_per_lup,
+                "dram_load": m.dram_load_bytes_per_lup,
+                "dram_store": m.dram_store_bytes_per_lup,
             },
-            "l1_cycles_per_lup": m["l1_cycles_per_lup"],
+            "l1_cycles_per_lup": m.l1_cycles_per_lup,
             "seconds_per_lup": dict(self.prediction.seconds_per_lup),
-            "metrics": {k: (list(v) if isinstance(v, tuple) else v) for k, v in m.items()},
+            "metrics": m.as_dict(),
         }
 
 
@@ -78,8 +80,7 @@ class Ranking:
         for i, c in enumerate(self.candidates, 1):
             m = c.metrics
             w.writerow([i, *c.launch.block, *c.launch.fold, f"{c.prediction.glups:.4f}", c.prediction.limiter,
-                        *(f"{m[k]:.3f}" for k in ("dram_load_bytes_per_lup", "dram_store_bytes_per_lup",
-                                                  "l2_load_bytes_per_lup", "l2_store_bytes_per_lup", "l1_cycles_per_lup"))])
+                        *(f"{m.value(k):.3f}" for k in (*VOLUME_FIELDS, "l1_cycles_per_lup"))])
         return out.getvalue()
 
     def table(self, head: int | None = None) -> str:
@@ -97,9 +98,9 @@ class Ranking:
             lines.append(
                 f"{i:>4} {'x'.join(map(str, c.launch.block)):>12} {'x'.join(map(str, c.launch.fold)):>7} "
                 f"{c.prediction.glups:>7.2f} {c.prediction.limiter:>7} "
-                f"{m['dram_load_bytes_per_lup']:>8.2f} {m['dram_store_bytes_per_lup']:>8.2f} "
-                f"{m['l2_load_bytes_per_lup']:>7.2f} {m['l2_store_bytes_per_lup']:>7.2f} "
-                f"{m['l1_cycles_per_lup']:>7.3f} {m['blocks_per_sm']:>6}"
+                f"{m.dram_load_bytes_per_lup:>8.2f} {m.dram_store_bytes_per_lup:>8.2f} "
+                f"{m.l2_load_bytes_per_lup:>7.2f} {m.l2_store_bytes_per_lup:>7.2f} "
+                f"{m.l1_cycles_per_lup:>7.3f} {m.blocks_per_sm:>6}"
             )
         if head is not None and head < len(self.candidates):
             lines.append(f"  ... {len(self.candidates) - head} more")
@@ -108,14 +109,22 @@ class Ranking:
         return "\n".join(lines)
 
 
-def _merge_metrics(results: list[dict], launch: LaunchConfig) -> dict:
+def _extras(pm, model, launch, device, options, metrics: Metrics) -> Metrics:
+    """`metrics` with the plugins' `perf_estimate_extras` merged in; a name given twice is an error."""
     merged: dict = {}
-    for part in results:
-        clash = merged.keys() & part.keys()
+    for part in pm.hook.perf_estimate_extras(model=model, launch=launch, device=device, options=options, metrics=metrics):
+        clash = merged.keys() & (part or {}).keys()
         if clash:
             raise PerfError(f"candidate {launch.label}: two estimator plugins report {', '.join(sorted(clash))}")
-        merged.update(part)
-    return merged
+        merged.update(part or {})
+    return replace(metrics, extras={**metrics.extras, **merged}) if merged else metrics
+
+
+def _check_names(kind: str, asked, offered: list[dict]) -> None:
+    known = {name for names in offered for name in (names or {})}
+    for name in asked:
+        if name not in known:
+            raise ConfigurationError(f"unknown {kind} {name!r}; installed: {', '.join(sorted(known)) or 'none'}")
 
 
 def rank(
@@ -128,6 +137,9 @@ def rank(
     backend: str = "auto",
     align: str = "base",
     domain_shape=None,
+    model: str = "limiters",
+    prune=(),
+    plugin_options=None,
     progress=None,
 ) -> Ranking:
     """Rank launch candidates of `kernel` (a pystencils/lbmpy GPU kernel, assignments, or a `KernelModel`).
@@ -136,42 +148,46 @@ def rank(
     :param threads: threads per block of the default candidates (1024 stencils, 512 LBM).
     :param blocks: explicit block sizes ``[(bx, by, bz), ...]`` instead of the default space.
     :param folds: thread foldings ``[(fx, fy, fz), ...]``, default (1,1,1), (1,2,1), (1,1,2).
-    :param backend: footprint backend, ``"auto"``, ``"enum"`` or ``"isl"``.
+    :param backend: footprint backend, ``"auto"``, ``"enum"``, ``"isl"`` or a plugin's.
     :param align: ``"base"`` or ``"interior"`` (see `HarvestOptions`).
+    :param model: the performance model (``"limiters"``, or a model plugin's name).
+    :param prune: names of candidate filters (e.g. ``("ryoo",)``); dropped candidates
+        join ``ranking.rejected`` with the filter's reason.
+    :param plugin_options: values for options plugins added (`perf_addoption`), by name.
     """
-    from . import harvest
-
-    dev = get_device(device)
-    model = harvest(kernel, domain_shape=domain_shape, align=align)
-    options = RankOptions.of(threads, blocks, folds, backend)
     from .estimate import get_backend
 
+    dev = get_device(device)
+    kernel_model = harvest(kernel, domain_shape=domain_shape, align=align)
+    options = RankOptions.of(threads, blocks, folds, backend, model, prune, plugin_options)
     get_backend(backend)  # fail early on an unknown name
     pm = get_plugin_manager()
-    seen, launches = set(), []
-    for contributed in pm.hook.perf_candidates(model=model, device=dev, options=options):
-        for launch in contributed:
-            if launch not in seen:
-                seen.add(launch)
-                launches.append(launch)
+    _check_names("performance model", (options.model,), pm.hook.perf_models())
+    _check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
+    space = candidate_space(kernel_model, dev, options, pm)
     folded_models = {}
-    ranked, rejected = [], []
-    for launch in progress(launches) if progress else launches:
-        reasons = [r for r in pm.hook.perf_check_candidate(model=model, launch=launch, device=dev) if r]
-        if reasons:
-            rejected.append((launch, "; ".join(reasons)))
-            continue
+    ranked = []
+    for launch in progress(space.accepted) if progress else space.accepted:
         if launch.fold not in folded_models:
-            folded_models[launch.fold] = model.folded(launch.fold)
+            folded_models[launch.fold] = kernel_model.folded(launch.fold)
         folded = folded_models[launch.fold]
-        metrics = _merge_metrics(pm.hook.perf_estimate(model=folded, launch=launch, device=dev, options=options), launch)
-        prediction = pm.hook.perf_predict(model=folded, launch=launch, device=dev, metrics=metrics)
+        metrics = pm.hook.perf_estimate(model=folded, launch=launch, device=dev, options=options)
+        metrics = _extras(pm, folded, launch, dev, options, metrics)
+        prediction = pm.hook.perf_predict(model=folded, launch=launch, device=dev, metrics=metrics, options=options)
+        if prediction is None:
+            raise PerfError(f"the performance model {options.model!r} gave no prediction for {launch.label}")
         ranked.append(RankedCandidate(launch, prediction, metrics))
+    rejected = list(space.rejected)
     if not ranked:
         reasons = "; ".join(f"{launch.label}: {reason}" for launch, reason in rejected[:3])
-        raise PerfError(f"no launch candidate of kernel {model.name!r} can run on {dev.name} ({reasons})")
+        raise PerfError(f"no launch candidate of kernel {kernel_model.name!r} can run on {dev.name} ({reasons})")
     ranked.sort(key=lambda c: (-c.prediction.lups_per_second, c.launch))
-    return Ranking(dev, model.name, ranked, rejected)
+    for dropped in pm.hook.perf_prune(model=kernel_model, device=dev, candidates=list(ranked), options=options):
+        for candidate, reason in dropped or ():
+            if candidate in ranked:
+                ranked.remove(candidate)
+                rejected.append((candidate.launch, reason))
+    return Ranking(dev, kernel_model.name, ranked, rejected)
 
 
 def select(ranking: Ranking) -> RankedCandidate:

@@ -42,7 +42,7 @@ class Pair:
     def predicted(self, metric: Metric) -> float:
         if metric.predicted_key is None:
             return self.candidate.prediction.glups
-        return float(self.candidate.metrics[metric.predicted_key])
+        return float(self.candidate.metrics.value(metric.predicted_key))
 
 
 def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",

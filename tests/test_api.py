@@ -82,9 +82,9 @@ def test_registers_of_each_fold_limit_occupancy():
     for candidate in choice.ranking.candidates:
         registers = choice.resources[candidate.launch.fold].registers_per_thread
         assert registers > 32
-        assert (candidate.metrics["blocks_per_sm"], candidate.metrics["occupancy_limited_by"]) == (1, "registers")
+        assert (candidate.metrics.blocks_per_sm, candidate.metrics.occupancy_limited_by) == (1, "registers")
     unmeasured = pp.create_kernel(star, nvcc=False, **space).metadata["pystencils_perf"]
-    assert {c.metrics["blocks_per_sm"] for c in unmeasured.ranking.candidates} == {2}
+    assert {c.metrics.blocks_per_sm for c in unmeasured.ranking.candidates} == {2}
     assert unmeasured.resources == {}
 
 

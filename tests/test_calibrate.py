@@ -73,7 +73,7 @@ def test_refuses_flat_ratios(v100_validation):
     curves = get_device("V100").curves
     pairs = [(1.0, m) for _, m in _points(v100_validation)]
     term = l2_load_observation(pairs).terms[0]
-    comp = np.array([m["l1_compulsory_bytes_per_lup"] for _, m in pairs])
+    comp = np.array([m.l1_compulsory_bytes_per_lup for _, m in pairs])
     measured = comp + 0.3 * term.volume
     points = [({"l2_load": float(v)}, m) for v, (_, m) in zip(measured, pairs)]
     with pytest.raises(CalibrationError, match=r"implies ratios within 0\.000 of each other: too flat"):

@@ -119,7 +119,7 @@ def test_star_ranking_matches_the_paper(star_r4_kernel):
     n = len(ranking.candidates)
     by_dram = sorted(
         ranking.candidates,
-        key=lambda c: c.metrics["dram_load_bytes_per_lup"] + c.metrics["dram_store_bytes_per_lup"],
+        key=lambda c: c.metrics.dram_load_bytes_per_lup + c.metrics.dram_store_bytes_per_lup,
     )
     # thin in z and wide in x: among the worst by DRAM volume
     assert [c.launch for c in by_dram].index(pp.LaunchConfig((128, 8, 1))) >= 0.75 * n

@@ -54,5 +54,5 @@ def test_lbm_ranks_with_512_thread_blocks(lbm_kernels):
     assert {c.launch.threads_per_block for c in ranking.candidates} == {512}
     # a streaming kernel: at least the compulsory 19 loads and 19 stores of 8 B per update
     best = ranking.best.metrics
-    assert best["dram_load_bytes_per_lup"] >= 19 * 8 * 0.99
-    assert best["dram_store_bytes_per_lup"] >= 19 * 8 * 0.99
+    assert best.dram_load_bytes_per_lup >= 19 * 8 * 0.99
+    assert best.dram_store_bytes_per_lup >= 19 * 8 * 0.99

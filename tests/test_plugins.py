@@ -41,9 +41,33 @@ class OnlyWideBlocks:
 
 
 class ConstantModel:
-    @hookimpl(tryfirst=True)
-    def perf_predict(self, model, launch, device, metrics):
+    @hookimpl
+    def perf_models(self):
+        return {"constant": "throughput = block width (a test model)"}
+
+    @hookimpl
+    def perf_predict(self, model, launch, device, metrics, options):
+        if options.model != "constant":
+            return None
         return Prediction(float(launch.block[0]), "constant", {"constant": 1.0 / launch.block[0]})
+
+
+class NarrowFilter:
+    @hookimpl
+    def perf_prune_filters(self):
+        return {"narrow": "drop blocks narrower than 64 threads in x"}
+
+    @hookimpl
+    def perf_prune(self, model, device, candidates, options):
+        if "narrow" not in options.prune:
+            return None
+        return [(c, "pruned by narrow: x < 64") for c in candidates if c.launch.block[0] < 64]
+
+
+class WarpCount:
+    @hookimpl
+    def perf_estimate_extras(self, model, launch, device, options, metrics):
+        return {"warps_per_block": launch.threads_per_block / device.warp_size}
 
 
 @pytest.fixture
@@ -72,11 +96,74 @@ def test_external_adapter_and_check_are_honoured(registered):
     assert ranking.rejected[0][1] == "narrower than a warp"
     # a copy kernel streams 8 B in and 8 B out per update
     m = ranking.best.metrics
-    assert m["dram_load_bytes_per_lup"] == pytest.approx(8.0) and m["dram_store_bytes_per_lup"] == pytest.approx(8.0)
+    assert m.dram_load_bytes_per_lup == pytest.approx(8.0) and m.dram_store_bytes_per_lup == pytest.approx(8.0)
 
 
-def test_external_model_takes_precedence(registered, jacobi_kernel):
+def test_model_plugins_are_opt_in_by_name(registered, jacobi_kernel):
     registered(ConstantModel())
-    ranking = pp.rank(jacobi_kernel, "V100", blocks=[(8, 4, 1), (64, 2, 1)], folds=[(1, 1, 1)])
+    blocks = [(8, 4, 1), (64, 2, 1)]
+    default = pp.rank(jacobi_kernel, "V100", blocks=blocks, folds=[(1, 1, 1)])
+    assert default.best.prediction.limiter != "constant"  # installed is not chosen
+    ranking = pp.rank(jacobi_kernel, "V100", blocks=blocks, folds=[(1, 1, 1)], model="constant")
     assert ranking.best.prediction.limiter == "constant"
     assert ranking.best.launch.block == (64, 2, 1)
+    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'constnt'.*constant, limiters"):
+        pp.rank(jacobi_kernel, "V100", blocks=blocks, model="constnt")
+
+
+def test_prune_filters_move_candidates_to_rejected_with_reason(registered, jacobi_kernel):
+    registered(NarrowFilter())
+    blocks = [(8, 4, 1), (64, 2, 1), (32, 1, 1)]
+    assert len(pp.rank(jacobi_kernel, "V100", blocks=blocks, folds=[(1, 1, 1)]).candidates) == 3
+    ranking = pp.rank(jacobi_kernel, "V100", blocks=blocks, folds=[(1, 1, 1)], prune="narrow")
+    assert {c.launch.block for c in ranking.candidates} == {(64, 2, 1)}
+    assert sorted((launch.block, reason) for launch, reason in ranking.rejected) == [
+        ((8, 4, 1), "pruned by narrow: x < 64"), ((32, 1, 1), "pruned by narrow: x < 64")]
+    with pytest.raises(pp.ConfigurationError, match="unknown candidate filter 'nope'"):
+        pp.rank(jacobi_kernel, "V100", blocks=blocks, prune=("nope",))
+
+
+def test_estimate_extras_reach_the_metrics(registered, jacobi_kernel):
+    registered(WarpCount())
+    ranking = pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)], folds=[(1, 1, 1)])
+    assert ranking.best.metrics.extras == {"warps_per_block": 4.0}
+    assert ranking.best.metrics.value("warps_per_block") == 4.0
+    assert ranking.as_json()["candidates"][0]["metrics"]["warps_per_block"] == 4.0
+    registered(WarpCount())
+    with pytest.raises(pp.PerfError, match="two estimator plugins report warps_per_block"):
+        pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)], folds=[(1, 1, 1)])
+
+
+class Misspelt:
+    @hookimpl
+    def perf_predcit(self, model, launch, device, metrics, options):
+        return None
+
+
+def test_a_misspelt_hook_is_an_error(monkeypatch):
+    from pystencils_perf import plugins
+
+    monkeypatch.setattr(plugins, "_source_tree_builtins", lambda: {"misspelt": "tests.test_plugins_misspelt"})
+    monkeypatch.setitem(__import__("sys").modules, "tests.test_plugins_misspelt", Misspelt())
+    plugins._plugin_manager.cache_clear()
+    try:
+        with pytest.raises(pp.PerfError, match="perf_predcit"):
+            plugins._plugin_manager(("test-block",))
+    finally:
+        plugins._plugin_manager.cache_clear()
+
+
+def test_a_plugin_is_blocked_by_name(monkeypatch, jacobi_kernel):
+    from pystencils_perf import plugins
+
+    monkeypatch.setenv(plugins.BLOCK_ENV, "model")
+    pm = plugins.get_plugin_manager()
+    assert pm.is_blocked("model") and pm.get_plugin("model") is None
+    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'limiters'; installed: none"):
+        pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)])
+
+
+def test_builtins_are_found_from_a_source_tree_without_installing():
+    from pystencils_perf import plugins
+
+    assert {"pystencils", "candidates", "estimator", "model", "select"} <= set(plugins._source_tree_builtins())

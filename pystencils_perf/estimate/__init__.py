@@ -3,7 +3,7 @@
 `backend` chooses how footprints are counted: ``"enum"`` (interval enumeration,
 `footprint_enum`) or ``"isl"`` (set algebra with islpy, `footprint_isl`); both
 give the same counts. ``"auto"`` is enumeration, which is faster at every size
-measured so far.
+measured so far. Plugins may offer further backends (`perf_footprint_backends`).
 """
 
 from __future__ import annotations
@@ -13,20 +13,30 @@ from ..hookspecs import hookimpl
 from . import footprint_enum, footprint_isl
 from .volumes import estimate_volumes
 
-BACKENDS = {"enum": footprint_enum, "isl": footprint_isl}
+
+def footprint_backends() -> dict:
+    """Every footprint backend the installed plugins offer, by name, ``"auto"`` first."""
+    from ..plugins import get_plugin_manager
+
+    backends = {}
+    for offered in get_plugin_manager().hook.perf_footprint_backends():
+        backends.update(offered or {})
+    return {"auto": backends.get("enum", footprint_enum), **backends}
 
 
 def get_backend(name: str):
-    if name == "auto":
-        return footprint_enum
+    backends = footprint_backends()
     try:
-        return BACKENDS[name]
+        return backends[name]
     except KeyError:
-        raise ConfigurationError(f"unknown footprint backend {name!r}; choose auto, {', '.join(BACKENDS)}") from None
+        raise ConfigurationError(f"unknown footprint backend {name!r}; choose {', '.join(backends)}") from None
 
 
 @hookimpl
+def perf_footprint_backends():
+    return {"enum": footprint_enum, "isl": footprint_isl}
+
+
+@hookimpl(trylast=True)
 def perf_estimate(model, launch, device, options):
-    metrics = estimate_volumes(model, launch.block, device, get_backend(options.backend))
-    metrics["flops_per_lup"] = model.flops_per_lup
-    return metrics
+    return estimate_volumes(model, launch.block, device, get_backend(options.backend))

@@ -28,6 +28,8 @@ import numpy as np
 
 from ..devices import Curve, Device
 from ..errors import CalibrationError
+from . import composition
+from .composition import CurveTerm, VolumeFormula
 
 #: a point informs a curve when the volume the curve weighs is at least this share of the measured volume
 INFORMATIVE_SHARE = 0.01
@@ -39,42 +41,39 @@ FREE_COEFFICIENTS = ("a", "b", "c")  # d only shifts x, like a change of b: it s
 
 
 @dataclass(frozen=True)
-class CurveTerm:
-    """One curve's share of a predicted volume: ``sign * R(x) * volume`` per point (bytes per lattice update)."""
-
-    curve: str
-    x: np.ndarray
-    volume: np.ndarray
-    sign: float = 1.0
-    x_label: str = "x"
-    volume_label: str = "volume"
-
-
-@dataclass(frozen=True)
 class Observation:
-    """One measured volume over many candidates and how the estimator composes it."""
+    """One measured volume over many candidates and the estimator's formula for it (`composition`)."""
 
-    metric: str
+    formula: VolumeFormula
     measured: np.ndarray
-    base: np.ndarray
-    terms: tuple[CurveTerm, ...]
+
+    @property
+    def metric(self) -> str:
+        return self.formula.metric
+
+    @property
+    def terms(self) -> tuple[CurveTerm, ...]:
+        return self.formula.terms
 
     def predicted(self, curves: dict[str, Curve]) -> np.ndarray:
-        total = self.base.copy()
         with np.errstate(over="ignore", invalid="ignore"):
-            for t in self.terms:
-                total += t.sign * np.nan_to_num(curves[t.curve](t.x)) * t.volume
-        return total
+            safe = {t.curve: _finite(curves[t.curve]) for t in self.terms}
+            return np.asarray(self.formula.evaluate(safe), dtype=float)
 
     def relative_residual(self, curves: dict[str, Curve]) -> np.ndarray:
         return (self.predicted(curves) - self.measured) / self.measured
 
     def implied_ratio(self, term: CurveTerm, curves: dict[str, Curve]) -> np.ndarray:
         """The value of `term`'s curve that would make every prediction exact, the others as they are."""
-        others = [t for t in self.terms if t is not term]
-        rest = Observation(self.metric, self.measured, self.base, tuple(others)).predicted(curves)
+        others = tuple(t for t in self.terms if t is not term)
+        rest = Observation(replace(self.formula, terms=others), self.measured).predicted(curves)
         with np.errstate(divide="ignore", invalid="ignore"):
             return (self.measured - rest) / (term.sign * term.volume)
+
+
+def _finite(curve: Curve):
+    """`curve` with NaN (from inf * 0 at extreme arguments) read as no contribution, for the fit's residual."""
+    return lambda x: np.nan_to_num(curve(x))
 
 
 @dataclass(frozen=True)
@@ -214,49 +213,42 @@ def fit_observation(obs: Observation, curves: dict[str, Curve]) -> ObservationFi
 
 
 def _column(pairs, key) -> np.ndarray:
-    return np.array([metrics[key] for _, metrics in pairs], dtype=float)
+    return np.array([getattr(metrics, key) for _, metrics in pairs], dtype=float)
+
+
+def _measured(pairs) -> np.ndarray:
+    return np.array([m for m, _ in pairs], dtype=float)
 
 
 def l2_load_observation(pairs) -> Observation:
-    """L2 -> L1 loads: ``V_comp + R_L1(O_L1) * (V_req - V_comp)`` (pairs: measured L2 load, estimator metrics)."""
-    comp = _column(pairs, "l1_compulsory_bytes_per_lup")
-    term = CurveTerm(
-        "l1_load_capacity_miss",
-        _column(pairs, "l1_oversubscription"),
-        np.maximum(_column(pairs, "l1_requested_bytes_per_lup") - comp, 0.0),
-        x_label="L1 oversubscription",
-        volume_label="redundant L1 load",
-    )
-    return Observation("L2 load", np.array([m for m, _ in pairs], dtype=float), comp, (term,))
+    """L2 -> L1 loads (pairs: measured L2 load, estimator `Metrics`); the formula is `composition.l2_load`."""
+    formula = composition.l2_load(_column(pairs, "l1_compulsory_bytes_per_lup"),
+                                  _column(pairs, "l1_requested_bytes_per_lup"), _column(pairs, "l1_oversubscription"))
+    return Observation(formula, _measured(pairs))
 
 
 def dram_load_observation(pairs, l1_refit: tuple[Curve, Curve] | None = None) -> Observation:
-    """DRAM loads: ``V_new + (1 - hit(V_prev / (L2 - V_new))) * V_overlap + R_L2(O_L2) * (V_L2 - V_wave)``.
+    """DRAM loads, `composition.dram_load` over the candidates.
 
     `l1_refit` (old and new L1 curve): the predicted L2 load, and with it the
     L2 redundant volume, moves by ``(R_new(O) - R_old(O)) * (V_req - V_comp)``.
     """
-    overlap = _column(pairs, "wave_overlap_bytes_per_lup")
     redundant = _column(pairs, "dram_redundant_load_bytes_per_lup")
     if l1_refit is not None:
         l1 = l2_load_observation(pairs).terms[0]
         old, new = l1_refit
         redundant = np.maximum(redundant + (new(l1.x) - old(l1.x)) * l1.volume, 0.0)
-    hit = CurveTerm("previous_wave_xy_hit", _column(pairs, "previous_wave_ratio"), overlap, -1.0,
-                    x_label="previous wave / remaining L2", volume_label="previous-wave overlap")
-    miss = CurveTerm("l2_load_capacity_miss", _column(pairs, "l2_oversubscription"), redundant,
-                     x_label="L2 oversubscription", volume_label="redundant L2 load")
-    base = _column(pairs, "dram_compulsory_load_bytes_per_lup") + overlap
-    return Observation("DRAM load", np.array([m for m, _ in pairs], dtype=float), base, (hit, miss))
+    formula = composition.dram_load(_column(pairs, "dram_compulsory_load_bytes_per_lup"),
+                                    _column(pairs, "wave_overlap_bytes_per_lup"), _column(pairs, "previous_wave_ratio"),
+                                    _column(pairs, "l2_oversubscription"), redundant)
+    return Observation(formula, _measured(pairs))
 
 
 def dram_store_observation(pairs) -> Observation:
-    """DRAM stores: ``V_store + R_store(O_L2) * (V_L2,store - V_store)``."""
-    term = CurveTerm("l2_store_capacity_miss", _column(pairs, "l2_oversubscription"),
-                     _column(pairs, "dram_redundant_store_bytes_per_lup"), x_label="L2 oversubscription",
-                     volume_label="redundant L2 store")
-    return Observation("DRAM store", np.array([m for m, _ in pairs], dtype=float),
-                       _column(pairs, "dram_compulsory_store_bytes_per_lup"), (term,))
+    """DRAM stores, `composition.dram_store` over the candidates."""
+    formula = composition.dram_store(_column(pairs, "dram_compulsory_store_bytes_per_lup"),
+                                     _column(pairs, "l2_oversubscription"), _column(pairs, "dram_redundant_store_bytes_per_lup"))
+    return Observation(formula, _measured(pairs))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import AccessKind, KernelModel
+from ..metrics import Metrics
+from . import composition
 from .addresses import CompiledKernel, compile_kernel
 from .footprint_enum import ThreadSet, count_points
 from .l1 import block_requests
@@ -160,7 +162,7 @@ def _min_over_block(form, block, bid) -> int:
     return form.offset + thread_part + sum(c * b for c, b in zip(form.coeffs[3:], bid))
 
 
-def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
+def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
     """Metrics of one (already folded) model for one block size, per lattice update."""
     compiled = compile_kernel(model, block)
     fields = {f.name: f for f in model.fields}
@@ -182,8 +184,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
         alloc += counter.block(AccessKind.LOAD, block, bid, line) * line
     n_rep = len(bids)
     l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
-    l1_miss = float(device.curve("l1_load_capacity_miss")(l1_oversubscription))
-    l2_load = (comp + l1_miss * max(requested - comp, 0)) / lups
+    l2_load = float(composition.l2_load(comp, requested, l1_oversubscription).evaluate(device.curves)) / lups
     l2_store = stores / lups
 
     # -- DRAM <- L2, per representative wave -----------------------------------------
@@ -208,45 +209,44 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> dict:
             v_prev = v_overlap = 0
         new = v_curr - v_overlap
         coverage = (l2_capacity - new) / v_prev if v_prev else float("inf")
-        previous_hit = float(device.curve("previous_wave_xy_hit")(1.0 / coverage)) if coverage > 0 else 0.0
+        previous_ratio = 1.0 / coverage if coverage > 0 else float("inf")
         l2_oversub = (v_curr + v_store) / l2_capacity
-        l2_miss = float(device.curve("l2_load_capacity_miss")(l2_oversub))
-        store_miss = float(device.curve("l2_store_capacity_miss")(l2_oversub))
         wave_redundant_load = max(l2_load * n_lups - v_curr, 0.0)
         wave_redundant_store = max(l2_store * n_lups - v_store, 0.0)
-        dram_load += new + (1.0 - previous_hit) * v_overlap + l2_miss * wave_redundant_load
-        dram_store += v_store + store_miss * wave_redundant_store
+        dram_load += float(composition.dram_load(new, v_overlap, previous_ratio, l2_oversub, wave_redundant_load)
+                           .evaluate(device.curves))
+        dram_store += float(composition.dram_store(v_store, l2_oversub, wave_redundant_store).evaluate(device.curves))
         comp_load += new
         overlap_sum += v_overlap
         comp_store += v_store
         redundant_load += wave_redundant_load
         redundant_store += wave_redundant_store
-        previous_ratios.append(1.0 / coverage if coverage > 0 else float("inf"))
+        previous_ratios.append(previous_ratio)
         wave_lups += n_lups
         coverages.append(coverage)
         l2_oversubs.append(l2_oversub)
     wave_lups = max(wave_lups, 1)
 
-    return {
-        "l1_cycles_per_lup": cycles / lups,
-        "l2_load_bytes_per_lup": l2_load,
-        "l2_store_bytes_per_lup": l2_store,
-        "dram_load_bytes_per_lup": dram_load / wave_lups,
-        "dram_store_bytes_per_lup": dram_store / wave_lups,
-        "l1_requested_bytes_per_lup": requested / lups,
-        "l1_compulsory_bytes_per_lup": comp / lups,
-        "l1_oversubscription": l1_oversubscription,
-        "dram_compulsory_load_bytes_per_lup": comp_load / wave_lups,
-        "wave_overlap_bytes_per_lup": overlap_sum / wave_lups,
-        "l2_coverage": float(np.mean(coverages)),
-        # the remaining inputs of the capacity-miss curves, for their calibration (estimate/capacity.py)
-        "previous_wave_ratio": float(np.mean(previous_ratios)),
-        "dram_redundant_load_bytes_per_lup": redundant_load / wave_lups,
-        "dram_compulsory_store_bytes_per_lup": comp_store / wave_lups,
-        "dram_redundant_store_bytes_per_lup": redundant_store / wave_lups,
-        "l2_oversubscription": float(np.mean(l2_oversubs)),
-        "blocks_per_sm": occ.blocks_per_sm,
-        "occupancy_limited_by": occ.limited_by,
-        "wave_blocks": wave_blocks,
-        "grid": grid,
-    }
+    return Metrics(
+        l1_cycles_per_lup=cycles / lups,
+        l2_load_bytes_per_lup=l2_load,
+        l2_store_bytes_per_lup=l2_store,
+        dram_load_bytes_per_lup=dram_load / wave_lups,
+        dram_store_bytes_per_lup=dram_store / wave_lups,
+        flops_per_lup=model.flops_per_lup,
+        blocks_per_sm=occ.blocks_per_sm,
+        occupancy_limited_by=occ.limited_by,
+        wave_blocks=wave_blocks,
+        grid=grid,
+        l1_requested_bytes_per_lup=requested / lups,
+        l1_compulsory_bytes_per_lup=comp / lups,
+        l1_oversubscription=l1_oversubscription,
+        dram_compulsory_load_bytes_per_lup=comp_load / wave_lups,
+        wave_overlap_bytes_per_lup=overlap_sum / wave_lups,
+        l2_coverage=float(np.mean(coverages)),
+        previous_wave_ratio=float(np.mean(previous_ratios)),
+        dram_redundant_load_bytes_per_lup=redundant_load / wave_lups,
+        dram_compulsory_store_bytes_per_lup=comp_store / wave_lups,
+        dram_redundant_store_bytes_per_lup=redundant_store / wave_lups,
+        l2_oversubscription=float(np.mean(l2_oversubs)),
+    )

@@ -36,17 +36,17 @@ class MeasureRun:
     lattice_updates: int
 
 
-def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, apply_options, progress) -> GpuSession:
+def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, apply_options) -> GpuSession:
     """The GPU session for exactly the candidates `rank` accepts with these options, in launch order."""
-    from .. import harvest
-    from ..rank import rank
+    from ..devices import get_device
+    from ..harvesting import harvest
+    from ..launch import RankOptions, candidate_space
 
-    require_cupy()  # before the ranking: fail in a second on machines without a GPU
+    require_cupy()  # before anything slow: fail in a second on machines without a GPU
     kernel, recipe = runnable(kernel)
-    ranking = rank(kernel, device, threads=threads, blocks=blocks, folds=folds, align=align,
-                   domain_shape=domain_shape, progress=progress)
     model = harvest(kernel, domain_shape=domain_shape, align=align)
-    return GpuSession(kernel, model, sorted(c.launch for c in ranking.candidates), apply_options or recipe)
+    space = candidate_space(model, get_device(device), RankOptions.of(threads, blocks, folds))
+    return GpuSession(kernel, model, sorted(space.accepted), apply_options or recipe)
 
 
 def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), align="base", domain_shape=None,
@@ -59,7 +59,7 @@ def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), al
     if repeats < MIN_REPEATS:
         raise ConfigurationError(f"measure needs at least {MIN_REPEATS} timed runs per candidate, got {repeats}")
     session = _session(kernel, device, threads=threads, blocks=blocks, folds=folds, align=align,
-                       domain_shape=domain_shape, apply_options=apply_options, progress=progress)
+                       domain_shape=domain_shape, apply_options=apply_options)
     info = run_info(session.cp)
     lups = session.model.lattice_updates
     rows = []
@@ -73,7 +73,7 @@ def launch_each_once(kernel, device, *, threads=None, blocks=None, folds=((1, 1,
                      domain_shape=None, apply_options=None) -> None:
     """The `--ncu-pass` child: every candidate once, in `measure`'s order."""
     session = _session(kernel, device, threads=threads, blocks=blocks, folds=folds, align=align,
-                       domain_shape=domain_shape, apply_options=apply_options, progress=None)
+                       domain_shape=domain_shape, apply_options=apply_options)
     session.launch_each_once(session.launches)
 
 

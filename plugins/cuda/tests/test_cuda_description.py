@@ -37,32 +37,32 @@ def test_transpose_strided_reads_cost_what_sectors_and_banks_say(dtype, element_
     strided = metrics(transpose(2048, "strided", dtype), (32, 8, 1))
     # sectors: coalesced, 32 elements fill 32*size/32 sectors; strided, every element has its own sector
     sector_ratio = SECTOR_BYTES // element_bytes
-    assert coalesced["l1_requested_bytes_per_lup"] == element_bytes
-    assert strided["l1_requested_bytes_per_lup"] == sector_ratio * coalesced["l1_requested_bytes_per_lup"]
+    assert coalesced.l1_requested_bytes_per_lup == element_bytes
+    assert strided.l1_requested_bytes_per_lup == sector_ratio * coalesced.l1_requested_bytes_per_lup
     # banks: a group that fills one wavefront (16 doubles, 32 floats) needs 1 cycle coalesced; strided by
     # 2048 elements, every address of the group falls into one bank: one cycle per thread of the group
     group = BANKS * BANK_BYTES // element_bytes
-    assert coalesced["l1_cycles_per_lup"] == pytest.approx(1 / group)
-    assert strided["l1_cycles_per_lup"] == pytest.approx(1.0)
+    assert coalesced.l1_cycles_per_lup == pytest.approx(1 / group)
+    assert strided.l1_cycles_per_lup == pytest.approx(1.0)
     # the writes go the other way round: the coalesced-read version writes down columns
-    assert coalesced["l2_store_bytes_per_lup"] == sector_ratio * strided["l2_store_bytes_per_lup"]
+    assert coalesced.l2_store_bytes_per_lup == sector_ratio * strided.l2_store_bytes_per_lup
     # what comes from DRAM is the matrix once either way (every sector is used by the block that loads it)
-    assert coalesced["dram_load_bytes_per_lup"] == pytest.approx(element_bytes, rel=0.01)
-    assert strided["dram_load_bytes_per_lup"] == pytest.approx(element_bytes, rel=0.01)
+    assert coalesced.dram_load_bytes_per_lup == pytest.approx(element_bytes, rel=0.01)
+    assert strided.dram_load_bytes_per_lup == pytest.approx(element_bytes, rel=0.01)
 
 
 def test_matvec_row_major_is_strided_per_warp():
     """y = A x, one thread per row, looping over 64 columns: every (row, column) is one update."""
     row, column = metrics(matvec(4096, 64, "row"), (128, 1, 1)), metrics(matvec(4096, 64, "column"), (128, 1, 1))
     # x[j] is one broadcast sector per warp: 32 B / 32 threads; A is 32 B (row-major) or 8 B (column-major)
-    assert row["l1_requested_bytes_per_lup"] == 32 + 1 and column["l1_requested_bytes_per_lup"] == 8 + 1
+    assert row.l1_requested_bytes_per_lup == 32 + 1 and column.l1_requested_bytes_per_lup == 8 + 1
     # per half-warp and column: A needs 16 cycles (all in one bank, rows are 64 doubles apart) or 1; x needs 1
-    assert row["l1_cycles_per_lup"] == pytest.approx((16 + 1) / 16)
-    assert column["l1_cycles_per_lup"] == pytest.approx((1 + 1) / 16)
+    assert row.l1_cycles_per_lup == pytest.approx((16 + 1) / 16)
+    assert column.l1_cycles_per_lup == pytest.approx((1 + 1) / 16)
     # the block needs the same sectors either way; the strided one asks for each four times, so L1 misses cost
-    assert row["l1_compulsory_bytes_per_lup"] == column["l1_compulsory_bytes_per_lup"] == 8 + 8 * 64 / (128 * 64)
-    assert row["l2_load_bytes_per_lup"] > column["l2_load_bytes_per_lup"]
-    assert row["dram_load_bytes_per_lup"] == pytest.approx(column["dram_load_bytes_per_lup"], rel=0.01)
+    assert row.l1_compulsory_bytes_per_lup == column.l1_compulsory_bytes_per_lup == 8 + 8 * 64 / (128 * 64)
+    assert row.l2_load_bytes_per_lup > column.l2_load_bytes_per_lup
+    assert row.dram_load_bytes_per_lup == pytest.approx(column.dram_load_bytes_per_lup, rel=0.01)
 
 
 def test_toml_describes_the_same_kernel_as_python():

@@ -59,8 +59,8 @@ def test_star_3d_7pt_gives_the_pystencils_volumes(pystencils_3d, block):
 def test_the_comparison_can_fail(pystencils_3d):
     """Different blocks give different volumes, so equal volumes above are no accident."""
     a, b = metrics(pystencils_3d, (8, 4, 2)), metrics(pystencils_3d, (32, 2, 1))
-    assert a["l2_load_bytes_per_lup"] != pytest.approx(b["l2_load_bytes_per_lup"], rel=0.05)
-    assert a["l1_cycles_per_lup"] != b["l1_cycles_per_lup"]
+    assert a.l2_load_bytes_per_lup != pytest.approx(b.l2_load_bytes_per_lup, rel=0.05)
+    assert a.l1_cycles_per_lup != b.l1_cycles_per_lup
 
 
 def test_split_kernel_is_block_generic(pystencils_2d):

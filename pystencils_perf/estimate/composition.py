@@ -1,0 +1,81 @@
+"""How each predicted volume is composed: one definition for the estimator and for calibration.
+
+Every capacity-dependent volume is what must be transferred plus curve-weighted
+parts of what might be (seeds/000 sec. III.E): ``V = base + sum_t sign_t *
+R_t(x_t) * volume_t`` with one Gompertz curve `R_t` per cause. `estimate_volumes`
+evaluates these formulas with a device's curves on scalars; `capacity.calibrate`
+builds them over arrays of candidates and refits the curves' coefficients. Both
+call the functions below, so the model that is fitted is the model that predicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class CurveTerm:
+    """One curve's share of a volume: ``sign * R(x) * volume`` (bytes per lattice update)."""
+
+    curve: str
+    x: np.ndarray | float
+    volume: np.ndarray | float
+    sign: float = 1.0
+    x_label: str = "x"
+    volume_label: str = "volume"
+
+
+@dataclass(frozen=True)
+class VolumeFormula:
+    """``base + sum(sign * R(x) * volume)`` for one volume, on scalars or arrays of candidates."""
+
+    metric: str
+    base: np.ndarray | float
+    terms: tuple[CurveTerm, ...]
+
+    def evaluate(self, curves: dict):
+        """The volume with these curves (a mapping from curve name to `Curve`)."""
+        total = self.base
+        for t in self.terms:
+            total = total + t.sign * curves[t.curve](t.x) * t.volume
+        return total
+
+
+def l2_load(compulsory, requested, l1_oversubscription) -> VolumeFormula:
+    """L2 -> L1 loads: ``V_comp + R_L1(O_L1) * (V_req - V_comp)``."""
+    return VolumeFormula(
+        "L2 load",
+        compulsory,
+        (CurveTerm("l1_load_capacity_miss", l1_oversubscription, np.maximum(requested - compulsory, 0.0),
+                   x_label="L1 oversubscription", volume_label="redundant L1 load"),),
+    )
+
+
+def dram_load(new, overlap, previous_wave_ratio, l2_oversubscription, redundant) -> VolumeFormula:
+    """DRAM -> L2 loads: ``V_new + (1 - hit(V_prev / (L2 - V_new))) * V_overlap + R_L2(O_L2) * V_redundant``.
+
+    `new` is the wave's compulsory volume not shared with the previous wave,
+    `redundant` what L1 requests from L2 beyond the wave's compulsory volume.
+    """
+    return VolumeFormula(
+        "DRAM load",
+        new + overlap,
+        (
+            CurveTerm("previous_wave_xy_hit", previous_wave_ratio, overlap, -1.0,
+                      x_label="previous wave / remaining L2", volume_label="previous-wave overlap"),
+            CurveTerm("l2_load_capacity_miss", l2_oversubscription, redundant,
+                      x_label="L2 oversubscription", volume_label="redundant L2 load"),
+        ),
+    )
+
+
+def dram_store(compulsory, l2_oversubscription, redundant) -> VolumeFormula:
+    """L2 -> DRAM stores: ``V_store + R_store(O_L2) * (V_L2,store - V_store)``."""
+    return VolumeFormula(
+        "DRAM store",
+        compulsory,
+        (CurveTerm("l2_store_capacity_miss", l2_oversubscription, redundant,
+                   x_label="L2 oversubscription", volume_label="redundant L2 store"),),
+    )

@@ -1,0 +1,29 @@
+"""`harvest`: the `KernelModel` of any generator's kernel, from the first adapter plugin that recognises it."""
+
+from __future__ import annotations
+
+from .errors import HarvestError
+from .kernel import HarvestOptions, KernelModel
+from .plugins import get_plugin_manager
+
+
+def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base_offsets_bytes=None) -> KernelModel:
+    """Describe `kernel` (a pystencils GPU kernel, assignments, or whatever an adapter plugin takes).
+
+    A `KernelModel` is returned as it is. See `HarvestOptions` for the keyword arguments.
+    """
+    if isinstance(kernel, KernelModel):
+        return kernel
+    options = HarvestOptions(
+        domain_shape=tuple(domain_shape) if domain_shape is not None else None,
+        align=align,
+        field_strides=dict(field_strides or {}),
+        base_offsets_bytes=dict(base_offsets_bytes or {}),
+    )
+    model = get_plugin_manager().hook.perf_harvest(kernel=kernel, options=options)
+    if model is None:
+        raise HarvestError(
+            f"no adapter plugin recognises a {type(kernel).__module__}.{type(kernel).__qualname__}; "
+            "pass a pystencils GPU kernel, pystencils assignments, or install an adapter plugin"
+        )
+    return model
