@@ -262,19 +262,21 @@ def op_mix(expr) -> OpMix:
         products = sum(1 for t in expr.args if _top_level_multiplications(t) > 0)
         fused = min(products, len(expr.args) - 1)
         return inner + OpMix(fma=fused, add=len(expr.args) - 1 - fused, mul=-fused)
-    if isinstance(expr, sp.Mul):
-        return inner + OpMix(0, 0, _top_level_multiplications(expr), 0)
-    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp > 1:
-        return inner + OpMix(0, 0, int(expr.exp) - 1, 0)
+    multiplications = _top_level_multiplications(expr)
+    if multiplications or isinstance(expr, sp.Mul):
+        return inner + OpMix(0, 0, multiplications, 0)
     return inner + OpMix(0, 0, 0, 1)
 
 
 def _top_level_multiplications(expr) -> int:
+    """Multiplications of a product (m factors, a factor -1 free) or an integer power n (n-1); else 0."""
     import sympy as sp
 
-    if not isinstance(expr, sp.Mul):
-        return 0
-    return sum(1 for f in expr.args if f != -1) - 1
+    if isinstance(expr, sp.Mul):
+        return sum(1 for f in expr.args if f != -1) - 1
+    if isinstance(expr, sp.Pow) and expr.exp.is_Integer and expr.exp > 1:
+        return int(expr.exp) - 1
+    return 0
 
 
 def _associative_box_ops(rhs, radius: int) -> OpMix | None:
