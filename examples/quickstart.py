@@ -3,9 +3,18 @@
     python3 examples/quickstart.py
 """
 
-import pystencils as ps
+import os
+import tempfile
 
-import pystencils_perf as pp
+# pystencils creates its disk cache when it is imported, in ~/.cache/pystencils unless
+# PYSTENCILS_CACHE_DIR names another folder: here a temporary one, removed at exit.
+if "PYSTENCILS_CACHE_DIR" not in os.environ:
+    _cache = tempfile.TemporaryDirectory(prefix="pystencils-cache-")
+    os.environ["PYSTENCILS_CACHE_DIR"] = _cache.name
+
+import pystencils as ps  # noqa: E402
+
+import pystencils_perf as pp  # noqa: E402
 
 src, dst = ps.fields("src, dst: double[258, 258, 258]")
 neighbours = src[1, 0, 0] + src[-1, 0, 0] + src[0, 1, 0] + src[0, -1, 0] + src[0, 0, 1] + src[0, 0, -1]

@@ -11,7 +11,11 @@ whose launch configuration carries the choice.
 import os
 import tempfile
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", os.path.join(tempfile.gettempdir(), "pystencils-perf-cache"))
+# pystencils creates its disk cache when it is imported, in ~/.cache/pystencils unless
+# PYSTENCILS_CACHE_DIR names another folder: here a temporary one, removed at exit.
+if "PYSTENCILS_CACHE_DIR" not in os.environ:
+    _cache = tempfile.TemporaryDirectory(prefix="pystencils-cache-")
+    os.environ["PYSTENCILS_CACHE_DIR"] = _cache.name
 
 import pystencils as ps  # noqa: E402
 

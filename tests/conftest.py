@@ -5,10 +5,15 @@ import tempfile
 
 import pytest
 
-# pystencils (and matplotlib's font cache) must never write into the home directory during tests.
-_CACHE = tempfile.mkdtemp(prefix="pystencils-perf-test-cache-")
-os.environ["PYSTENCILS_CACHE_DIR"] = _CACHE
-os.environ.setdefault("MPLCONFIGDIR", os.path.join(_CACHE, "matplotlib"))
+# pystencils (and matplotlib's font cache) must never write into the home directory during tests,
+# nor leave a folder in the temporary directory after them: this one is removed when the session ends.
+_CACHE = tempfile.TemporaryDirectory(prefix="pystencils-perf-test-cache-")
+os.environ["PYSTENCILS_CACHE_DIR"] = _CACHE.name
+os.environ.setdefault("MPLCONFIGDIR", os.path.join(_CACHE.name, "matplotlib"))
+
+
+def pytest_unconfigure(config):
+    _CACHE.cleanup()
 
 
 @pytest.fixture(scope="session")
