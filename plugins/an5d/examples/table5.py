@@ -22,12 +22,23 @@ def main() -> None:
     if args.csv:
         print(",".join(COLUMNS))
     else:
-        print(f"{'stencil':<11} {'gpu':<5} {'precision':<9} {'bT':>3} {'bS':>6} {'hSN':>5} {'model':>9} {'paper':>7} {'bottleneck':<10}")
+        print(
+            f"{'stencil':<11} {'gpu':<5} {'precision':<9} {'bT':>3} {'bS':>6} {'hSN':>5} {'model':>9} {'paper':>7} {'bottleneck':<10}"
+        )
     for entry in table5_entries():
         prediction = predict(entry.problem, entry.gpu, entry.config, paper_exact=not args.no_quirks)
         b_s = "x".join(map(str, entry.config.b_s))
         if args.csv:
-            row = (entry.stencil, entry.gpu, entry.precision, entry.config.b_t, b_s, entry.config.h_sn, f"{prediction.gflops:.2f}", prediction.bottleneck)
+            row = (
+                entry.stencil,
+                entry.gpu,
+                entry.precision,
+                entry.config.b_t,
+                b_s,
+                entry.config.h_sn,
+                f"{prediction.gflops:.2f}",
+                prediction.bottleneck,
+            )
             print(",".join(map(str, row)))
         else:
             print(

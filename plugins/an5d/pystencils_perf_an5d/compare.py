@@ -40,11 +40,15 @@ class Comparison:
         verdict = f"would pay x{self.speedup:.1f}" if self.speedup > 1 else f"would not pay (x{self.speedup:.2f})"
         return "\n".join(
             [
-                f"{s.name} ({s.shape}, radius {s.radius}, {s.dims}D, {self.problem.precision}, "
-                f"{self.problem.size}^{s.dims} cells, {s.flops_per_cell} FLOP/cell) on {self.device}:",
+                (
+                    f"{s.name} ({s.shape}, radius {s.radius}, {s.dims}D, {self.problem.precision}, "
+                    f"{self.problem.size}^{s.dims} cells, {s.flops_per_cell} FLOP/cell) on {self.device}:"
+                ),
                 f"  AN5D best     {self.an5d.config.label():<28} {self.an5d.gflops:9.1f} GFLOP/s ({self.an5d.bottleneck}-bound)",
-                f"  rank best     block {'x'.join(map(str, self.rank_block))} fold {'x'.join(map(str, self.rank_fold)):<13}"
-                f" {self.rank_gflops:9.1f} GFLOP/s ({self.rank_glups:.2f} GLup/s, {self.rank_limiter}-bound)",
+                (
+                    f"  rank best     block {'x'.join(map(str, self.rank_block))} fold {'x'.join(map(str, self.rank_fold)):<13}"
+                    f" {self.rank_gflops:9.1f} GFLOP/s ({self.rank_glups:.2f} GLup/s, {self.rank_limiter}-bound)"
+                ),
                 f"  temporal blocking {verdict}",
             ]
         )

@@ -61,7 +61,9 @@ def _entry(name: str, raw: dict) -> An5dDevice:
     for key in _QUANTITIES:
         item = raw.get(key)
         if not isinstance(item, dict) or not isinstance(item.get("value"), (int, float)) or item["value"] <= 0:
-            raise An5dDeviceError(f"AN5D device table {DATA_FILE}: '{name}.{key}' must be {{value = positive number, source = ...}}")
+            raise An5dDeviceError(
+                f"AN5D device table {DATA_FILE}: '{name}.{key}' must be {{value = positive number, source = ...}}"
+            )
         if not str(item.get("source", "")).strip():
             raise An5dDeviceError(f"AN5D device table {DATA_FILE}: '{name}.{key}' has no source")
         values[key], sources[key] = item["value"], item["source"]

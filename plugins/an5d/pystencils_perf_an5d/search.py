@@ -21,7 +21,12 @@ TOP = 5
 
 _TEMPORAL_DEGREES = {2: range(1, 17), 3: range(1, 9)}
 _SPATIAL_BLOCKS = {2: [(128,), (256,), (512,)], 3: [(16, 16), (32, 16), (32, 32), (64, 16)]}
-_STREAM_BLOCKS = {("paper", 2): (256, 512, 1024), ("artifact", 2): (128, 256, 512, 1024), ("paper", 3): (128, 256), ("artifact", 3): (128, 256)}
+_STREAM_BLOCKS = {
+    ("paper", 2): (256, 512, 1024),
+    ("artifact", 2): (128, 256, 512, 1024),
+    ("paper", 3): (128, 256),
+    ("artifact", 3): (128, 256),
+}
 
 
 def search_space(dims: int, space: str = "artifact") -> list[Config]:

@@ -201,7 +201,10 @@ def _single_store(assignments):
     """The one field store of `assignments`, its right-hand side with subexpressions substituted."""
     import pystencils as ps
 
-    items = list(getattr(assignments, "all_assignments", None) or ([assignments] if isinstance(assignments, ps.Assignment) else assignments))
+    items = list(
+        getattr(assignments, "all_assignments", None)
+        or ([assignments] if isinstance(assignments, ps.Assignment) else assignments)
+    )
     stores = [a for a in items if isinstance(a.lhs, ps.Field.Access)]
     if len(stores) != 1:
         raise StencilShapeError(f"AN5D models single-statement stencils: found {len(stores)} field stores")

@@ -1,9 +1,11 @@
 """compare(): AN5D's best against pystencils_perf.rank's best, on the paper's 2D problem size."""
 
+import dataclasses
+
 import pystencils as ps
+import pystencils_perf
 import pytest
 
-import pystencils_perf
 from pystencils_perf_an5d import An5dDeviceError, compare, search
 
 WEIGHTS = (0.4, 0.11, 0.12, 0.13, 0.14)
@@ -45,3 +47,9 @@ def test_report_says_whether_temporal_blocking_pays(comparison):
 def test_device_without_an5d_data_fails_before_ranking():
     with pytest.raises(An5dDeviceError, match="no AN5D device data for 'H100'"):
         compare(star2d_assignments(), "H100")
+
+
+def test_report_when_temporal_blocking_would_not_pay(comparison):
+    faster_without = dataclasses.replace(comparison, rank_glups=comparison.rank_glups * 100)
+    assert faster_without.speedup < 1
+    assert f"temporal blocking would not pay (x{faster_without.speedup:.2f})" in faster_without.report()

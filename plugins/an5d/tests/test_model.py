@@ -1,8 +1,8 @@
 """AN5D's model against the paper's Table 5 and the worked example of SEED_MODELS.md sec. 4(b)."""
 
 import pytest
-
 from pystencils_perf.errors import PerfError
+
 from pystencils_perf_an5d import (
     An5dDeviceError,
     An5dParameterError,

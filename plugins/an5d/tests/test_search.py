@@ -2,7 +2,15 @@
 
 import pytest
 
-from pystencils_perf_an5d import An5dParameterError, benchmark, get_an5d_device, paper_problem, registers_per_thread, search, search_space
+from pystencils_perf_an5d import (
+    An5dParameterError,
+    benchmark,
+    get_an5d_device,
+    paper_problem,
+    registers_per_thread,
+    search,
+    search_space,
+)
 from pystencils_perf_an5d.table5 import table5_entries
 
 

@@ -3,9 +3,17 @@
 import pystencils as ps
 import pytest
 import sympy as sp
-
 from pystencils_perf.errors import PerfError
-from pystencils_perf_an5d import An5dParameterError, OpMix, Stencil, StencilShapeError, benchmark, op_mix, problem_from_assignments
+
+from pystencils_perf_an5d import (
+    An5dParameterError,
+    OpMix,
+    Stencil,
+    StencilShapeError,
+    benchmark,
+    op_mix,
+    problem_from_assignments,
+)
 
 WEIGHTS = [0.5 + 0.01 * i for i in range(125)]  # distinct, so sympy keeps one product per load
 
@@ -31,7 +39,12 @@ def box_offsets(dims, radius):
 
 @pytest.mark.parametrize(
     "dims, radius, shape, dtype, paper_name",
-    [(2, 1, "star", "float32", "star2d1r"), (3, 2, "star", "float64", "star3d2r"), (2, 2, "box", "float32", "box2d2r"), (3, 1, "box", "float64", "box3d1r")],
+    [
+        (2, 1, "star", "float32", "star2d1r"),
+        (3, 2, "star", "float64", "star3d2r"),
+        (2, 2, "box", "float32", "box2d2r"),
+        (3, 1, "box", "float64", "box3d1r"),
+    ],
 )
 def test_weighted_stencils_match_the_paper_benchmarks(dims, radius, shape, dtype, paper_name):
     size = 64
@@ -101,9 +114,9 @@ def test_unequal_sizes_and_integer_fields():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(shape="diamond", radius=1, dims=2), "neither 'star' nor 'box'"),
-        (dict(shape="star", radius=0, dims=2), "radius 0"),
-        (dict(shape="box", radius=1, dims=1), "1 dimensions"),
+        ({"shape": "diamond", "radius": 1, "dims": 2}, "neither 'star' nor 'box'"),
+        ({"shape": "star", "radius": 0, "dims": 2}, "radius 0"),
+        ({"shape": "box", "radius": 1, "dims": 1}, "1 dimensions"),
     ],
 )
 def test_stencil_validation(kwargs, message):
