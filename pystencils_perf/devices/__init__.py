@@ -1,13 +1,24 @@
-"""GPU descriptions: one TOML data file per GPU, every number with its source.
+"""GPU descriptions: one TOML data file per GPU, every number with its source and kind.
 
-A device file holds tables ``key = {value = ..., source = "..."}`` (see
-``data/v100-pcie-32gb.toml``) and fitted capacity-miss curves under
-``[curves.NAME]``. Files are validated on load; a user may pass the path of
-their own file wherever a device name is accepted.
+A device file (format version `FORMAT_VERSION`) starts with ``format_version = 2`` and
+holds one table per quantity::
+
+    [dram_bandwidth_gbs]
+    value = 1704.0
+    kind = "measured"            # measured | datasheet | derived | estimate
+    source = "te42kyfo/gpu-benches gpu-stream/h100_pcie.txt @1c36d50..., scale kernel"
+    note = "..."                 # required for an estimate: one short line saying what it rests on
+
+and the capacity-miss curves under ``[curves.NAME]``, each either ``fitted_on = "..."``
+(with its residual) or ``borrowed_from = "OTHER GPU"``. Files are validated on load,
+including checks across fields (an L2 capacity that serves reuse cannot exceed the L2),
+and parsed once per process. A user may pass the path of their own file wherever a
+device name is accepted; ``pystencils-perf devices --template FILE`` writes one to fill in.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
 from dataclasses import dataclass, fields
@@ -16,6 +27,8 @@ from pathlib import Path
 from ..errors import DeviceError
 
 DATA_DIR = Path(__file__).parent / "data"
+FORMAT_VERSION = 2
+KINDS = ("measured", "datasheet", "derived", "estimate")
 
 
 @dataclass(frozen=True)
@@ -23,7 +36,8 @@ class Curve:
     """A Gompertz S-curve ``R(x) = a*exp(-b*exp(-c*(x - d)))``, or ``1 - R(x)`` if `complement`.
 
     The paper (seeds/000, sec. III.E) uses it as a smooth stand-in between "no
-    misses" and "mostly misses"; its coefficients are fitted per GPU.
+    misses" and "mostly misses"; its coefficients are fitted per GPU. `fitted_on`
+    names the data it was fitted to, `borrowed_from` the GPU whose fit it reuses.
     """
 
     a: float
@@ -32,6 +46,9 @@ class Curve:
     d: float = 0.0
     complement: bool = False
     source: str = ""
+    fitted_on: str = ""
+    borrowed_from: str = ""
+    rms_residual: float | None = None
 
     def __call__(self, x):
         import numpy as np
@@ -39,6 +56,14 @@ class Curve:
         with np.errstate(over="ignore"):  # exp(large) -> inf gives the curve's limit, which is meant
             r = self.a * np.exp(-self.b * np.exp(-self.c * (np.asarray(x, dtype=float) - self.d)))
         return 1.0 - r if self.complement else r
+
+    @property
+    def status(self) -> str:
+        """One line: what the curve was fitted on, or which GPU it is borrowed from."""
+        if self.borrowed_from:
+            return f"borrowed from {self.borrowed_from}"
+        residual = f", RMS residual {self.rms_residual:g}" if self.rms_residual is not None else ""
+        return f"fitted on {self.fitted_on}{residual}"
 
 
 CURVE_NAMES = (
@@ -52,7 +77,15 @@ CURVE_NAMES = (
 
 @dataclass(frozen=True)
 class Device:
-    """A GPU's architectural parameters (units in the names)."""
+    """A GPU's architectural parameters (units in the names).
+
+    Two L2 capacities: `l2_dram_capacity_bytes` is the data volume the L2 holds
+    without DRAM traffic (0.7-0.9 of the L2 on A100/H100, gpu-benches gpu-l2-cache);
+    `l2_bandwidth_capacity_bytes` the volume read by all SMs that keeps the full L2
+    bandwidth (one partition on A100/H100, gpu-benches gpu-cache).
+    `l2_effective_capacity_bytes` is the capacity the estimator's DRAM volumes use; it
+    equals `l2_dram_capacity_bytes` (the fitted L2 curves are over that oversubscription).
+    """
 
     name: str
     vendor: str
@@ -86,27 +119,124 @@ class Device:
     compute_capability: str = ""
     sources: dict | None = None
     path: str = ""
+    l2_dram_capacity_bytes: int = 0
+    l2_bandwidth_capacity_bytes: int = 0
+    format_version: int = FORMAT_VERSION
+    kinds: dict | None = None
+    notes: dict | None = None
 
     def curve(self, name: str) -> Curve:
         return self.curves[name]
 
+    def count_by_kind(self) -> dict[str, int]:
+        """How many of the file's numbers are measured, datasheet, derived, estimate."""
+        counts = dict.fromkeys(KINDS, 0)
+        for kind in (self.kinds or {}).values():
+            counts[kind] += 1
+        return counts
 
-_META_KEYS = {"name", "vendor", "architecture", "aliases", "compute_capability", "curves"}
-_QUANTITIES = [f for f in fields(Device) if f.name not in _META_KEYS | {"sources", "path"}]
+
+_META_KEYS = {"format_version", "name", "vendor", "architecture", "aliases", "compute_capability", "curves"}
+#: Device fields not read from a quantity table of the file
+_NOT_IN_FILE = {"sources", "path", "kinds", "notes", "l2_effective_capacity_bytes"}
+_QUANTITIES = [f for f in fields(Device) if f.name not in _META_KEYS | _NOT_IN_FILE]
+_INTEGER_TYPES = ("int", "tuple[int, int, int]")
+_ENTRY_KEYS = {"value", "kind", "source", "note"}
+_CURVE_KEYS = {"a", "b", "c", "d", "complement", "source", "fitted_on", "borrowed_from",
+               "rms_residual", "max_residual", "points", "calibration"}
+
+
+def _fail(path: Path, message: str):
+    raise DeviceError(f"device file {path}: {message}")
 
 
 def _check_number(path: Path, key: str, value, kind) -> None:
     items = value if isinstance(value, list) else [value]
     for v in items:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise DeviceError(f"device file {path}: '{key}' must be a positive number, got {value!r}")
+            _fail(path, f"'{key}' must be a positive number, got {value!r}")
         if kind is int and not float(v).is_integer():
-            raise DeviceError(f"device file {path}: '{key}' must be an integer, got {value!r}")
+            _fail(path, f"'{key}' must be an integer, got {value!r}")
 
 
-def load_device_file(path: str | Path) -> Device:
-    """Load and validate one device file; every problem names the file and the key."""
-    path = Path(path)
+def _check_version(path: Path, raw: dict) -> None:
+    version = raw.get("format_version")
+    if version == FORMAT_VERSION:
+        return
+    if version is None or (isinstance(version, int) and version < FORMAT_VERSION):
+        _fail(path, f"format version {version or 1} is older than the version {FORMAT_VERSION} this pystencils-perf reads: "
+                    f"add 'format_version = {FORMAT_VERSION}', a 'kind' to every number, 'l2_dram_capacity_bytes' and "
+                    f"'l2_bandwidth_capacity_bytes' instead of 'l2_effective_capacity_bytes', and 'fitted_on' or "
+                    f"'borrowed_from' to every curve (`pystencils-perf devices --template FILE` shows every key)")
+    _fail(path, f"format_version {version!r} is not {FORMAT_VERSION}, the version this pystencils-perf reads: "
+                f"use a newer pystencils-perf or a file of version {FORMAT_VERSION}")
+
+
+def _quantity(path: Path, name: str, type_name: str, entry):
+    """(value, kind, source, note) of one quantity table."""
+    if not isinstance(entry, dict) or "value" not in entry:
+        _fail(path, f"'{name}' must be a table {{value = ..., kind = \"...\", source = \"...\"}}")
+    unknown = set(entry) - _ENTRY_KEYS
+    if unknown:
+        _fail(path, f"'{name}' has unknown key(s) {', '.join(sorted(unknown))}")
+    if not isinstance(entry.get("source"), str) or not entry["source"].strip():
+        _fail(path, f"'{name}' has no source")
+    kind = entry.get("kind")
+    if kind not in KINDS:
+        _fail(path, f"'{name}' needs kind = one of {', '.join(KINDS)}, got {kind!r}")
+    note = entry.get("note", "")
+    if kind == "estimate" and (not isinstance(note, str) or not note.strip()):
+        _fail(path, f"'{name}' is an estimate without a note saying what it rests on")
+    number_type = int if type_name in _INTEGER_TYPES else float
+    _check_number(path, name, entry["value"], number_type)
+    v = entry["value"]
+    value = tuple(int(x) for x in v) if isinstance(v, list) else number_type(v)
+    return value, kind, entry["source"], note
+
+
+def _curve(path: Path, name: str, c) -> Curve:
+    if not isinstance(c, dict):
+        _fail(path, f"missing curve [curves.{name}]")
+    unknown = set(c) - _CURVE_KEYS
+    if unknown:
+        _fail(path, f"curve [curves.{name}] has unknown key(s) {', '.join(sorted(unknown))}")
+    fitted_on = c.get("fitted_on") or (f"{c['calibration'].get('data', 'measured volumes')} (pystencils-perf calibrate)"
+                                       if isinstance(c.get("calibration"), dict) else "")
+    borrowed_from = c.get("borrowed_from", "")
+    if bool(fitted_on) == bool(borrowed_from):
+        _fail(path, f"curve [curves.{name}] needs exactly one of fitted_on = \"data it was fitted to\" "
+                    f"or borrowed_from = \"GPU whose fit it reuses\"")
+    residual = c.get("rms_residual", (c.get("calibration") or {}).get("rms_relative_error_after"))
+    try:
+        return Curve(a=float(c["a"]), b=float(c["b"]), c=float(c["c"]), d=float(c.get("d", 0.0)),
+                     complement=bool(c.get("complement", False)), source=str(c["source"]),
+                     fitted_on=str(fitted_on), borrowed_from=str(borrowed_from),
+                     rms_residual=None if residual is None else float(residual))
+    except (KeyError, TypeError, ValueError) as e:
+        _fail(path, f"curve [curves.{name}] needs numbers a, b, c and a source ({e})")
+
+
+def _check_across_fields(path: Path, v: dict) -> None:
+    """Relations between numbers that a typo or a misread datasheet breaks."""
+    checks = [
+        (v["l2_dram_capacity_bytes"] <= v["l2_capacity_bytes"], "l2_dram_capacity_bytes exceeds l2_capacity_bytes"),
+        (v["l2_bandwidth_capacity_bytes"] <= v["l2_capacity_bytes"], "l2_bandwidth_capacity_bytes exceeds l2_capacity_bytes"),
+        (v["l1_line_bytes"] % v["l1_sector_bytes"] == 0, "l1_line_bytes is not a multiple of l1_sector_bytes"),
+        (v["dram_fetch_bytes"] % v["l2_sector_bytes"] == 0, "dram_fetch_bytes is not a multiple of l2_sector_bytes"),
+        (v["max_threads_per_block"] <= v["max_threads_per_sm"], "max_threads_per_block exceeds max_threads_per_sm"),
+        (max(v["max_block_dim"]) <= v["max_threads_per_block"], "a max_block_dim entry exceeds max_threads_per_block"),
+        (v["max_threads_per_block"] % v["warp_size"] == 0, "max_threads_per_block is not a multiple of warp_size"),
+        (v["max_registers_per_thread"] * v["warp_size"] <= v["registers_per_sm"],
+         "max_registers_per_thread x warp_size exceeds registers_per_sm"),
+        (v["l2_bandwidth_gbs"] > v["dram_bandwidth_gbs"], "l2_bandwidth_gbs is not above dram_bandwidth_gbs"),
+        (v["fp64_peak_gflops"] <= v["fp32_peak_gflops"], "fp64_peak_gflops exceeds fp32_peak_gflops"),
+    ]
+    for ok, message in checks:
+        if not ok:
+            _fail(path, message)
+
+
+def _parse(path: Path) -> Device:
     try:
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)
@@ -115,72 +245,78 @@ def load_device_file(path: str | Path) -> Device:
     except tomllib.TOMLDecodeError as e:
         raise DeviceError(f"device file {path} is not valid TOML: {e}") from None
 
+    _check_version(path, raw)
     for key in ("name", "vendor", "architecture"):
         if not isinstance(raw.get(key), str) or not raw[key]:
-            raise DeviceError(f"device file {path}: missing or empty string '{key}'")
+            _fail(path, f"missing or empty string '{key}'")
     unknown = set(raw) - _META_KEYS - {f.name for f in _QUANTITIES}
     if unknown:
-        raise DeviceError(f"device file {path}: unknown key(s) {', '.join(sorted(unknown))}")
+        _fail(path, f"unknown key(s) {', '.join(sorted(unknown))}")
 
-    values, sources = {}, {}
+    values, sources, kinds, notes = {}, {}, {}, {}
     for f in _QUANTITIES:
-        entry = raw.get(f.name)
-        if entry is None:
-            raise DeviceError(f"device file {path}: missing '{f.name}'")
-        if not isinstance(entry, dict) or "value" not in entry:
-            raise DeviceError(f"device file {path}: '{f.name}' must be a table {{value = ..., source = \"...\"}}")
-        if not isinstance(entry.get("source"), str) or not entry["source"].strip():
-            raise DeviceError(f"device file {path}: '{f.name}' has no source")
-        kind = int if f.type in ("int", "tuple[int, int, int]") else float
-        _check_number(path, f.name, entry["value"], kind)
-        v = entry["value"]
-        values[f.name] = tuple(int(x) for x in v) if isinstance(v, list) else kind(v)
-        sources[f.name] = entry["source"]
+        if f.name not in raw:
+            _fail(path, f"missing '{f.name}'")
+        values[f.name], kinds[f.name], sources[f.name], note = _quantity(path, f.name, f.type, raw[f.name])
+        if note:
+            notes[f.name] = note
     if not isinstance(values["max_block_dim"], tuple) or len(values["max_block_dim"]) != 3:
-        raise DeviceError(f"device file {path}: 'max_block_dim' must be a list of three integers")
+        _fail(path, "'max_block_dim' must be a list of three integers")
+    _check_across_fields(path, values)
 
-    curves = {}
     raw_curves = raw.get("curves", {})
-    for name in CURVE_NAMES:
-        c = raw_curves.get(name)
-        if not isinstance(c, dict):
-            raise DeviceError(f"device file {path}: missing curve [curves.{name}]")
-        try:
-            curve = Curve(
-                a=float(c["a"]),
-                b=float(c["b"]),
-                c=float(c["c"]),
-                d=float(c.get("d", 0.0)),
-                complement=bool(c.get("complement", False)),
-                source=str(c["source"]),
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise DeviceError(f"device file {path}: curve [curves.{name}] needs numbers a, b, c and a source ({e})") from None
-        curves[name] = curve
+    curves = {name: _curve(path, name, raw_curves.get(name)) for name in CURVE_NAMES}
     extra_curves = set(raw_curves) - set(CURVE_NAMES)
     if extra_curves:
-        raise DeviceError(f"device file {path}: unknown curve(s) {', '.join(sorted(extra_curves))}")
+        _fail(path, f"unknown curve(s) {', '.join(sorted(extra_curves))}")
 
     return Device(
-        name=raw["name"],
-        vendor=raw["vendor"],
-        architecture=raw["architecture"],
-        aliases=tuple(raw.get("aliases", ())),
-        compute_capability=str(raw.get("compute_capability", "")),
-        curves=curves,
-        sources=sources,
-        path=str(path),
-        **values,
+        name=raw["name"], vendor=raw["vendor"], architecture=raw["architecture"],
+        aliases=tuple(raw.get("aliases", ())), compute_capability=str(raw.get("compute_capability", "")),
+        curves=curves, sources=sources, kinds=kinds, notes=notes, path=str(path),
+        l2_effective_capacity_bytes=values["l2_dram_capacity_bytes"], **values,
     )
+
+
+@functools.cache
+def _parse_cached(resolved: Path, mtime_ns: int) -> Device:
+    return _parse(resolved)
+
+
+def load_device_file(path: str | Path) -> Device:
+    """Load and validate one device file (once per process and file version); every problem names the file and the key."""
+    path = Path(path)
+    try:
+        resolved = path.resolve(strict=True)
+    except FileNotFoundError:
+        raise DeviceError(f"device file {path} does not exist") from None
+    return _parse_cached(resolved, resolved.stat().st_mtime_ns)
+
+
+def library_files() -> list[Path]:
+    """The bundled device files."""
+    return sorted(DATA_DIR.glob("*.toml"))
 
 
 def list_devices() -> list[Device]:
     """Every device of the bundled library, sorted by name."""
-    return sorted((load_device_file(p) for p in DATA_DIR.glob("*.toml")), key=lambda d: d.name)
+    return sorted((load_device_file(p) for p in library_files()), key=lambda d: d.name)
 
 
 def _normalise(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def alias_index() -> dict[str, Device]:
+    """Normalised name or alias -> library device; an alias that two devices claim is an error."""
+    index: dict[str, Device] = {}
+    for dev in list_devices():
+        for key in {_normalise(n) for n in (dev.name, *dev.aliases)}:
+            other = index.setdefault(key, dev)
+            if other is not dev:
+                raise DeviceError(f"device library: {key!r} names both {other.name} ({Path(other.path).name}) "
+                                  f"and {dev.name} ({Path(dev.path).name})")
+    return index
 
 
 def get_device(name_or_path: str | Path | Device) -> Device:
@@ -190,10 +326,9 @@ def get_device(name_or_path: str | Path | Device) -> Device:
     text = str(name_or_path)
     if text.endswith(".toml") or Path(text).is_file():
         return load_device_file(text)
-    key = _normalise(text)
-    devices = list_devices()
-    for dev in devices:
-        if key in {_normalise(n) for n in (dev.name, *dev.aliases)}:
-            return dev
-    known = ", ".join(d.name for d in devices)
-    raise DeviceError(f"unknown device {text!r}; known devices: {known} (or pass the path of a device .toml file)")
+    index = alias_index()
+    dev = index.get(_normalise(text))
+    if dev is None:
+        known = ", ".join(d.name for d in list_devices())
+        raise DeviceError(f"unknown device {text!r}; known devices: {known} (or pass the path of a device .toml file)")
+    return dev
