@@ -178,13 +178,16 @@ def problem_from_assignments(assignments, *, size: int | None = None, iterations
     both sides unless given.
     """
     import pystencils as ps
+    import sympy as sp
 
     store, rhs = _single_store(assignments)
     field = store.lhs.field
     dims = field.spatial_dimensions
-    loads = sorted(rhs.atoms(ps.Field.Access), key=str)
+    loads = rhs.atoms(ps.Field.Access)
     if not loads:
         raise StencilShapeError(f"the store to {field.name} loads no field: not a stencil")
+    if any(not sp.sympify(o).is_Integer for access in loads for o in access.offsets):
+        raise StencilShapeError(f"the store to {field.name} loads at non-constant offsets: not a fixed stencil")
     offsets = {tuple(int(o) for o in access.offsets) for access in loads}
     radius = max(abs(o) for offset in offsets for o in offset)
     name = f"{field.name}[{dims}D]"
@@ -201,15 +204,17 @@ def _single_store(assignments):
     """The one field store of `assignments`, its right-hand side with subexpressions substituted."""
     import pystencils as ps
 
-    items = list(
-        getattr(assignments, "all_assignments", None)
-        or ([assignments] if isinstance(assignments, ps.Assignment) else assignments)
-    )
+    if isinstance(assignments, ps.Assignment):
+        items = [assignments]
+    else:
+        items = list(getattr(assignments, "all_assignments", None) or assignments)
+    if not all(isinstance(a, ps.Assignment) for a in items):
+        raise StencilShapeError("AN5D describes pystencils assignments; got something else (pass a list of ps.Assignment)")
     stores = [a for a in items if isinstance(a.lhs, ps.Field.Access)]
     if len(stores) != 1:
         raise StencilShapeError(f"AN5D models single-statement stencils: found {len(stores)} field stores")
     rhs = stores[0].rhs
-    for sub in reversed([a for a in items if a not in stores]):
+    for sub in reversed([a for a in items if not isinstance(a.lhs, ps.Field.Access)]):
         rhs = rhs.subs(sub.lhs, sub.rhs)
     return stores[0], rhs
 
@@ -227,10 +232,9 @@ def _shape(name: str, offsets: set[tuple[int, ...]], radius: int, dims: int) -> 
 
 
 def _precision(field) -> str:
-    itemsize = field.dtype.numpy_dtype.itemsize if field.dtype.numpy_dtype is not None else None
-    kind = field.dtype.numpy_dtype.kind if itemsize else None
-    if kind == "f" and itemsize in (4, 8):
-        return "float" if itemsize == 4 else "double"
+    dtype = field.dtype.numpy_dtype
+    if dtype is not None and dtype.kind == "f" and dtype.itemsize in (4, 8):
+        return "float" if dtype.itemsize == 4 else "double"
     raise An5dParameterError(f"field {field.name} has type {field.dtype}; AN5D models float32 and float64 stencils")
 
 

@@ -123,3 +123,11 @@ def test_stencil_validation(kwargs, message):
     with pytest.raises(StencilShapeError, match=message) as info:
         Stencil(name="s", flops_per_cell=1, ops=OpMix(1, 0, 0), **kwargs)
     assert isinstance(info.value, PerfError)
+
+
+def test_symbolic_offsets_and_non_assignments():
+    src, dst = ps.fields("src, dst: float32[34, 34]")
+    with pytest.raises(StencilShapeError, match="non-constant offsets"):
+        problem_from_assignments([ps.Assignment(dst[0, 0], src[sp.Symbol("k"), 0] + src[1, 0])])
+    with pytest.raises(StencilShapeError, match="pass a list of ps.Assignment"):
+        problem_from_assignments(["dst = src"])
