@@ -168,7 +168,8 @@ class _Machine:
         self.l2 = SectoredLRU(device.l2_effective_capacity_bytes, device.l1_line_bytes, sector, device.dram_fetch_bytes)
         self.costs = costs
         self.free = _Resources()
-        self.now = 0.0
+        self.wave_end = 0.0  # when the last simulated wave ended (its traffic drained)
+        self.slot_free: list[float] = []  # per block slot of SM 0, when its last block finished
         self.events = 0
 
     def _copies(self, rows: list[int]):
@@ -253,18 +254,22 @@ class _Machine:
         return start + busy + self.costs.latencies.arithmetic_cycles
 
     def run_wave(self, trace: WaveTrace, flops_per_lup: float, tally: _Tally | None) -> None:
-        """Simulate one wave from `self.now` until SM 0's last warp finishes (W14)."""
+        """Simulate one wave on SM 0 (W14). A block of this wave starts when the block before it in the same
+        slot of SM 0 has finished, so waves overlap as on the GPU; the wave ends when its last warp has
+        finished and the L2 and DRAM traffic queued so far has drained."""
         wpb, n_sm, n_blocks = trace.warps_per_block, self.sm_count, trace.blocks
-        warps = []  # SM 0's warps: the rows of every SM's copy, SM 0 first
-        for slot in range(-(-n_blocks // n_sm)):
+        slots = -(-n_blocks // n_sm)
+        self.slot_free += [self.wave_end] * (slots - len(self.slot_free))
+        warps, slot_of = [], []  # SM 0's warps: the rows of every SM's copy, SM 0 first
+        for slot in range(slots):
             for w in range(wpb):
-                rows = [(sm + slot * n_sm) * wpb + w for sm in range(n_sm) if sm + slot * n_sm < n_blocks]
-                warps.append(rows)
+                warps.append([(sm + slot * n_sm) * wpb + w for sm in range(n_sm) if sm + slot * n_sm < n_blocks])
+                slot_of.append(slot)
         n_loads, n_stores = len(trace.loads), len(trace.stores)
         pc = [0] * len(warps)
-        pending = [self.now] * len(warps)
-        finish = self.now
-        heap = [(self.now, w) for w in range(len(warps))]
+        pending = [self.slot_free[s] for s in slot_of]
+        heap = [(pending[w], w) for w in range(len(warps))]
+        slot_finish = self.slot_free[:slots]
         while heap:
             t, w = heapq.heappop(heap)
             rows, step = warps[w], pc[w]
@@ -279,14 +284,15 @@ class _Machine:
             if pc[w] <= n_loads + n_stores:
                 heapq.heappush(heap, (t, w))
             else:
-                finish = max(finish, t, pending[w])
-        finish = max(finish, self.free.l2, self.free.dram)  # the wave is done when its traffic has drained
+                slot_finish[slot_of[w]] = max(slot_finish[slot_of[w]], t, pending[w])
+        self.slot_free[:slots] = slot_finish
+        wave_end = max(max(slot_finish), self.free.l2, self.free.dram)
         if tally is not None:
-            tally.pipeline_cycles += finish - self.now
+            tally.pipeline_cycles += wave_end - self.wave_end
             tally.waves += 1
             tally.lattice_updates += sum(trace.lattice_updates)
-            tally.sm_lattice_updates += sum(trace.lattice_updates[r] for rows in warps for r in rows[:1])
-        self.now = finish
+            tally.sm_lattice_updates += sum(trace.lattice_updates[rows[0]] for rows in warps)
+        self.wave_end = wave_end
 
 
 #: how many full waves either side of the middle of the launch are considered as the measured wave
