@@ -43,10 +43,12 @@ def v100_star() -> None:
     print("  survivors: " + ", ".join(sorted(l.label for l in survivors)))
     for what, columns in (("DRAM", ("meas_dram_load_B_per_lup", "meas_dram_store_B_per_lup")),
                           ("L2", ("meas_l2_load_B_per_lup", "meas_l2_store_B_per_lup"))):
-        best = min(measured, key=lambda l: sum(float(measured[l][c]) for c in columns))
-        volume = sum(float(measured[best][c]) for c in columns)
-        print(f"  lowest measured {what} volume: {best.label} ({volume:.2f} B/Lup): "
-              f"{'survives' if best in survivors else 'dropped'}")
+        volume = {launch: sum(float(row[c]) for c in columns) for launch, row in measured.items()}
+        ordered = sorted(measured, key=volume.get)
+        best = ordered[0]
+        ranks = ", ".join(f"{l.label} {volume[l]:.2f} B/Lup (rank {ordered.index(l) + 1})" for l in sorted(survivors))
+        print(f"  lowest measured {what} volume: {best.label} ({volume[best]:.2f} B/Lup): "
+              f"{'survives' if best in survivors else 'dropped'}; survivors: {ranks}")
 
 
 @dataclass(frozen=True)
