@@ -1,31 +1,57 @@
+import json
+import re
+import os
 import tomllib
 from pathlib import Path
 
 import pytest
 
 import pystencils_perf as pp
-from pystencils_perf.devices import DATA_DIR, load_device_file
+from pystencils_perf.devices import CURVE_NAMES, DATA_DIR, KINDS, alias_index, library_files, load_device_file
 
-LIBRARY = {"V100-PCIe-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "L40S", "MI210"}
+VALIDATION = Path(__file__).parent.parent / "validation" / "devices"
+LIBRARY = {
+    "V100-PCIe-32GB", "P100-PCIe-16GB", "RTX-2080-Ti", "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIe-40GB",
+    "A40", "RTX-A6000", "RTX-A4000", "RTX-3090", "H100-SXM5-80GB", "H100-PCIe-80GB", "GH200-96GB",
+    "H200-SXM-141GB", "L40", "L40S", "MI210",
+}
 
 
-def test_library_loads_and_every_number_has_a_source():
+def test_every_library_device_loads_with_a_source_and_kind_for_every_number():
     devices = pp.list_devices()
     assert {d.name for d in devices} == LIBRARY
     for d in devices:
+        assert d.format_version == 2
+        assert set(d.kinds) == set(d.sources) and set(d.kinds.values()) <= set(KINDS)
         assert all(src.strip() for src in d.sources.values())
-        assert all(c.source for c in d.curves.values())
-        assert d.l2_effective_capacity_bytes <= d.l2_capacity_bytes
+        assert all(d.notes[k] for k, kind in d.kinds.items() if kind == "estimate")
+        assert all(bool(c.fitted_on) != bool(c.borrowed_from) for c in d.curves.values())
+        assert d.l2_bandwidth_capacity_bytes <= d.l2_capacity_bytes
+        assert d.l2_effective_capacity_bytes == d.l2_dram_capacity_bytes <= d.l2_capacity_bytes
 
 
-def test_amd_part_has_wide_wavefronts_and_64_byte_lines():
-    mi = pp.get_device("MI210")
-    assert mi.vendor == "amd" and mi.warp_size == 64 and mi.l1_line_bytes == 64
+def test_aliases_are_unique_across_the_library():
+    names = [n.lower() for d in pp.list_devices() for n in {d.name, *d.aliases}]
+    index = alias_index()
+    assert len(index) == len({"".join(ch for ch in n if ch.isalnum()) for n in names})
 
 
-@pytest.mark.parametrize("alias", ["V100", "v100-pcie-32gb", "H100", "a100", "NVIDIA H200"])
-def test_aliases(alias):
-    assert pp.get_device(alias).name in LIBRARY
+@pytest.mark.parametrize("alias, name", [
+    ("V100", "V100-PCIe-32GB"), ("H100", "H100-SXM5-80GB"), ("h100 pcie", "H100-PCIe-80GB"), ("A100", "A100-SXM4-40GB"),
+    ("A100-PCIe", "A100-PCIe-40GB"), ("A6000", "RTX-A6000"), ("A4000", "RTX-A4000"), ("2080Ti", "RTX-2080-Ti"),
+    ("3090", "RTX-3090"), ("GH200", "GH200-96GB"), ("NVIDIA H200", "H200-SXM-141GB"), ("L40", "L40"), ("L40S", "L40S"),
+    ("P100", "P100-PCIe-16GB"), ("Tesla P100-PCIE-16GB", "P100-PCIe-16GB"), ("A40", "A40"),
+])
+def test_aliases(alias, name):
+    assert pp.get_device(alias).name == name
+
+
+def test_an_alias_claimed_twice_is_an_error(tmp_path, monkeypatch):
+    twin = tmp_path / "twin.toml"
+    twin.write_text((DATA_DIR / "a40.toml").read_text().replace('name = "A40"', 'name = "A40 twin"'))
+    monkeypatch.setattr("pystencils_perf.devices.library_files", lambda: [*library_files(), twin])
+    with pytest.raises(pp.DeviceError, match="'(nvidia)?a40' names both A40 \\(a40.toml\\) and A40 twin \\(twin.toml\\)"):
+        pp.get_device("V100")
 
 
 def test_unknown_device_names_the_key():
@@ -33,8 +59,73 @@ def test_unknown_device_names_the_key():
         pp.get_device("GTX 9000")
 
 
-def _write(tmp_path, mutate) -> Path:
-    raw = (DATA_DIR / "v100-pcie-32gb.toml").read_text()
+def test_v100_keeps_the_authors_numbers():
+    """validation/v100_star3d.py reproduces the paper's errors with these; the library rework must not move them."""
+    v100 = pp.get_device("V100")
+    assert (v100.sm_count, v100.clock_ghz, v100.l2_effective_capacity_bytes, v100.l1_capacity_bytes) == (80, 1.38, 6291456, 131072)
+    assert (v100.dram_bandwidth_gbs, v100.l2_bandwidth_gbs) == (790.0, 2500.0)
+    assert v100.curves["l2_load_capacity_miss"].status.startswith("fitted on V100 stencil measurements")
+
+
+# -- the measured numbers are the published figures ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gpu_benches():
+    return json.loads((VALIDATION / "gpu_benches.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def l2_fits():
+    return json.loads((VALIDATION / "l2_fits.json").read_text())
+
+
+def _library_entries():
+    for path in library_files():
+        raw = tomllib.loads(path.read_text())
+        yield path.name, raw
+
+
+def test_every_gpu_benches_file_cited_names_the_commit(gpu_benches):
+    for fname, raw in _library_entries():
+        for key, entry in raw.items():
+            if isinstance(entry, dict) and re.search(r"gpu-benches \S+\.txt", entry.get("source", "")):
+                assert gpu_benches["commit"] in entry["source"], (fname, key)
+
+
+def test_measured_dram_bandwidths_are_gpu_benches_stream_scale_maxima(gpu_benches):
+    """A measured DRAM bandwidth is the best 'scale' figure of the gpu-stream file it cites."""
+    checked = 0
+    for fname, raw in _library_entries():
+        entry = raw["dram_bandwidth_gbs"]
+        if entry["kind"] == "measured" and entry["source"].startswith("te42kyfo/gpu-benches gpu-stream/"):
+            gpu = entry["source"].split("gpu-stream/")[1].split(".txt")[0]
+            assert entry["value"] == max(gpu_benches["benchmarks"]["gpu-stream"][gpu]["scale"]), fname
+            checked += 1
+    assert checked == 7  # A100 40/80, A40, H100-PCIe, GH200, L40, MI210
+
+
+def test_fitted_l2_curves_and_capacities_are_the_fit_scripts_output(l2_fits):
+    fits = {f["device"]: f for f in l2_fits["l2_fits"]}
+    assert set(fits) == {"A100-SXM4-80GB", "H100-PCIe-80GB", "GH200-96GB", "L40", "MI210"}
+    for name, fit in fits.items():
+        dev = pp.get_device(name)
+        curve = dev.curves["l2_load_capacity_miss"]
+        assert (curve.a, curve.b, curve.c) == (fit["a"], fit["b"], fit["c"]) and curve.rms_residual == fit["rms_residual"]
+        assert dev.l2_dram_capacity_bytes == fit["l2_dram_capacity_bytes"] and dev.kinds["l2_dram_capacity_bytes"] == "measured"
+
+
+def test_split_l2_gpus_have_two_capacities():
+    """A100/H100: one partition keeps the bandwidth, 0.7-0.9 of the L2 avoids DRAM (gpu-benches gpu-cache, gpu-l2-cache)."""
+    for name in ("A100-SXM4-80GB", "H100-PCIe-80GB", "GH200-96GB"):
+        dev = pp.get_device(name)
+        assert 0.35 < dev.l2_bandwidth_capacity_bytes / dev.l2_capacity_bytes < 0.5
+        assert 0.65 < dev.l2_dram_capacity_bytes / dev.l2_capacity_bytes < 0.9
+
+
+# -- malformed files name the problem --------------------------------------------------------------------------
+
+def _write(tmp_path, mutate, source="v100-pcie-32gb.toml") -> Path:
+    raw = (DATA_DIR / source).read_text()
     path = tmp_path / "mine.toml"
     path.write_text(mutate(raw))
     return path
@@ -55,6 +146,19 @@ def test_user_device_file(tmp_path):
         (lambda t: t.replace("[l2_bandwidth_gbs]", "[l2_bandwith_gbs]"), "unknown key\\(s\\) l2_bandwith_gbs"),
         (lambda t: t.replace("[curves.l2_load_capacity_miss]", "[curves.l2_misses]"), "missing curve \\[curves.l2_load_capacity_miss\\]"),
         (lambda t: t + "\n[[[", "is not valid TOML"),
+        (lambda t: t.replace("format_version = 2\n", ""), "format version 1 is older than the version 2 .* add 'format_version = 2'"),
+        (lambda t: t.replace("format_version = 2", "format_version = 3"), "format_version 3 is not 2.*use a newer pystencils-perf"),
+        (lambda t: t.replace('[sm_count]\nvalue = 80\nkind = "datasheet"', "[sm_count]\nvalue = 80"), "'sm_count' needs kind = one of measured"),
+        (lambda t: t.replace('[sm_count]\nvalue = 80\nkind = "datasheet"', '[sm_count]\nvalue = 80\nkind = "estimate"'),
+         "'sm_count' is an estimate without a note"),
+        (lambda t: t.replace("[l2_dram_capacity_bytes]\nvalue = 6291456", "[l2_dram_capacity_bytes]\nvalue = 7000000"),
+         "l2_dram_capacity_bytes exceeds l2_capacity_bytes"),
+        (lambda t: t.replace("[l2_bandwidth_gbs]\nvalue = 2500.0", "[l2_bandwidth_gbs]\nvalue = 500.0"),
+         "l2_bandwidth_gbs is not above dram_bandwidth_gbs"),
+        (lambda t: t.replace("[l1_sector_bytes]\nvalue = 32", "[l1_sector_bytes]\nvalue = 48"), "l1_line_bytes is not a multiple of l1_sector_bytes"),
+        (lambda t: t.replace('fitted_on = "V100 stencil', 'borrowed_from = "X"\nfitted_on = "V100 stencil', 1),
+         "curve \\[curves.l1_load_capacity_miss\\] needs exactly one of fitted_on"),
+        (lambda t: t.replace("[l2_capacity_bytes]\nvalue", "[l2_capacity_bytes]\nunit = \"B\"\nvalue"), "'l2_capacity_bytes' has unknown key\\(s\\) unit"),
     ],
 )
 def test_malformed_device_file(tmp_path, mutate, message):
@@ -68,6 +172,27 @@ def test_missing_device_file():
         pp.get_device("/nonexistent/gpu.toml")
 
 
+def test_files_are_parsed_once_per_process_and_again_when_changed(tmp_path):
+    path = _write(tmp_path, lambda t: t)
+    first = load_device_file(path)
+    assert load_device_file(str(path)) is first and pp.get_device(path) is first
+    path.write_text(path.read_text().replace('name = "V100-PCIe-32GB"', 'name = "Edited"'))
+    mtime_ns = path.stat().st_mtime_ns
+    os.utime(path, ns=(mtime_ns, mtime_ns + 10**9))  # a new version even where the clock is coarse
+    assert load_device_file(path).name == "Edited"
+
+
+def test_calibrated_curves_count_as_fitted(tmp_path):
+    """`pystencils-perf calibrate` writes a curve with a calibration table instead of fitted_on."""
+    path = _write(tmp_path, lambda t: t.replace(
+        'borrowed_from = "V100-PCIe-32GB"\n', 'calibration = {data = "h100.csv", rms_relative_error_after = 0.04}\n', 1),
+        source="h100-sxm5-80gb.toml")
+    curve = load_device_file(path).curves["l1_load_capacity_miss"]
+    assert curve.fitted_on.startswith("h100.csv") and curve.rms_residual == 0.04 and not curve.borrowed_from
+
+
 def test_template_keys_are_the_same_in_every_file():
-    keys = [list(tomllib.loads(p.read_text())) for p in sorted(DATA_DIR.glob("*.toml"))]
-    assert all(set(k) == set(keys[0]) for k in keys)
+    keys = [set(tomllib.loads(p.read_text())) for p in library_files()]
+    assert all(k == keys[0] for k in keys)
+    curve_keys = [set(tomllib.loads(p.read_text())["curves"]) for p in library_files()]
+    assert all(k == set(CURVE_NAMES) for k in curve_keys)

@@ -1,0 +1,177 @@
+"""The `devices` subcommand and the confidence lines that reports print about a device.
+
+``pystencils-perf devices`` lists the library: per GPU its aliases, file, format
+version, how many numbers are measured, and per capacity-miss curve what it was
+fitted on or whom it is borrowed from. ``devices NAME`` prints one device's file,
+``devices --template FILE`` writes a file to fill in. `confidence_notes` says, one
+line each, which parts of a device are borrowed or estimated, so that a ranking for
+an H100 does not read as if it were as well founded as one for the V100.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import DeviceError
+from . import CURVE_NAMES, FORMAT_VERSION, KINDS, Device, get_device, list_devices
+
+#: what each quantity means, with its unit (the template's comments)
+QUANTITY_HELP = {
+    "sm_count": "streaming multiprocessors (CUs on AMD)",
+    "clock_ghz": "SM clock under load, GHz",
+    "warp_size": "threads per warp (wavefront)",
+    "max_threads_per_block": "threads per block, at most",
+    "max_block_dim": "largest block extent in x, y, z",
+    "max_threads_per_sm": "resident threads per SM, at most",
+    "max_blocks_per_sm": "resident blocks per SM, at most",
+    "registers_per_sm": "32-bit registers per SM",
+    "max_registers_per_thread": "registers one thread may use",
+    "register_allocation_unit": "registers allocated per warp in units of this",
+    "shared_memory_per_sm_bytes": "shared memory per SM, bytes",
+    "l1_capacity_bytes": "L1 data cache per SM that serves global loads, bytes",
+    "l1_line_bytes": "L1 allocation line, bytes",
+    "l1_sector_bytes": "L1 transfer sector, bytes",
+    "l1_bank_count": "L1 banks served per cycle",
+    "l1_bank_width_bytes": "bytes per L1 bank",
+    "l2_capacity_bytes": "nominal L2 capacity, bytes",
+    "l2_dram_capacity_bytes": "data volume the L2 holds without DRAM traffic, bytes (gpu-l2-cache knee)",
+    "l2_bandwidth_capacity_bytes": "data volume read by all SMs that keeps the full L2 bandwidth, bytes (one partition if split)",
+    "l2_sector_bytes": "L2 sector, bytes",
+    "dram_fetch_bytes": "DRAM access granularity, bytes",
+    "dram_bandwidth_gbs": "DRAM bandwidth for 1 load + 1 store stream (STREAM scale), GB/s",
+    "l2_bandwidth_gbs": "L2 bandwidth, GB/s",
+    "fp64_peak_gflops": "FP64 peak (non-tensor), GFLOP/s",
+    "fp32_peak_gflops": "FP32 peak (non-tensor), GFLOP/s",
+}
+TEMPLATE_LENDER = "V100-PCIe-32GB"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``pystencils-perf devices``."""
+    parser.add_argument("name", nargs="?", help="print this device's file (library name, alias or path)")
+    parser.add_argument("--template", metavar="FILE",
+                        help="write a device file to fill in ('-': standard output); refuses to overwrite")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``pystencils-perf devices``; errors raise `DeviceError`."""
+    if args.template and args.name:
+        raise DeviceError("devices: give a NAME to print or --template FILE to write, not both")
+    if args.template:
+        return _write_template(args.template)
+    if args.name:
+        dev = get_device(args.name)
+        print(f"# {dev.path}")
+        print(Path(dev.path).read_text(), end="")
+        return 0
+    print(library_report(list_devices()))
+    return 0
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def curve_lines(dev: Device) -> list[str]:
+    """The calibration status of the curves, curves with the same status on one line."""
+    groups: dict[str, list[str]] = {}
+    for name in CURVE_NAMES:
+        groups.setdefault(dev.curves[name].status, []).append(name)
+    return [f"{', '.join(names)}: {status}" for status, names in groups.items()]
+
+
+def device_summary(dev: Device) -> str:
+    """Several lines about one device: where its file is, what it says, how well founded that is."""
+    kinds = dev.kinds or {}
+    counts = dev.count_by_kind()
+    figures = ", ".join(f"{label} {value} ({kinds[key]})" for key, label, value in (
+        ("dram_bandwidth_gbs", "DRAM", f"{dev.dram_bandwidth_gbs:g} GB/s"),
+        ("l2_bandwidth_gbs", "L2", f"{dev.l2_bandwidth_gbs:g} GB/s"),
+        ("l2_dram_capacity_bytes", "L2 without DRAM traffic", _mib(dev.l2_dram_capacity_bytes)),
+        ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
+    ))
+    lines = [
+        f"{dev.name}  ({dev.vendor} {dev.architecture} {dev.compute_capability}, {dev.sm_count} SMs, "
+        f"{dev.clock_ghz:g} GHz, L2 {_mib(dev.l2_capacity_bytes)})",
+        f"  file: {dev.path} (format {dev.format_version})",
+        f"  aliases: {', '.join(dev.aliases) or '-'}",
+        f"  numbers: {', '.join(f'{counts[k]} {k}' for k in KINDS)} (of {sum(counts.values())})",
+        f"  {figures}",
+    ]
+    lines += [f"  curves {line}" for line in curve_lines(dev)]
+    return "\n".join(lines)
+
+
+def library_report(devices: list[Device]) -> str:
+    measured = sum(d.count_by_kind()["measured"] for d in devices)
+    total = sum(sum(d.count_by_kind().values()) for d in devices)
+    head = f"{len(devices)} devices, {measured} of {total} numbers measured; `devices NAME` prints a file"
+    return "\n\n".join([head, *(device_summary(d) for d in devices)])
+
+
+def confidence_notes(device: Device) -> list[str]:
+    """One line per borrowed or estimated part of `device`, for the header of a report.
+
+    Curves are grouped by lender, estimated numbers by what they rest on; a device
+    with everything measured, fitted or from a datasheet gets no lines.
+    """
+    notes = []
+    lenders: dict[str, list[str]] = {}
+    for name in CURVE_NAMES:
+        curve = device.curves[name]
+        if curve.borrowed_from:
+            lenders.setdefault(curve.borrowed_from, []).append(name)
+    notes += [f"{', '.join(names)} curve{'s' if len(names) > 1 else ''} borrowed from {lender} (not fitted for this GPU)"
+              for lender, names in lenders.items()]
+    basis: dict[str, list[str]] = {}
+    for key, kind in (device.kinds or {}).items():
+        if kind == "estimate":
+            basis.setdefault(device.notes[key], []).append(key)
+    notes += [f"{', '.join(keys)}: estimate, {note}" for note, keys in basis.items()]
+    return notes
+
+
+def template_text() -> str:
+    """A device file with every key, its unit and zero values: the loader names the first one left unfilled."""
+    from . import _QUANTITIES
+
+    lender = get_device(TEMPLATE_LENDER)
+    lines = [
+        "# A pystencils-perf device file: fill in every value, kind and source, then pass its path as --device.",
+        "# kind: measured (a benchmark on this GPU), datasheet (vendor documentation), derived (computed from",
+        "# other numbers, say how), estimate (taken from another GPU or assumed; needs note = \"what it rests on\").",
+        f"format_version = {FORMAT_VERSION}",
+        'name = ""',
+        "aliases = []",
+        'vendor = "nvidia"',
+        'architecture = ""',
+        'compute_capability = ""',
+    ]
+    for f in _QUANTITIES:
+        zero = "[0, 0, 0]" if f.name == "max_block_dim" else "0"
+        lines += ["", f"# {QUANTITY_HELP[f.name]}", f"[{f.name}]", f"value = {zero}", 'kind = "datasheet"', 'source = ""']
+    lines += ["", f"# Capacity-miss curves, borrowed from {TEMPLATE_LENDER} until fitted (`pystencils-perf calibrate`)."]
+    for name in CURVE_NAMES:
+        c = lender.curves[name]
+        lines += [f"[curves.{name}]", f"a = {c.a!r}", f"b = {c.b!r}", f"c = {c.c!r}", f"d = {c.d!r}",
+                  f"complement = {'true' if c.complement else 'false'}", f'borrowed_from = "{TEMPLATE_LENDER}"',
+                  f'source = "borrowed from {TEMPLATE_LENDER}: {c.source}"']
+    return "\n".join(lines) + "\n"
+
+
+def _write_template(target: str) -> int:
+    text = template_text()
+    if target == "-":
+        sys.stdout.write(text)
+        return 0
+    path = Path(target)
+    if path.exists():
+        raise DeviceError(f"devices --template: {path} exists; give a new file name")
+    try:
+        path.write_text(text)
+    except OSError as e:
+        raise DeviceError(f"devices --template: cannot write {path}: {e.strerror}") from None
+    print(f"wrote {path}: fill in every value and source (`pystencils-perf devices {path}` checks it)")
+    return 0
