@@ -9,7 +9,8 @@ Method (per GPU):
 
 1. L2 plateau ``B_l2``: median bw over 2 MB <= V <= L2/2 (below 2 MB L1 hits of
    neighbouring blocks inflate it, the repository's README says so for the H100).
-   DRAM plateau ``B_dram``: median bw over 2 L2 <= V <= 8 L2.
+   DRAM plateau ``B_dram``: median bw over 4 L2 <= V <= 32 L2 (on the MI210 the
+   bandwidth keeps falling up to about 8 L2).
 2. Miss ratio, the DRAM share of the re-read bytes, from the time per byte with hits
    and misses served one after the other: ``1/bw = (1 - m)/B_l2 + m/B_dram``, so
    ``m = (1/bw - 1/B_l2) / (1/B_dram - 1/B_l2)``, clipped to [0, 1].
@@ -90,7 +91,7 @@ def fit_l2(gpu: str, table: dict) -> tuple[L2Fit, dict]:
     gbs = np.array(table["gbs"], dtype=float)
     l2 = NOMINAL_L2_BYTES[gpu]
     l2_gbs = float(np.median(gbs[(volume >= 2 * MB) & (volume <= l2 / 2)]))
-    dram_gbs = float(np.median(gbs[(volume >= 2 * l2) & (volume <= 8 * l2)]))
+    dram_gbs = float(np.median(gbs[(volume >= 4 * l2) & (volume <= 32 * l2)]))
     used = volume >= 2 * MB
     volume, gbs = volume[used], gbs[used]
     m = miss_ratio(gbs, l2_gbs, dram_gbs)
