@@ -11,25 +11,113 @@
     pystencils-perf calibrate DATA.csv --device NAME --spec SPEC.py [--out FILE.toml] [--align ...]
 
 Every input error prints one line ``pystencils-perf: error: ...`` and exits with 2
-(so does `measure` on a machine without cupy or a CUDA GPU).
+(so does `measure` on a machine without cupy or a CUDA GPU). Options and output
+paths are checked while parsing, before any kernel is generated or ranked.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
-from .errors import PerfError
+from . import __version__
+from .errors import ConfigurationError, PerfError
 from .launch import parse_triple
 
 
-def _triples(text: str, what: str):
-    return [parse_triple(t.strip(), what) for t in text.split(",") if t.strip()]
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors are one line (a `ConfigurationError`) instead of the usage block and an exit."""
+
+    def error(self, message):
+        raise ConfigurationError(f"{message} (see {self.prog} --help)")
+
+
+def _argument_type(parse):
+    """An argparse ``type=`` from a parser that raises `PerfError`: argparse then names the option."""
+
+    def convert(text: str):
+        try:
+            return parse(text)
+        except PerfError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = parse.__name__
+    return convert
+
+
+def _positive_int(text: str) -> int:
+    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
+        raise ConfigurationError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def _triples(what: str):
+    def triples(text: str) -> list[tuple[int, int, int]]:
+        parsed = [parse_triple(t.strip(), what) for t in text.split(",") if t.strip()]
+        if not parsed:
+            raise ConfigurationError(f"no {what} given")
+        return parsed
+
+    return triples
+
+
+def _domain(text: str) -> tuple[int, ...]:
+    values = text.lower().split("x")
+    if not 1 <= len(values) <= 3 or not all(re.fullmatch(r"\s*\d+\s*", v) and int(v) > 0 for v in values):
+        raise ConfigurationError(f"domain {text!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)")
+    return tuple(int(v) for v in values)
+
+
+def _existing_folder(folder: Path) -> None:
+    if not folder.exists():
+        raise ConfigurationError(f"folder {folder} does not exist")
+    if not folder.is_dir():
+        raise ConfigurationError(f"{folder} is not a folder")
+
+
+def _output_file(text: str) -> str:
+    """A file to write: its folder exists, and it is not itself a folder."""
+    path = Path(text)
+    if path.is_dir():
+        raise ConfigurationError(f"{path} is a folder, not a file")
+    _existing_folder(path.parent)
+    return text
+
+
+def _output_folder(text: str) -> str:
+    """A folder to write into (created with its parents): neither it nor its nearest existing parent is a file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise ConfigurationError(f"{path} is a file, not a folder")
+    nearest = next(p for p in path.absolute().parents if p.exists())
+    if not nearest.is_dir():
+        raise ConfigurationError(f"{nearest} is not a folder")
+    return text
+
+
+_DASH_VALUE = re.compile(r"-\d")
+
+
+def _attach_dash_values(argv: list[str]) -> list[str]:
+    """``--blocks -32x1x1`` as ``--blocks=-32x1x1``.
+
+    argparse takes a value that starts with a dash for an option and answers with
+    its usage; attached, the value reaches its check, which names what is wrong.
+    """
+    joined: list[str] = []
+    for token in argv:
+        previous = joined[-1] if joined else ""
+        if _DASH_VALUE.match(token) and previous.startswith("--") and previous != "--" and "=" not in previous:
+            joined[-1] = f"{previous}={token}"
+        else:
+            joined.append(token)
+    return joined
 
 
 def _cmd_devices(args) -> int:
@@ -49,15 +137,15 @@ def _load(args):
     from .spec import load_spec
 
     spec = load_spec(args.spec)
-    domain = tuple(int(v) for v in args.domain.split("x")) if args.domain else spec.domain_shape
+    domain = args.domain or spec.domain_shape
     return spec, domain
 
 
 def _candidate_options(args, domain) -> dict:
     return dict(
         threads=args.threads,
-        blocks=_triples(args.blocks, "block") if args.blocks else None,
-        folds=_triples(args.fold, "fold") if args.fold else None,
+        blocks=args.blocks,
+        folds=args.fold,
         align=args.align,
         domain_shape=domain,
     )
@@ -86,12 +174,33 @@ def _progress(items):
     sys.stderr.write("\r" + " " * 60 + "\r")
 
 
+def _ranking_table(ranking, head: int | None) -> str:
+    """The ranking's table; `head` limits the rejected candidates too, and the table says how many more."""
+    if head is None or len(ranking.rejected) <= head:
+        return ranking.table(head=head)
+    lines = [replace(ranking, rejected=[]).table(head=head)]
+    lines += [f"  rejected {launch.label}: {reason}" for launch, reason in ranking.rejected[:head]]
+    lines.append(f"  ... {len(ranking.rejected) - head} more rejected")
+    return "\n".join(lines)
+
+
+def _create_kernel_call(best, args, domain) -> str:
+    """The `pystencils_perf.create_kernel` call that generates the SPEC's kernel with `best`'s launch."""
+    options = [f"device={args.device!r}", f"blocks=[{tuple(best.launch.block)}]", f"folds=[{tuple(best.launch.fold)}]"]
+    if args.align != "base":
+        options.append(f"align={args.align!r}")
+    if domain is not None:
+        options.append(f"domain_shape={tuple(domain)}")
+    return f"pystencils_perf.create_kernel(assignments, {', '.join(options)})"
+
+
 def _cmd_rank(args) -> int:
-    from .rank import rank
+    from .rank import rank, select
 
     spec, domain = _load(args)
     ranking = rank(spec.kernel, args.device, backend=args.backend, progress=_progress, **_candidate_options(args, domain))
-    print(ranking.table(head=args.head))
+    print(_ranking_table(ranking, args.head))
+    print(f"best: {_create_kernel_call(select(ranking), args, domain)}")
     if args.json:
         ranking.write_json(args.json)
     if args.csv:
@@ -100,13 +209,20 @@ def _cmd_rank(args) -> int:
     return 0
 
 
+def _x_joined(values) -> str:
+    return "x".join(map(str, values))
+
+
 def _ncu_child_argv(args) -> list[str]:
     """This very command, as the child that Nsight Compute profiles."""
     argv = [sys.executable, "-m", "pystencils_perf.cli", "measure", args.spec, "--device", args.device,
-            "--out", os.devnull, "--ncu-pass", "--align", args.align, "--fold", args.fold]
-    for flag, value in (("--domain", args.domain), ("--threads", args.threads), ("--blocks", args.blocks)):
-        if value:
-            argv += [flag, str(value)]
+            "--out", os.devnull, "--ncu-pass", "--align", args.align, "--fold", ",".join(map(_x_joined, args.fold))]
+    if args.domain:
+        argv += ["--domain", _x_joined(args.domain)]
+    if args.threads:
+        argv += ["--threads", str(args.threads)]
+    if args.blocks:
+        argv += ["--blocks", ",".join(map(_x_joined, args.blocks))]
     return argv
 
 
@@ -186,13 +302,14 @@ def _cmd_calibrate(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from .measure import DEFAULT_WARMUP, MIN_REPEATS
 
-    parser = argparse.ArgumentParser(prog="pystencils-perf", description="Predict and rank GPU launch configurations.")
+    parser = _Parser(prog="pystencils-perf", description="Predict and rank GPU launch configurations.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("devices", help="list the device library").set_defaults(run=_cmd_devices)
 
     def layout_args(p):
-        p.add_argument("--domain", help="array shape of variable-size fields, e.g. 64x64x64")
+        p.add_argument("--domain", type=_argument_type(_domain), help="array shape of variable-size fields, e.g. 64x64x64")
         p.add_argument("--align", choices=("base", "interior"), default="base", help="field alignment (default base)")
 
     def spec_args(p):
@@ -201,9 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     def candidate_args(p, default_folds):
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
-        p.add_argument("--threads", type=int, help="threads per block (default 1024 stencils, 512 LBM)")
-        p.add_argument("--blocks", help="explicit block sizes, e.g. 32x2x16,16x4x16")
-        p.add_argument("--fold", default=default_folds,
+        p.add_argument("--threads", type=_argument_type(_positive_int), help="threads per block (default 1024 stencils, 512 LBM)")
+        p.add_argument("--blocks", type=_argument_type(_triples("block")), help="explicit block sizes, e.g. 32x2x16,16x4x16")
+        p.add_argument("--fold", type=_argument_type(_triples("fold")), default=default_folds,
                        help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})")
 
     def data_args(p):
@@ -221,15 +338,15 @@ def build_parser() -> argparse.ArgumentParser:
     spec_args(p)
     candidate_args(p, None)
     p.add_argument("--backend", default="auto", choices=("auto", "enum", "isl"), help="footprint backend (default auto)")
-    p.add_argument("--json", help="write the ranking as JSON")
-    p.add_argument("--csv", help="write the ranking as CSV")
-    p.add_argument("--head", type=int, help="print only the best N candidates")
+    p.add_argument("--json", type=_argument_type(_output_file), help="write the ranking as JSON")
+    p.add_argument("--csv", type=_argument_type(_output_file), help="write the ranking as CSV")
+    p.add_argument("--head", type=_argument_type(_positive_int), help="print only the best N candidates and N rejected")
     p.set_defaults(run=_cmd_rank)
 
     p = sub.add_parser("measure", help="time every candidate on this machine's GPU (cupy), optionally with ncu counters")
     spec_args(p)
     candidate_args(p, "1x1x1")
-    p.add_argument("--out", required=True, help="data set to write (CSV)")
+    p.add_argument("--out", required=True, type=_argument_type(_output_file), help="data set to write (CSV)")
     p.add_argument("--repeats", type=int, default=MIN_REPEATS,
                    help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})")
     p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
@@ -241,20 +358,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="compare predictions with a measured data set; report and plots")
     data_args(p)
-    p.add_argument("--out", help="folder for report.md and the plots")
+    p.add_argument("--out", type=_argument_type(_output_folder), help="folder for report.md and the plots")
     p.set_defaults(run=_cmd_validate)
 
     p = sub.add_parser("calibrate", help="fit the capacity-miss curves to a measured data set; write a device file")
     data_args(p)
-    p.add_argument("--out", help="device file to write (default DEVICE-calibrated.toml here)")
+    p.add_argument("--out", type=_argument_type(_output_file), help="device file to write (default DEVICE-calibrated.toml here)")
     p.set_defaults(run=_cmd_calibrate)
     return parser
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(_attach_dash_values(sys.argv[1:] if argv is None else list(argv)))
         return args.run(args)
     except PerfError as e:
         print(f"pystencils-perf: error: {e}", file=sys.stderr)

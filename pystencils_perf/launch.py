@@ -45,14 +45,11 @@ class LaunchConfig:
 
 
 def parse_triple(text: str, what: str = "block") -> tuple[int, int, int]:
-    """'32x2x16' -> (32, 2, 16); a missing y or z is 1."""
-    try:
-        values = tuple(int(v) for v in text.lower().split("x"))
-    except ValueError:
-        raise ConfigurationError(f"{what} {text!r} is not of the form AxBxC with integers") from None
-    if not 1 <= len(values) <= 3 or any(v < 1 for v in values):
-        raise ConfigurationError(f"{what} {text!r} is not of the form AxBxC with positive integers")
-    return values + (1,) * (3 - len(values))
+    """'32x2x16' -> (32, 2, 16): exactly three positive integers, so '32x32' is not silently a 32x32x1 block."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(p.strip().isdecimal() and int(p) > 0 for p in parts):
+        raise ConfigurationError(f"{what} {text!r} is not of the form AxBxC with three positive integers")
+    return tuple(int(p) for p in parts)
 
 
 def power_of_two_blocks(threads: int, max_block_dim=(1024, 1024, 64), dims: int = 3) -> list[tuple[int, int, int]]:

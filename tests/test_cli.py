@@ -1,8 +1,11 @@
 import json
+from pathlib import Path
 
 import pytest
 
 from pystencils_perf.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 STAR_SPEC = """
 from pystencils_perf.catalog import star_3d
@@ -27,7 +30,7 @@ def test_devices(capsys):
 
 
 def test_accesses_of_assignments(capsys):
-    assert main(["accesses", "examples/jacobi2d_assignments.py"]) == 0
+    assert main(["accesses", str(EXAMPLES / "jacobi2d_assignments.py")]) == 0
     out = capsys.readouterr().out
     assert "accesses: 4 loads, 1 stores" in out and "store dst[" in out and "threads per axis" in out
 

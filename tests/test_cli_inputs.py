@@ -1,0 +1,213 @@
+"""Bad command-line input is one line and exit 2, found before anything is computed; --head, --version, best line."""
+
+import json
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from pystencils_perf.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+V100_DATA = ROOT / "validation/data/v100/v100_star3d_r2_1024_folding.csv"
+
+#: a SPEC that leaves a trace when it is run: generating its kernel is where computing starts
+TRACED_SPEC = """
+from pathlib import Path
+Path(__file__).with_suffix(".ran").touch()
+from pystencils_perf.catalog import jacobi_2d
+kernel = jacobi_2d((64, 64))
+"""
+
+#: 2D Jacobi on fixed-size fields: the SPEC form whose `assignments` create_kernel takes
+JACOBI_ASSIGNMENTS = """
+import pystencils as ps
+src, dst = ps.fields("src, dst: double[66, 66]")
+assignments = [ps.Assignment(dst[0, 0], (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)]
+"""
+
+
+@pytest.fixture
+def traced_spec(tmp_path):
+    spec = tmp_path / "traced.py"
+    spec.write_text(TRACED_SPEC)
+    return spec
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pystencils-perf: error: ") and "\n" not in err, err
+    return err
+
+
+def _output_cases(tmp_path):
+    """(options, what the message must name) for outputs that cannot be written."""
+    a_file = tmp_path / "a_file.txt"
+    a_file.write_text("")
+    a_folder = tmp_path / "a_folder"
+    a_folder.mkdir()
+    missing = tmp_path / "missing"
+    return [
+        (["--json", str(missing / "r.json")], f"folder {missing} does not exist"),
+        (["--csv", str(missing / "r.csv")], f"folder {missing} does not exist"),
+        (["--json", str(a_file / "r.json")], f"{a_file} is not a folder"),
+        (["--csv", str(a_folder)], f"{a_folder} is a folder"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_rank_output_checked_before_computing(capsys, tmp_path, traced_spec, case):
+    options, message = _output_cases(tmp_path)[case]
+    assert main(["rank", str(traced_spec), "--device", "V100", *options]) == 2
+    assert message in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+@pytest.mark.parametrize(
+    "argv_tail, message",
+    [
+        (["--domain", "64xa"], "argument --domain: domain '64xa' is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)"),
+        (["--domain", "64x0"], "argument --domain: domain '64x0' is not of the form"),
+        (["--threads", "0"], "argument --threads: must be a positive integer, got '0'"),
+        (["--threads", "-32"], "argument --threads: must be a positive integer, got '-32'"),
+        (["--head", "-3"], "argument --head: must be a positive integer, got '-3'"),
+        (["--head", "three"], "argument --head: must be a positive integer, got 'three'"),
+        (["--blocks", "32x32"], "argument --blocks: block '32x32' is not of the form AxBxC with three positive integers"),
+        (["--blocks", "32x2x16,8x8"], "argument --blocks: block '8x8' is not of the form AxBxC"),
+        (["--blocks", "-32x1x1"], "argument --blocks: block '-32x1x1' is not of the form AxBxC"),
+        (["--fold", "1x2"], "argument --fold: fold '1x2' is not of the form AxBxC with three positive integers"),
+        (["--fold", "-1x1x2"], "argument --fold: fold '-1x1x2' is not of the form AxBxC"),
+        (["--blocks", ","], "argument --blocks: no block given"),
+        (["--backend", "gpu"], "argument --backend: invalid choice: 'gpu'"),
+    ],
+)
+def test_rank_bad_option_is_one_line_before_computing(capsys, traced_spec, argv_tail, message):
+    assert main(["rank", str(traced_spec), "--device", "V100", *argv_tail]) == 2
+    assert message in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+def test_missing_required_option_is_one_line(capsys, traced_spec):
+    assert main(["rank", str(traced_spec)]) == 2
+    assert "the following arguments are required: --device" in one_line_error(capsys)
+
+
+def test_validate_out_onto_a_file(capsys, tmp_path, traced_spec):
+    a_file = tmp_path / "report.md"
+    a_file.write_text("")
+    argv = ["validate", str(V100_DATA), "--device", "V100", "--spec", str(traced_spec), "--out", str(a_file)]
+    assert main(argv) == 2
+    assert f"argument --out: {a_file} is a file, not a folder" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+def test_validate_out_below_a_file(capsys, tmp_path, traced_spec):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    argv = ["validate", str(V100_DATA), "--device", "V100", "--spec", str(traced_spec), "--out", str(a_file / "report")]
+    assert main(argv) == 2
+    assert f"argument --out: {a_file} is not a folder" in one_line_error(capsys)
+
+
+def test_calibrate_out_into_a_missing_folder(capsys, tmp_path, traced_spec):
+    out = tmp_path / "missing" / "v100.toml"
+    argv = ["calibrate", str(V100_DATA), "--device", "V100", "--spec", str(traced_spec), "--out", str(out)]
+    assert main(argv) == 2
+    assert f"argument --out: folder {out.parent} does not exist" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+def test_measure_out_is_checked_before_the_gpu(capsys, tmp_path, traced_spec):
+    """A wrong --out is the user's to fix on any machine, so it is named before the missing cupy or GPU."""
+    out = tmp_path / "missing" / "h100.csv"
+    assert main(["measure", str(traced_spec), "--device", "H100", "--out", str(out)]) == 2
+    assert f"argument --out: folder {out.parent} does not exist" in one_line_error(capsys)
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"pystencils-perf {version('pystencils-perf')}"
+
+
+def _rank_jacobi(tmp_path, capsys, *options):
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    out_json = tmp_path / "ranking.json"
+    assert main(["rank", str(spec), "--device", "V100", "--json", str(out_json), *options]) == 0
+    return spec, capsys.readouterr().out, json.loads(out_json.read_text())
+
+
+def test_head_limits_candidates_and_rejected(tmp_path, capsys):
+    _, out, ranking = _rank_jacobi(tmp_path, capsys, "--head", "2")
+    rejected = len(ranking["rejected"])
+    assert rejected > 2  # 1024-thread blocks wider than 64 points in x or y
+    rows = re.findall(r"^ +\d+ +\d+x\d+x\d+ ", out, re.M)
+    assert len(rows) == 2
+    assert f"  ... {len(ranking['candidates']) - 2} more\n" in out
+    assert len(re.findall(r"^  rejected ", out, re.M)) == 2
+    assert f"  ... {rejected - 2} more rejected\n" in out
+
+
+BEST = re.compile(
+    r"^best: pystencils_perf\.create_kernel\(assignments, device='V100', "
+    r"blocks=\[\((\d+), (\d+), (\d+)\)\], folds=\[\((\d+), (\d+), (\d+)\)\]\)$",
+    re.M,
+)
+
+
+def test_best_line_names_the_ranked_best(tmp_path, capsys):
+    _, out, ranking = _rank_jacobi(tmp_path, capsys, "--head", "3")
+    (best,) = BEST.findall(out)
+    first = ranking["candidates"][0]
+    assert [int(v) for v in best] == first["block"] + first["fold"]
+
+
+@pytest.mark.slow
+def test_best_line_call_applies_the_best(tmp_path, capsys):
+    """Running the printed call on the SPEC's assignments generates a kernel with the best block and fold."""
+    import runpy
+
+    import pystencils_perf
+
+    spec, out, ranking = _rank_jacobi(tmp_path, capsys, "--fold", "1x1x1,1x2x1")
+    call = next(line for line in out.splitlines() if line.startswith("best: ")).removeprefix("best: ")
+    namespace = {"pystencils_perf": pystencils_perf, "assignments": runpy.run_path(str(spec))["assignments"]}
+    kernel = eval(call, namespace)
+    chosen = kernel.metadata["pystencils_perf"].chosen.launch
+    first = ranking["candidates"][0]
+    assert [list(chosen.block), list(chosen.fold)] == [first["block"], first["fold"]]
+    block, _ = kernel.get_launch_configuration().evaluate()
+    assert list(block) == first["block"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["quickstart.py"])
+def test_example_writes_nothing_into_home_or_the_temporary_directory(tmp_path, script):
+    """pystencils' cache would go to ~/.cache/pystencils; the example puts it into a temporary folder it removes."""
+    import os
+    import subprocess
+    import sys
+
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSTENCILS_CACHE_DIR", "MPLCONFIGDIR")}
+    env.update(HOME=str(home), TMPDIR=str(temp))
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / script)], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["home", "tmp"]
+
+
+def test_measure_without_cupy_names_an_installable_package(capsys, tmp_path, traced_spec, monkeypatch):
+    """pystencils-perf is on no package index: the hint names cupy's own package, or the extra of a checkout."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError, as where it is not installed
+    assert main(["measure", str(traced_spec), "--device", "H100", "--out", str(tmp_path / "h100.csv")]) == 2
+    err = one_line_error(capsys)
+    assert "pip install cupy-cuda12x" in err and "pip install -e '.[gpu]' in a pystencils-perf checkout" in err
+    assert "pystencils-perf[gpu]" not in err
