@@ -144,9 +144,9 @@ def plot(fit: L2Fit, series: dict, out: Path) -> None:
     mb = series["volume"] / MB
     ax_bw.plot(mb, series["gbs"], "o", ms=4, label=f"measured ({fit.file})")
     ax_bw.plot(mb, model_gbs, "-", label="fitted curve, as bandwidth")
-    ax_bw.axvline(fit.l2_dram_capacity_bytes / MB, color="k", lw=0.5, label=f"l2_dram_capacity {fit.l2_dram_capacity_bytes / MB:.1f} MB")
-    ax_bw.axvline(NOMINAL_L2_BYTES[fit.gpu] / MB, color="r", lw=0.5, label=f"nominal L2 {NOMINAL_L2_BYTES[fit.gpu] / MB:.0f} MB")
-    ax_bw.set(xscale="log", xlabel="data volume, MB", ylabel="GB/s", title="gpu-l2-cache bandwidth")
+    ax_bw.axvline(fit.l2_dram_capacity_bytes / MB, color="k", lw=0.5, label=f"l2_dram_capacity {fit.l2_dram_capacity_bytes / MB:.1f} MiB")
+    ax_bw.axvline(NOMINAL_L2_BYTES[fit.gpu] / MB, color="r", lw=0.5, label=f"nominal L2 {NOMINAL_L2_BYTES[fit.gpu] / MB:.0f} MiB")
+    ax_bw.set(xscale="log", xlabel="data volume, MiB", ylabel="GB/s", title="gpu-l2-cache bandwidth")
     ax_bw.set_ylim(bottom=0)
     ax_bw.legend(fontsize=7)
     fig.tight_layout()
@@ -161,11 +161,11 @@ def main() -> None:
     data = json.loads((HERE / "gpu_benches.json").read_text())
     fits = []
     print(f"gpu-benches commit {data['commit']}")
-    print(f"{'device':<16} {'L2 GB/s':>8} {'DRAM GB/s':>9} {'C_dram MB':>9} {'/L2':>5}  {'a':>6} {'b':>8} {'c':>6} {'pts':>4} {'RMS':>6} {'max':>6}")
+    print(f"{'device':<16} {'L2 GB/s':>8} {'DRAM GB/s':>9} {'C_dram MiB':>10} {'/L2':>5}  {'a':>6} {'b':>8} {'c':>6} {'pts':>4} {'RMS':>6} {'max':>6}")
     for gpu, table in data["benchmarks"]["gpu-l2-cache"].items():
         fit, series = fit_l2(gpu, table)
         fits.append(fit)
-        print(f"{fit.device:<16} {fit.l2_plateau_gbs:>8.0f} {fit.dram_plateau_gbs:>9.0f} {fit.l2_dram_capacity_bytes / MB:>9.2f} "
+        print(f"{fit.device:<16} {fit.l2_plateau_gbs:>8.0f} {fit.dram_plateau_gbs:>9.0f} {fit.l2_dram_capacity_bytes / MB:>10.2f} "
               f"{fit.l2_dram_capacity_fraction:>5.2f}  {fit.a:>6.4g} {fit.b:>8.4g} {fit.c:>6.4g} {fit.points:>4} {fit.rms_residual:>6.3f} {fit.max_residual:>6.3f}")
         plot(fit, series, HERE / f"l2_curve_{gpu}.png")
     print("\ngpu-cache (all SMs read one buffer): L2 bandwidth capacity")
@@ -173,7 +173,7 @@ def main() -> None:
     for gpu, table in data["benchmarks"]["gpu-cache"].items():
         cap, near, far = bandwidth_capacity(table, L1_BYTES_PER_SM[gpu])
         caps[gpu] = {"file": table["file"], "l2_bandwidth_capacity_bytes": cap, "near_gbs": round(near, 1), "far_gbs": round(far, 1)}
-        print(f"{gpu:<10} kept up to {cap / MB:6.2f} MB  near {near:7.0f} GB/s  beyond {far:7.0f} GB/s")
+        print(f"{gpu:<10} kept up to {cap / MB:6.2f} MiB  near {near:7.0f} GB/s  beyond {far:7.0f} GB/s")
     out = {"gpu_benches_commit": data["commit"], "l2_fits": [asdict(f) for f in fits], "l2_bandwidth_capacity": caps}
     (HERE / "l2_fits.json").write_text(json.dumps(out, indent=1) + "\n")
 
