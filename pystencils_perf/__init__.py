@@ -19,11 +19,15 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """`create_kernel` and `KernelChoice` import pystencils, so only when asked for."""
+    """`create_kernel`, `create_lb_kernel` and `KernelChoice` import pystencils, so only when asked for."""
     if name in ("create_kernel", "KernelChoice"):
-        from . import api
+        from .adapters.pystencils import api
 
         return getattr(api, name)
+    if name == "create_lb_kernel":
+        from .adapters.pystencils import lbm
+
+        return lbm.create_lb_kernel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -32,6 +36,7 @@ __all__ = [
     "AccessKind",
     "ConfigurationError",
     "create_kernel",
+    "create_lb_kernel",
     "Device",
     "DeviceError",
     "Field",

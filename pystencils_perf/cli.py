@@ -228,9 +228,9 @@ def _ncu_child_argv(args) -> list[str]:
 
 def _cmd_measure(args) -> int:
     from .devices import get_device
-    from .measure import launch_each_once, measure
+    from .adapters.pystencils.measure import launch_each_once, measure
     from .measure.dataset import write_dataset
-    from .measure.gpu import require_cupy
+    from .adapters.pystencils.gpu import require_cupy
     from .measure.ncu import profile
 
     require_cupy()  # one clear line and exit 2 on a machine without cupy or a GPU
@@ -300,7 +300,7 @@ def _cmd_calibrate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .measure import DEFAULT_WARMUP, MIN_REPEATS
+    from .adapters.pystencils.measure import DEFAULT_WARMUP, MIN_REPEATS
 
     parser = _Parser(prog="pystencils-perf", description="Predict and rank GPU launch configurations.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -40,6 +40,55 @@ class AccessKind(str, Enum):
 ALIGNMENT_BYTES = 256
 
 
+def base_offset(byte_offset: int) -> int:
+    """A byte offset as the model stores it: bytes past the last `ALIGNMENT_BYTES` boundary."""
+    return int(byte_offset) % ALIGNMENT_BYTES
+
+
+def interior_offsets(fields, first_point, where: str) -> dict[str, int]:
+    """Base offsets that put `first_point` (spatial coordinates, slowest index dimensions after) on a boundary.
+
+    Every adapter's ``align="interior"``: element ``sum(c * stride)`` of each
+    field, the one the first thread updates, starts an `ALIGNMENT_BYTES` unit.
+    """
+    offsets = {}
+    for f in fields:
+        if len(f.strides) < len(first_point):
+            raise HarvestError(f"{where}: interior alignment needs field {f.name!r} to have the "
+                               f"{len(first_point)} dimensions of the iteration space (use align='base')")
+        element = sum(c * s for c, s in zip(first_point, f.strides))
+        offsets[f.name] = base_offset(f.base_offset_bytes - element * f.element_bytes)
+    return offsets
+
+
+def require_affine(expr, where: str) -> sp.Expr:
+    """`expr`, expanded, if the estimator can evaluate it as an address or guard; else a `HarvestError`.
+
+    Every adapter's one check: integer coefficients, and no product of two
+    thread or block indices (``tid``/``bid``); blockDim and loop counters may
+    multiply them, since both are numbers once a candidate is launched.
+    """
+    expr = sp.expand(sp.sympify(expr))
+    if not isinstance(expr, sp.Expr):
+        raise HarvestError(f"{where}: {expr} is not an integer expression")
+    gens = sorted(expr.free_symbols, key=str)
+    if not gens:
+        if not expr.is_Integer:
+            raise HarvestError(f"{where}: {expr} is not an integer")
+        return expr
+    try:
+        poly = sp.Poly(expr, *gens)
+    except sp.PolynomialError:
+        raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices") from None
+    coords = set(TID + BID)
+    for monom, coeff in poly.terms():
+        if not coeff.is_Integer:
+            raise HarvestError(f"{where}: {expr} has the non-integer coefficient {coeff}")
+        if sum(e for g, e in zip(gens, monom) if g in coords) > 1:
+            raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices")
+    return expr
+
+
 @dataclass(frozen=True)
 class Field:
     """An array in device memory.
@@ -138,7 +187,7 @@ class KernelModel:
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""
-        fields = tuple(replace(f, base_offset_bytes=offsets_bytes.get(f.name, f.base_offset_bytes) % ALIGNMENT_BYTES) for f in self.fields)
+        fields = tuple(replace(f, base_offset_bytes=base_offset(offsets_bytes.get(f.name, f.base_offset_bytes))) for f in self.fields)
         return replace(self, fields=fields)
 
     def folded(self, fold: tuple[int, int, int]) -> KernelModel:

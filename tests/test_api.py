@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 import pystencils_perf as pp
-from pystencils_perf.adapters.pystencils_folding import FoldedLaunchConfiguration
+from pystencils_perf.adapters.pystencils.folding import FoldedLaunchConfiguration
 from pystencils_perf.catalog import star_3d_assignments
 from pystencils_perf.hookspecs import hookimpl
 
@@ -71,6 +71,7 @@ def test_the_perf_select_plugins_decide(star_r1):
     assert launched(kernel)[:2] == (worst.block, worst.fold)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH: registers cannot be compiled")
 def test_registers_of_each_fold_limit_occupancy():
     """star r4 needs more than 32 registers on a V100 (sm_75 code): one 1024-thread block per SM, not two."""
@@ -88,10 +89,11 @@ def test_registers_of_each_fold_limit_occupancy():
     assert unmeasured.resources == {}
 
 
+@pytest.mark.slow
 def test_create_lb_kernel():
     from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil
 
-    from pystencils_perf.lbm import create_lb_kernel
+    from pystencils_perf.adapters.pystencils.lbm import create_lb_kernel
 
     kernel = create_lb_kernel(
         LBMConfig(stencil=LBStencil(Stencil.D3Q19), method=Method.SRT, relaxation_rate=1.8),

@@ -13,7 +13,7 @@ import pytest
 
 import pystencils_perf as pp
 from pystencils_perf.adapters import nvcc
-from pystencils_perf.adapters.pystencils_folding import FoldedLaunchConfiguration, create_folded_kernel
+from pystencils_perf.adapters.pystencils.folding import FoldedLaunchConfiguration, create_folded_kernel
 from pystencils_perf.estimate.addresses import compile_kernel, thread_coords
 
 from . import cuda_emulation
@@ -170,6 +170,7 @@ def test_ptxas_report_is_read():
         nvcc.parse_resource_usage(PTXAS_REPORT, "other", "sm_90")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH: registers cannot be compiled")
 def test_nvcc_registers_of_generated_variants(folded):
     """Folding the Allen-Cahn kernel keeps two cells' populations in registers: more registers."""
@@ -247,6 +248,7 @@ def cpu_results(odd_domain_assignments, tmp_path_factory):
     return get
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH: generated code cannot be run on the CPU")
 @pytest.mark.parametrize(
     "name, fold",

@@ -13,9 +13,9 @@ from pystencils_perf import harvest
 from pystencils_perf.cli import main
 from pystencils_perf.errors import ConfigurationError, MeasurementError
 from pystencils_perf.launch import LaunchConfig
-from pystencils_perf.measure import measure
+from pystencils_perf.adapters.pystencils.measure import measure
 from pystencils_perf.measure.dataset import Measurement, read_dataset, write_dataset
-from pystencils_perf.measure.gpu import (
+from pystencils_perf.adapters.pystencils.gpu import (
     aligned_field,
     allocate_fields,
     apply_fold,
@@ -176,7 +176,7 @@ def test_ncu_child_repeats_the_measured_command():
 def test_folded_candidate_regenerated_from_assignments():
     """Assignments are their own recipe: perf_apply regenerates them folded, and the folded grid is checked."""
     from pystencils_perf.catalog.stencils import star_3d_assignments
-    from pystencils_perf.measure.gpu import runnable
+    from pystencils_perf.adapters.pystencils.gpu import runnable
 
     kernel, recipe = runnable(star_3d_assignments(1, (32, 16, 8)))
     launch = LaunchConfig((8, 4, 4), (1, 1, 2))

@@ -1,25 +1,39 @@
 """Footprints with islpy: the same counts as `footprint_enum`, by set algebra.
 
-A thread set is one integer set over ``(tx, ty, tz, bx, by, bz)``: the block
-box, and for a wave the range of linear block ids
-``first <= bx + gx*by + gx*gy*bz < first + count`` (one constraint, however
-many rows of blocks the wave spans), intersected with an instruction's guard.
-An access maps each thread to the granules its element overlaps,
-``G*g <= base + eb*a(v) + eb - 1`` and ``G*g + G - 1 >= base + eb*a(v)``
-(floor division by the granularity, alignment included). The footprint is
-the cardinality of the union of the images (`count_val`); the overlap of two
-waves is the cardinality of the intersection of their footprints.
+A footprint is a set of granule indices ``g`` (floor division of byte
+addresses by the granularity, alignment included): ``g`` belongs to it if some
+thread of the thread set, in some instruction, touches a byte of granule ``g``:
+``G*g <= base + eb*a + eb - 1`` and ``G*g + G - 1 >= base + eb*a`` for the
+element address ``a``. Its size is isl's `count_val` of that set.
 
-Building the sets costs milliseconds whatever the grid, but `count_val` on a
-union of overlapping images grows steeply with the footprint: about 1 s for a
-wave of the 25-point stencil at 64^3 and more than a minute at 80^3, where
-enumeration needs 5-15 ms (`benchmarks/bench_rank.py`). It can also stall on
-particular small sets: one single-block set of a reversed, folded access ran
-for more than ten minutes in property testing. The backend is an exact,
-independent cross-check of the enumeration on small grids.
+`count_val` scans points after making the set's disjuncts disjoint, and that
+step is what grows steeply with the number of overlapping disjuncts (one per
+instruction, 27 for a box stencil) and with constraints that are not boxes
+(a wave bounded by its linear block id). So each disjunct is kept a box as far
+as the kernel allows:
+
+- a wave of consecutive blocks is at most five boxes of blocks (a partial row,
+  full rows of a plane, full planes, full rows, a partial row);
+- along an axis where every address and guard depends on the block and thread
+  index only through the global index ``bid*bdim + tid``, that index is one
+  variable with an interval range;
+- instructions that differ only by a constant offset (a stencil's neighbours)
+  are one disjunct per box of offsets: the offsets are written in the field's
+  strides and covered by boxes, each an existential variable per stride;
+- guards on one variable clip its range, and an offset variable whose stride
+  is the address coefficient of a global index is added to that index (the
+  Minkowski sum of two intervals is an interval).
+
+A 27-point box stencil is then one box per block box of the wave: at most five
+disjuncts with three existential variables each instead of 27 disjuncts with
+six. `benchmarks/bench_isl.py` measures the cost against enumeration;
+`COST_NOTE` states it for the command line.
 """
 
 from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field as dataclass_field
 
 import islpy as isl
 
@@ -27,44 +41,191 @@ from ..kernel import Field
 from .addresses import Affine, Instruction
 from .footprint_enum import ThreadSet
 
-_VARS = ("tx", "ty", "tz", "bx", "by", "bz")
+#: what `--backend isl` costs, from `benchmarks/bench_isl.py` (one core of the 2-core development machine)
+COST_NOTE = (
+    "isl backend: exact set algebra, about 10-100x slower than enumeration (auto); "
+    "a candidate of a 512x384x256 float box stencil on H100 takes about 1-3 s"
+)
+
+BlockBox = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]  # (first, last) block index per axis
 
 
-def _linear(form: Affine, scale: int = 1, shift: int = 0) -> str:
-    """``scale * form + shift`` in isl's syntax (integer literals only)."""
-    return " + ".join([f"{scale * c}*{v}" for c, v in zip(form.coeffs, _VARS) if c] + [str(scale * form.offset + shift)])
+def block_boxes(threads: ThreadSet) -> list[BlockBox]:
+    """The blocks of `threads` as disjoint boxes of block indices: at most five for a wave, one per run otherwise."""
+    if threads.linear_ids is None:
+        return [((x_lo, x_hi), (y, y), (z, z)) for x_lo, x_hi, y, z in threads.runs.tolist()]
+    (gx, gy, _), (first, count) = threads.grid, threads.linear_ids
+    plane = gx * gy
+    boxes, i, end = [], first, first + count
+    while i < end:
+        x, y, z = i % gx, (i // gx) % gy, i // plane
+        if x or end - i < gx:  # a partial row of blocks
+            n = min(gx - x, end - i)
+            boxes.append(((x, x + n - 1), (y, y), (z, z)))
+        elif y or end - i < plane:  # full rows of one plane
+            n = min(gy - y, (end - i) // gx) * gx
+            boxes.append(((0, gx - 1), (y, y + n // gx - 1), (z, z)))
+        else:  # full planes
+            n = (end - i) // plane * plane
+            boxes.append(((0, gx - 1), (0, gy - 1), (z, z + n // plane - 1)))
+        i += n
+    return boxes
 
 
-def _thread_constraints(threads: ThreadSet) -> str:
-    """The threads of `threads` in isl's syntax: one conjunction for consecutive blocks, else one box per run."""
-    bx, by, bz = threads.block
-    box = f"0 <= tx < {bx} and 0 <= ty < {by} and 0 <= tz < {bz}"
-    if threads.linear_ids is not None:
-        (gx, gy, gz), (first, count) = threads.grid, threads.linear_ids
-        return (
-            f"{box} and 0 <= bx < {gx} and 0 <= by < {gy} and 0 <= bz < {gz}"
-            f" and {first} <= bx + {gx}*by + {gx * gy}*bz < {first + count}"
-        )
-    runs = [f"({box} and {x_lo} <= bx <= {x_hi} and by = {y} and bz = {z})" for x_lo, x_hi, y, z in threads.runs.tolist()]
-    return "(" + " or ".join(runs) + ")"
+@dataclass
+class _Piece:
+    """One disjunct: element address ``constant + sum coeff*var`` over variables with interval ranges,
+    subject to ``sum coeff*var + constant >= 0`` constraints."""
+
+    ranges: dict[str, tuple[int, int]]
+    address: dict[str, int]
+    constant: int
+    constraints: list[tuple[dict[str, int], int]] = dataclass_field(default_factory=list)
+
+    def clip(self) -> bool:
+        """Fold single-variable constraints into ranges and fixed variables into constants; False if empty."""
+        kept = []
+        for coeffs, const in self.constraints:
+            coeffs = {v: c for v, c in coeffs.items() if c}
+            const += sum(c * self.ranges[v][0] for v, c in coeffs.items() if _fixed(self.ranges[v]))
+            coeffs = {v: c for v, c in coeffs.items() if not _fixed(self.ranges[v])}
+            if not coeffs:
+                if const < 0:
+                    return False
+            elif len(coeffs) == 1:
+                (v, c), = coeffs.items()
+                lo, hi = self.ranges[v]
+                self.ranges[v] = (max(lo, -(const // c)), hi) if c > 0 else (lo, min(hi, const // -c))
+            else:
+                kept.append((coeffs, const))
+        self.constraints = kept
+        if any(lo > hi for lo, hi in self.ranges.values()):
+            return False
+        for v, rng in list(self.ranges.items()):
+            if _fixed(rng) and not any(v in coeffs for coeffs, _ in kept):
+                self.constant += self.address.pop(v, 0) * rng[0]
+                del self.ranges[v]
+        return True
+
+    def absorb(self, offset_var: str, index_var: str) -> bool:
+        """Add an offset variable to a global index with the same address stride (a Minkowski sum of intervals)."""
+        c_off, c_idx = self.address.get(offset_var, 0), self.address.get(index_var, 0)
+        if not c_idx or abs(c_off) != abs(c_idx) or any(index_var in coeffs for coeffs, _ in self.constraints):
+            return False
+        (klo, khi), (ulo, uhi) = self.ranges.pop(offset_var), self.ranges[index_var]
+        self.ranges[index_var] = (ulo + klo, uhi + khi) if c_off == c_idx else (ulo - khi, uhi - klo)
+        del self.address[offset_var]
+        return True
+
+    def isl_text(self, element_bytes: int, base_bytes: int, granule_bytes: int) -> str:
+        """The granules this piece touches, as a disjunct in isl's syntax."""
+        eb, g = element_bytes, granule_bytes
+        byte = " + ".join([f"{eb * c}*{v}" for v, c in self.address.items() if c] + [str(eb * self.constant + base_bytes)])
+        conds = [f"{lo} <= {v} <= {hi}" for v, (lo, hi) in self.ranges.items()]
+        conds += [" + ".join([f"{c}*{v}" for v, c in coeffs.items()] + [str(const)]) + " >= 0"
+                  for coeffs, const in self.constraints]
+        conds += [f"{g}*g <= {byte} + {eb - 1}", f"{g}*g + {g - 1} >= {byte}"]
+        body = " and ".join(conds)
+        return f"[g] : exists ({', '.join(self.ranges)} : {body})" if self.ranges else f"[g] : {body}"
+
+
+def _fixed(rng: tuple[int, int]) -> bool:
+    return rng[0] == rng[1]
+
+
+def _thread_variables(box: BlockBox, block, forms: list[Affine]):
+    """Variables of one block box: per axis a global index ``bid*bdim + tid`` where every form allows, else both.
+
+    Returns the ranges and, per form, its coefficients over the variables.
+    """
+    ranges: dict[str, tuple[int, int]] = {}
+    per_form: list[dict[str, int]] = [{} for _ in forms]
+    for axis, (n, (b_lo, b_hi)) in enumerate(zip(block, box)):
+        if all(f.coeffs[3 + axis] == n * f.coeffs[axis] for f in forms):
+            name = "uxyz"[axis]
+            ranges[name] = (b_lo * n, b_hi * n + n - 1)
+            for coeffs, f in zip(per_form, forms):
+                coeffs[name] = f.coeffs[axis]
+        else:
+            ranges["t" + "xyz"[axis]], ranges["b" + "xyz"[axis]] = (0, n - 1), (b_lo, b_hi)
+            for coeffs, f in zip(per_form, forms):
+                coeffs["t" + "xyz"[axis]], coeffs["b" + "xyz"[axis]] = f.coeffs[axis], f.coeffs[3 + axis]
+    return ranges, per_form
+
+
+def _stride_basis(field: Field) -> tuple[int, ...]:
+    """The field's distinct strides, largest first, ending in 1: the axes of its offset boxes."""
+    return tuple(sorted({abs(s) for s in field.strides if s} | {1}, reverse=True))
+
+
+def _in_basis(offset: int, basis: tuple[int, ...]) -> tuple[int, ...]:
+    """Coordinates of an element offset in `basis`, each rounded to the nearest multiple (a stencil's dx, dy, dz)."""
+    out = []
+    for stride in basis[:-1]:
+        k = (2 * offset + stride) // (2 * stride)
+        out.append(k)
+        offset -= k * stride
+    return (*out, offset)
+
+
+def offset_boxes(offsets: list[int], basis: tuple[int, ...]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Disjoint boxes ``(lowest, highest)`` of coordinates in `basis` that together hold exactly `offsets`.
+
+    Greedy: from the smallest point left, grow along the last axis, then the next, while the whole face is present.
+    """
+    left = {_in_basis(o, basis) for o in offsets}
+    boxes = []
+    while left:
+        lo = min(left)
+        hi = list(lo)
+        for axis in reversed(range(len(lo))):
+            while True:
+                spans = [range(a, b + 1) for a, b in zip(lo, hi)]
+                spans[axis] = [hi[axis] + 1]
+                if all(p in left for p in itertools.product(*spans)):
+                    hi[axis] += 1
+                else:
+                    break
+        left -= set(itertools.product(*(range(a, b + 1) for a, b in zip(lo, hi))))
+        boxes.append((lo, tuple(hi)))
+    return boxes
+
+
+def _pieces(instructions: list[Instruction], field: Field, threads: ThreadSet):
+    """The disjuncts of a footprint: per block box, group of shifted instructions, offset box and guard conjunction."""
+    groups: dict[tuple, list[int]] = {}
+    for instr in instructions:
+        groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
+    basis = _stride_basis(field)
+    for (coeffs, guards), offsets in groups.items():
+        origin = min(offsets)
+        forms = [Affine(coeffs, 0)] + [c for conj in guards for c in conj]
+        boxes = offset_boxes([o - origin for o in offsets], basis)
+        for box in block_boxes(threads):
+            ranges, per_form = _thread_variables(box, threads.block, forms)
+            position = 1
+            for conj in guards:
+                constraints = [(per_form[position + i], c.offset) for i, c in enumerate(conj)]
+                position += len(conj)
+                for lo, hi in boxes:
+                    piece = _Piece(dict(ranges), dict(per_form[0]), origin, list(constraints))
+                    for i, (stride, k_lo, k_hi) in enumerate(zip(basis, lo, hi)):
+                        piece.ranges[f"k{i}"] = (k_lo, k_hi)
+                        piece.address[f"k{i}"] = stride
+                    if not piece.clip():
+                        continue
+                    for k in [v for v in piece.ranges if v.startswith("k")]:
+                        next((u for u in ("ux", "uy", "uz") if u in piece.ranges and piece.absorb(k, u)), None)
+                    yield piece
 
 
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> isl.Set:
     """The set of granules `instructions` of `threads` touch in `field` (backend interface)."""
-    eb, base, g = field.element_bytes, field.base_offset_bytes, granule_bytes
-    where = _thread_constraints(threads)
-    pieces = []
-    for instr in instructions:
-        first_byte = _linear(instr.address, eb, base)
-        last_byte = _linear(instr.address, eb, base + eb - 1)
-        for guard in instr.guards:
-            cons = " and ".join([where] + [f"{_linear(c)} >= 0" for c in guard])
-            pieces.append(
-                f"[g] : exists ({', '.join(_VARS)} : {cons} and {g}*g <= {last_byte} and {g}*g + {g - 1} >= {first_byte})"
-            )
-    if not pieces:
+    texts = [p.isl_text(field.element_bytes, field.base_offset_bytes, granule_bytes)
+             for p in _pieces(instructions, field, threads)]
+    if not texts:
         return isl.Set("{ [g] : false }")
-    return isl.Set("{ " + "; ".join(pieces) + " }").coalesce()
+    return isl.Set("{ " + "; ".join(texts) + " }")
 
 
 def count_union(parts: list[isl.Set]) -> int:

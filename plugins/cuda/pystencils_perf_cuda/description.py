@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, fields
 
 import sympy as sp
 from pystencils_perf.errors import HarvestError
-from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
+from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, base_offset, require_affine
 
-from .expressions import Scope, check_affine, parse, parse_access
+from .expressions import Scope, parse, parse_access
 
 #: element size in bytes of the CUDA and numpy type names a description may use
 DTYPE_BYTES = {
@@ -125,7 +125,7 @@ class _Builder:
         else:
             raise HarvestError(f"{where}: order must be 'C' or 'F', got {array.order!r}")
         offset = self.options.base_offsets_bytes.get(array.name, array.base_offset_bytes)
-        return Field(array.name, DTYPE_BYTES[array.dtype], shape, strides, int(offset) % 256, array.dtype)
+        return Field(array.name, DTYPE_BYTES[array.dtype], shape, strides, base_offset(offset), array.dtype)
 
     def _access(self, text: str, kind: AccessKind, fields: dict[str, Field], predicate) -> Access:
         where = f"{self.where}: {kind.value} {text!r}"
@@ -140,7 +140,7 @@ class _Builder:
         else:
             raise HarvestError(f"{where}: {len(index)} indices for the {len(f.shape)} dimensions of {name!r}")
         self._check_symbols(address, where)
-        return Access(name, kind, check_affine(address, where), predicate)
+        return Access(name, kind, require_affine(address, where), predicate)
 
     def _check_symbols(self, expr, where: str) -> None:
         allowed = set(TID + BID + BDIM) | set(self.scope.loops.values())
@@ -157,7 +157,7 @@ class _Builder:
         for rel in guard.args if isinstance(guard, sp.And) else (guard,):
             if isinstance(rel, sp.Ne) or not isinstance(rel, sp.core.relational.Relational):
                 raise HarvestError(f"{where} {self.desc.guard!r}: {rel} is not an affine inequality or equality")
-            check_affine(rel.lhs - rel.rhs, f"{where} {self.desc.guard!r}")
+            require_affine(rel.lhs - rel.rhs, f"{where} {self.desc.guard!r}")
         return guard
 
     def _threads(self) -> tuple[int, int, int]:

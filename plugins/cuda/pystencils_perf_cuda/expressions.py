@@ -148,21 +148,3 @@ class _Converter:
         if not isinstance(node.op, ast.And):
             self.fail("a guard must be comparisons joined by 'and' / '&&'")
         return sp.And(*(self.convert(v) for v in node.values))
-
-
-def check_affine(expr: sp.Expr, where: str) -> sp.Expr:
-    """`expr` if it is affine in threadIdx and blockIdx (blockDim and loop counters may multiply them)."""
-    expr = sp.expand(expr)
-    if not isinstance(expr, sp.Expr):
-        raise HarvestError(f"{where}: {expr} is not an integer expression")
-    coords = set(TID + BID)
-    gens = sorted(expr.free_symbols, key=str)
-    if not gens:
-        return expr
-    poly = sp.Poly(expr, *gens)
-    for monom, coeff in poly.terms():
-        if not coeff.is_Integer:
-            raise HarvestError(f"{where}: {expr} has the non-integer coefficient {coeff}")
-        if sum(e for g, e in zip(gens, monom) if g in coords) > 1:
-            raise HarvestError(f"{where}: {expr} is not affine in threadIdx and blockIdx")
-    return expr

@@ -105,7 +105,7 @@ GOOD = dict(
 )
 MALFORMED = {
     "unknown array": (dict(loads=("c[i]",)), "load 'c[i]': unknown array 'c' (arrays: a, b)"),
-    "product of thread indices": (dict(loads=("a[threadIdx.x * threadIdx.y]",)), "is not affine in threadIdx and blockIdx"),
+    "product of thread indices": (dict(loads=("a[threadIdx.x * threadIdx.y]",)), "is not affine in the thread and block indices"),
     "index squared": (dict(stores=("b[i * i]",)), "store 'b[i * i]'"),
     "division of a thread index": (dict(loads=("a[i / 2]",)), "integer division or remainder of a non-constant is not affine"),
     "remainder of a thread index": (dict(loads=("a[i % 32]",)), "not affine"),

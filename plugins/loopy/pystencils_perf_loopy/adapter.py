@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import sympy as sp
 from pystencils_perf.errors import HarvestError
 from pystencils_perf.hookspecs import hookimpl
-from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, KernelModel, Loop
+from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, KernelModel, Loop, base_offset, interior_offsets, require_affine
 
 
 def loop_kernel(kernel):
@@ -299,7 +299,7 @@ class _Harvester:
         if arg.offset is lp.auto or not isinstance(arg.offset, int):
             raise HarvestError(f"{where}: offset {arg.offset!r} is not a fixed number of elements")
         itemsize = arg.dtype.numpy_dtype.itemsize
-        return Field(name, itemsize, shape, strides, (arg.offset * itemsize) % 256, str(arg.dtype.numpy_dtype))
+        return Field(name, itemsize, shape, strides, base_offset(arg.offset * itemsize), str(arg.dtype.numpy_dtype))
 
     def _integer(self, value, where: str) -> int:
         if not isinstance(value, int):
@@ -369,7 +369,8 @@ class _Harvester:
         if arg.shape is not None and len(index) != len(arg.shape):
             raise HarvestError(f"{where}: {len(index)} indices for {len(arg.shape)} dimensions")
         field = self.field(name)
-        return sp.expand(sum(self.affine(self.to_sympy(i, where), f"{where}, index {i}") * s for i, s in zip(index, field.strides)))
+        address = sum(self.affine(self.to_sympy(i, where), f"{where}, index {i}") * s for i, s in zip(index, field.strides))
+        return require_affine(address, f"{where}: address")
 
     def _count(self, inames) -> int:
         import islpy as isl
@@ -388,15 +389,7 @@ class _Harvester:
     def _base_offsets(self, model: KernelModel) -> dict[str, int]:
         offsets = {f.name: f.base_offset_bytes for f in model.fields}
         if self.options.align == "interior":
-            first = self._first_point(model)
-            for f in model.fields:
-                if len(f.strides) != len(first):
-                    raise HarvestError(
-                        f"{self.where}: interior alignment needs arrays of the stored array's rank; "
-                        f"{f.name!r} has {len(f.strides)} dimensions (use align='base' or base_offsets_bytes)"
-                    )
-                element = sum(c * s for c, s in zip(first, f.strides))
-                offsets[f.name] = (f.base_offset_bytes - element * f.element_bytes) % 256
+            offsets = interior_offsets(model.fields, self._first_point(model), self.where)
         for name, off in self.options.base_offsets_bytes.items():
             if name not in offsets:
                 raise HarvestError(f"{self.where} has no array {name!r} to give a base offset")

@@ -21,10 +21,10 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from ..errors import MeasurementError
-from ..kernel import ALIGNMENT_BYTES, Field, KernelModel
-from ..launch import LaunchConfig
-from ..plugins import get_plugin_manager
+from ...errors import MeasurementError
+from ...kernel import ALIGNMENT_BYTES, Field, KernelModel
+from ...launch import LaunchConfig
+from ...plugins import get_plugin_manager
 
 
 
@@ -35,7 +35,8 @@ def require_cupy():
     except Exception as e:  # ImportError, or a broken CUDA installation under it
         raise MeasurementError(
             f"measure needs cupy and a CUDA GPU, but cupy cannot be imported ({type(e).__name__}: {e}); "
-            "install it with pip install 'pystencils-perf[gpu]' on a machine with an NVIDIA GPU"
+            "install it with pip install cupy-cuda12x (or pip install -e '.[gpu]' in a pystencils-perf checkout) "
+            "on a machine with an NVIDIA GPU"
         ) from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
@@ -152,7 +153,7 @@ def runnable(kernel) -> tuple[object, object]:
     if isinstance(kernel, ps.AssignmentCollection) or (
         isinstance(kernel, (list, tuple)) and kernel and all(isinstance(a, ps.Assignment) for a in kernel)
     ):
-        from ..adapters.pystencils import ApplyOptions, create_gpu_kernel
+        from .apply import ApplyOptions, create_gpu_kernel
 
         return create_gpu_kernel(kernel), ApplyOptions(kernel)
     raise MeasurementError(

@@ -8,9 +8,8 @@ guard. A value that several points of a thread load is loaded once: every
 distinct load is declared before the first point that needs it, guarded by
 the points that need it (a load only skipped points need is not executed).
 
-Everything goes through pystencils' extension points, nothing is patched:
-`FoldingDriver` subclasses `DefaultKernelCreationDriver` and overrides its
-axes factory (fold the iteration cube, then map it onto blocks x threads with
+Nothing is patched: `compat.driver_with` gives pystencils' own kernel creation
+driver another axes factory (fold the iteration cube, then map it onto blocks x threads with
 `AxisExpansion`, as the Linear3D scheme does) and its GPU indexing (a
 `FoldedLaunchConfiguration` over the folded work). Loads are hoisted where
 buffer accesses still carry one index per dimension, before lowering to C.
@@ -45,8 +44,10 @@ from pystencils.codegen.config import GpuIndexingScheme, GpuOptions
 from pystencils.codegen.driver import DefaultKernelCreationDriver, KernelFactory
 from pystencils.codegen.gpu_indexing import DynamicBlockSizeLaunchConfiguration, GpuIndexing
 
-from ..errors import ConfigurationError
-from ..kernel import AXES
+from ...errors import ConfigurationError
+from ...kernel import AXES
+from .compat import driver_with
+from .expressions import ps_to_sympy
 
 NO_FOLD = (1, 1, 1)
 
@@ -187,7 +188,6 @@ class FoldingAxes:
         node.children = children
 
     def _load_symbol(self, access: PsBufferAcc, point: tuple[int, ...], hoisted: dict):
-        from .pystencils import ps_to_sympy
 
         def counter(name, where):
             return sp.Symbol(name, integer=True)
@@ -199,20 +199,6 @@ class FoldingAxes:
             hoisted[key] = (symbol, access, set())
         hoisted[key][2].add(point)
         return hoisted[key][0]
-
-
-class FoldingDriver(DefaultKernelCreationDriver):
-    """pystencils' kernel creation driver with thread folding on the linear 3D GPU indexing."""
-
-    def __init__(self, cfg, fold: tuple[int, int, int]):
-        self._fold = fold
-        super().__init__(cfg)
-
-    def _get_gpu_indexing(self):
-        return FoldedIndexing(self._ctx, self._cfg, self._fold)
-
-    def _get_axes_factory(self):
-        return FoldingAxes(self._ctx, self._fold)
 
 
 def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None) -> GpuKernel:
@@ -238,7 +224,7 @@ def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None) 
         raise ConfigurationError("thread folding computes the launch grid: unset gpu.manual_launch_grid")
     if cfg.get_option("skip_independence_check"):
         raise ConfigurationError("thread folding shares loads between points: it needs pystencils' independence check")
-    return FoldingDriver(cfg, fold)(assignments)
+    return driver_with(cfg, lambda ctx, cfg: FoldedIndexing(ctx, cfg, fold), lambda ctx: FoldingAxes(ctx, fold))(assignments)
 
 
 def _check_fold(fold) -> tuple[int, int, int]:

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .adapters.nvcc import ResourceUsage, arch_for, kernel_resources, nvcc_path
-from .adapters.pystencils import ApplyOptions
-from .adapters.pystencils_folding import NO_FOLD, create_folded_kernel
-from .devices import Device, get_device
-from .kernel import KernelModel
-from .launch import LaunchConfig, RankOptions, candidate_space
-from .plugins import get_plugin_manager
-from .rank import RankedCandidate, Ranking, rank, select
+from ..nvcc import ResourceUsage, arch_for, kernel_resources, nvcc_path
+from .apply import ApplyOptions
+from .folding import NO_FOLD, create_folded_kernel
+from ...devices import Device, get_device
+from ...kernel import KernelModel
+from ...launch import LaunchConfig, RankOptions, candidate_space
+from ...plugins import get_plugin_manager
+from ...rank import RankedCandidate, Ranking, rank, select
 
 METADATA_KEY = "pystencils_perf"
 
@@ -93,7 +93,7 @@ def choose_launch(
     kernel, recipe: ApplyOptions, device: Device, options: RankOptions, *, align="base", domain_shape=None, nvcc=True
 ) -> KernelChoice:
     """Harvest `kernel`, measure each candidate fold's registers (regenerated from `recipe`), rank and select."""
-    from .harvesting import harvest
+    from ...harvesting import harvest
 
     model = harvest(kernel, domain_shape=domain_shape, align=align)
     resources = {}

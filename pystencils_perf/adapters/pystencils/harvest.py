@@ -1,6 +1,6 @@
-"""Built-in adapter for pystencils 2.x GPU kernels (and lbmpy, which emits them).
+"""Harvesting pystencils 2.x GPU kernels (and lbmpy's, which are pystencils kernels).
 
-Harvests a lowered `GpuKernel` by walking its backend AST once:
+A lowered `GpuKernel` by walking its backend AST once:
 
 - declarations of integer symbols are kept as sympy expressions, so that the
   offset of every memory access can be expressed over ``threadIdx``,
@@ -11,29 +11,25 @@ Harvests a lowered `GpuKernel` by walking its backend AST once:
   the accesses inside them, not accesses;
 - field sizes and strides come from the fields (fixed size) or from the user's
   domain shape (variable size);
-- a kernel generated with thread folding (`pystencils_folding`) says its fold
+- a kernel generated with thread folding (`folding`) says its fold
   and its lattice points through its launch configuration.
 
-`perf_apply` regenerates the kernel with a chosen block size and folding.
+Applying a chosen launch is `apply`; generating folded code is `folding`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import sympy as sp
 
-from ..errors import ConfigurationError, HarvestError
-from ..hookspecs import hookimpl
-from ..kernel import ALIGNMENT_BYTES, BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
-
-_THREAD_LITERALS = {
-    f"{cuda}.{axis}": sym
-    for cuda, syms in (("threadIdx", TID), ("blockIdx", BID), ("blockDim", BDIM))
-    for axis, sym in zip("xyz", syms)
-}
-
+from ...errors import HarvestError
+from ...hookspecs import hookimpl
+from ...kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, interior_offsets, require_affine
+from .apply import create_gpu_kernel
+from .compat import counter_name
+from .expressions import ps_to_sympy
+from .folding import FoldedLaunchConfiguration
 
 def _pystencils():
     try:
@@ -41,45 +37,6 @@ def _pystencils():
     except ImportError:  # pragma: no cover - pystencils is a dependency
         return None
     return pystencils
-
-
-def create_gpu_kernel(assignments, config=None):
-    """A ``Target.CUDA`` pystencils kernel from assignments (an `AssignmentCollection` or a list)."""
-    import pystencils as ps
-
-    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA) if config is None else config.copy()
-    cfg.target = ps.Target.CUDA
-    return ps.create_kernel(assignments, cfg)
-
-
-@dataclass(frozen=True)
-class ApplyOptions:
-    """How to regenerate a pystencils kernel for another launch (the `options` of `perf_apply`).
-
-    A ``GpuKernel`` fixes its block size (``gpu.default_block_size``) and its
-    thread mapping at generation, so applying a launch means generating anew
-    from the same assignments and configuration.
-    """
-
-    assignments: object
-    config: object = None
-
-
-@hookimpl
-def perf_apply(kernel, launch, options):
-    """The kernel regenerated with `launch`'s block size and thread folding."""
-    from pystencils.codegen.kernel import GpuKernel
-
-    from .pystencils_folding import create_folded_kernel
-
-    if not isinstance(kernel, GpuKernel):
-        return None
-    if not isinstance(options, ApplyOptions):
-        raise ConfigurationError(
-            f"kernel {kernel.name!r}: applying {launch.label} regenerates it; pass "
-            "ApplyOptions(assignments, config) or use pystencils_perf.create_kernel"
-        )
-    return create_folded_kernel(options.assignments, options.config, fold=launch.fold, block=launch.block)
 
 
 def _is_assignments(obj) -> bool:
@@ -320,8 +277,7 @@ class _Harvester:
         free = address.free_symbols - THREAD_SYMBOLS - set(self.counters.values())
         if free:
             raise HarvestError(f"{where}: address {address} depends on {sorted(map(str, free))}")
-        if not _is_affine_given_block(address):
-            raise HarvestError(f"{where}: address {address} is not affine in the thread and block indices")
+        address = require_affine(address, f"{where}: address")
         predicate = sp.to_dnf(sp.And(*self.guards)) if self.guards else sp.true
         # one access per conjunction: a load shared by folded points runs if any of them is active
         for conjunction in predicate.args if isinstance(predicate, sp.Or) else (predicate,):
@@ -339,7 +295,6 @@ class _Harvester:
         return float(per_thread) / math.prod(self._fold())
 
     def _fold(self) -> tuple[int, int, int]:
-        from .pystencils_folding import FoldedLaunchConfiguration
 
         lc = self.kernel.get_launch_configuration()
         return lc.fold if isinstance(lc, FoldedLaunchConfiguration) else (1, 1, 1)
@@ -347,7 +302,6 @@ class _Harvester:
     # -- launch ---------------------------------------------------------------------------
     def _work_items(self, points: bool = False) -> tuple[int, int, int]:
         """Threads per launch axis, or with `points` the lattice points (more than threads if folded)."""
-        from .pystencils_folding import FoldedLaunchConfiguration
 
         lc = self.kernel.get_launch_configuration()
         items = getattr(lc, "num_work_items", None)
@@ -374,12 +328,8 @@ class _Harvester:
         return sp.And(*set.intersection(*conjuncts))
 
     def _base_offsets(self, model: KernelModel) -> dict[str, int]:
-        offsets = {}
-        if self.options.align == "interior":
-            first = self._first_interior_point()
-            for f in model.fields:  # spatial coordinates come first, index dimensions last
-                element = sum(c * s for c, s in zip(first, f.strides))
-                offsets[f.name] = (-element * f.element_bytes) % ALIGNMENT_BYTES
+        if self.options.align == "interior":  # spatial coordinates come first, index dimensions last
+            offsets = interior_offsets(model.fields, self._first_interior_point(), f"kernel {self.kernel.name!r}")
         else:
             offsets = {f.name: 0 for f in model.fields}
         for name, off in self.options.base_offsets_bytes.items():
@@ -393,84 +343,11 @@ class _Harvester:
         zero = {s: 0 for s in TID + BID} | {s: 1 for s in BDIM}
         coords = []
         i = 0
-        while f"ctr_{i}" in self.decls:
-            coords.append(int(self._symbol(f"ctr_{i}", "interior alignment").xreplace(zero)))
+        while counter_name(i) in self.decls:
+            coords.append(int(self._symbol(counter_name(i), "interior alignment").xreplace(zero)))
             i += 1
         if not coords:
             raise HarvestError(
                 f"kernel {self.kernel.name!r}: cannot find its iteration counters for interior alignment; use align='base'"
             )
         return tuple(coords)
-
-
-def ps_to_sympy(node, symbol, where: str, describe_load=None) -> sp.Expr:
-    """An integer or boolean PsExpression as sympy.
-
-    `symbol(name, where)` gives the value of a symbol; CUDA index literals become
-    the thread symbols; a load in an address (`describe_load(node)` names it) is an error.
-    """
-    from pystencils.backend.ast import expressions as ex
-
-    def conv(n):
-        return ps_to_sympy(n, symbol, where, describe_load)
-
-    match node:
-        case ex.PsConstantExpr():
-            return sp.sympify(node.constant.value)
-        case ex.PsLiteralExpr():
-            text = node.literal.text
-            if text in _THREAD_LITERALS:
-                return _THREAD_LITERALS[text]
-            raise HarvestError(f"{where}: unsupported literal {text!r} in an address (gridDim or similar)")
-        case ex.PsSymbolExpr():
-            return symbol(node.symbol.name, where)
-        case ex.PsCast():
-            return conv(node.operand)
-        case ex.PsNeg():
-            return -conv(node.operand)
-        case ex.PsAdd():
-            return conv(node.operand1) + conv(node.operand2)
-        case ex.PsSub():
-            return conv(node.operand1) - conv(node.operand2)
-        case ex.PsMul():
-            return conv(node.operand1) * conv(node.operand2)
-        case ex.PsIntDiv():
-            return _c_div(conv(node.operand1), conv(node.operand2))
-        case ex.PsRem():
-            a, b = conv(node.operand1), conv(node.operand2)
-            return a - b * _c_div(a, b)
-        case ex.PsMemAcc() | ex.PsBufferAcc():
-            what = describe_load(node) if describe_load else "a field"
-            raise HarvestError(f"{where}: indirect (data-dependent) address through a load of {what}")
-        case ex.PsLt() | ex.PsLe() | ex.PsGt() | ex.PsGe() | ex.PsEq() | ex.PsNe():
-            rel = {ex.PsLt: sp.Lt, ex.PsLe: sp.Le, ex.PsGt: sp.Gt, ex.PsGe: sp.Ge, ex.PsEq: sp.Eq, ex.PsNe: sp.Ne}
-            return rel[type(node)](conv(node.operand1), conv(node.operand2))
-        case ex.PsAnd():
-            return sp.And(conv(node.operand1), conv(node.operand2))
-        case ex.PsOr():
-            return sp.Or(conv(node.operand1), conv(node.operand2))
-        case ex.PsNot():
-            return sp.Not(conv(node.operand))
-    raise HarvestError(f"{where}: unsupported {type(node).__name__} in an address or guard")
-
-
-def _c_div(a: sp.Expr, b: sp.Expr) -> sp.Expr:
-    """C integer division; exact when both are integers, else kept symbolic (non-affine)."""
-    if a.is_Integer and b.is_Integer:
-        q = abs(int(a)) // abs(int(b))
-        return sp.Integer(q if (int(a) >= 0) == (int(b) > 0) else -q)
-    return sp.Function("c_div")(a, b)
-
-
-def _is_affine_given_block(expr: sp.Expr) -> bool:
-    """Affine in tid, bid and loop counters once blockDim is a number (bid*bdim is allowed)."""
-    try:
-        poly = sp.Poly(expr, *sorted(expr.free_symbols, key=str))
-    except sp.PolynomialError:
-        return False
-    for monom in poly.monoms():
-        variables = [s for s, e in zip(poly.gens, monom) for _ in range(e)]
-        non_bdim = [v for v in variables if v not in BDIM]
-        if len(non_bdim) > 1 or len(variables) - len(non_bdim) > 1:
-            return False
-    return True

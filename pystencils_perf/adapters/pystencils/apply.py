@@ -1,0 +1,60 @@
+"""Applying a chosen launch to pystencils: regenerate the kernel with its block size and folding."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import ConfigurationError, HarvestError
+from ...hookspecs import hookimpl
+from .folding import create_folded_kernel
+
+
+def create_gpu_kernel(assignments, config=None):
+    """A ``Target.CUDA`` pystencils kernel from assignments (an `AssignmentCollection` or a list)."""
+    import pystencils as ps
+
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA) if config is None else config.copy()
+    cfg.target = ps.Target.CUDA
+    try:
+        return ps.create_kernel(assignments, cfg)
+    except _pystencils_errors() as e:  # pystencils' own complaint about the assignments
+        raise HarvestError(f"pystencils cannot generate a CUDA kernel from these assignments: "
+                           f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+def _pystencils_errors() -> tuple[type[Exception], ...]:
+    """The exceptions pystencils raises for assignments it cannot generate code for."""
+    import inspect
+
+    import pystencils.backend.exceptions as backend
+    from pystencils.codegen.errors import CodegenError
+
+    return (CodegenError, *(c for _, c in inspect.getmembers(backend, inspect.isclass) if issubclass(c, Exception)))
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    """How to regenerate a pystencils kernel for another launch (the `options` of `perf_apply`).
+
+    A ``GpuKernel`` fixes its block size (``gpu.default_block_size``) and its
+    thread mapping at generation, so applying a launch means generating anew
+    from the same assignments and configuration.
+    """
+
+    assignments: object
+    config: object = None
+
+
+@hookimpl
+def perf_apply(kernel, launch, options):
+    """The kernel regenerated with `launch`'s block size and thread folding."""
+    from pystencils.codegen.kernel import GpuKernel
+
+    if not isinstance(kernel, GpuKernel):
+        return None
+    if not isinstance(options, ApplyOptions):
+        raise ConfigurationError(
+            f"kernel {kernel.name!r}: applying {launch.label} regenerates it; pass "
+            "ApplyOptions(assignments, config) or use pystencils_perf.create_kernel"
+        )
+    return create_folded_kernel(options.assignments, options.config, fold=launch.fold, block=launch.block)

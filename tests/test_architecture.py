@@ -1,0 +1,67 @@
+"""The layers the package promises: no import cycle, a generator-neutral core, pystencils internals in one place."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from pystencils_perf.errors import ConfigurationError
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+
+
+@pytest.fixture(scope="module")
+def import_graph():
+    spec = importlib.util.spec_from_file_location("import_graph", TOOLS / "import_graph.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["import_graph"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_cycles_and_a_generator_neutral_core(import_graph):
+    graph, problems = import_graph.check()
+    assert problems == []
+    assert "pystencils_perf.adapters.pystencils.harvest" in graph and "pystencils_perf.metrics" in graph
+
+
+def test_the_checker_finds_a_cycle_and_a_layer_violation(import_graph):
+    assert import_graph.find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_graph.find_cycle({"a": {"b"}, "b": set()}) is None
+    assert import_graph.layer("pystencils_perf.adapters.pystencils.api") == "generator"
+    assert import_graph.layer("pystencils_perf.rank") == "core"
+    assert import_graph.layer("pystencils_perf.cli") == "facade"
+
+
+def test_pystencils_internals_of_the_installed_version_are_there():
+    from pystencils_perf.adapters.pystencils import compat
+
+    version = compat.pystencils_version()
+    assert version in compat.SUPPORTED_VERSIONS, f"pystencils {version} is not a supported version"
+    driver = compat.check_driver()
+    for method in compat.DRIVER_METHODS:
+        assert callable(getattr(driver, method))
+
+
+def test_counter_names_are_what_the_installed_pystencils_generates():
+    import pystencils as ps
+
+    from pystencils_perf.adapters.pystencils import compat
+
+    src, dst = ps.fields("src, dst: double[8, 8, 8]")
+    kernel = ps.create_kernel([ps.Assignment(dst[0, 0, 0], src[1, 0, 0])], ps.CreateKernelConfig(target=ps.Target.CUDA))
+    code = kernel.get_c_code() if hasattr(kernel, "get_c_code") else ps.get_code_str(kernel)
+    for axis in range(3):
+        assert compat.counter_name(axis) in code
+
+
+def test_a_driver_without_the_private_methods_is_refused(monkeypatch):
+    from pystencils.codegen.driver import DefaultKernelCreationDriver
+
+    from pystencils_perf.adapters.pystencils import compat
+
+    monkeypatch.delattr(DefaultKernelCreationDriver, "_get_axes_factory")
+    with pytest.raises(ConfigurationError, match=r"pystencils 2\.\d+ lacks _get_axes_factory"):
+        compat.check_driver()
+
