@@ -19,6 +19,7 @@ def _points(validation):
     return [(p.measured.values, p.candidate.metrics) for p in validation.pairs]
 
 
+@pytest.mark.slow
 def test_cli_calibrate_v100_beats_the_authors_coefficients(tmp_path, capsys):
     """Refitted on the V100 data, the estimator predicts it better than with the authors' coefficients.
 

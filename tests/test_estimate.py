@@ -77,6 +77,7 @@ def brute_force_footprint(compiled, field, block, bids, granule):
     return len(touched)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fold", [(1, 1, 1), (1, 2, 1), (1, 1, 2)])
 @pytest.mark.parametrize("block", [(8, 4, 2), (1, 8, 4), (16, 1, 1)])
 def test_wave_footprint_matches_brute_force(block, fold):
@@ -113,6 +114,7 @@ def test_wave_footprint_matches_brute_force(block, fold):
     assert count_points(compiled.points, threads) == expected
 
 
+@pytest.mark.slow
 def test_star_ranking_matches_the_paper(star_r4_kernel):
     ranking = pp.rank(star_r4_kernel, "V100")
     assert len(ranking.candidates) >= 120

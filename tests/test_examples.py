@@ -12,6 +12,7 @@ SUMMARY = re.compile(r"^(\w+) on (\S+): block (\d+)x(\d+)x(\d+), fold (\d+)x(\d+
 LAUNCH = re.compile(r"launch of the generated kernel: block \((\d+), (\d+), (\d+)\)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script, kernel",
     [("star3d_r4_choose.py", "star3d_r4"), ("allen_cahn_choose.py", "allen_cahn_phase_field")],
@@ -27,6 +28,7 @@ def test_example_chooses_for_v100_and_h100(script, kernel):
     assert result.stdout.count("   1 ") == 2  # the head of each ranking
 
 
+@pytest.mark.slow
 def test_quick_start():
     result = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]

@@ -60,6 +60,7 @@ def interior_elements(field, ghost_layers):
     return sorted(sum(i * s for i, s in zip(idx, field.strides)) for idx in itertools.product(*ranges))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fold", FOLDS)
 @pytest.mark.parametrize("name", sorted(GHOST_LAYERS))
 def test_every_interior_point_is_written_exactly_once(folded, name, fold):
@@ -78,6 +79,7 @@ def test_every_interior_point_is_written_exactly_once(folded, name, fold):
             assert all(0 <= element < size for _, element in pairs), f"{kind} outside {fname}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fold", FOLDS[1:])
 @pytest.mark.parametrize("name", sorted(GHOST_LAYERS))
 def test_generated_folding_is_what_the_model_predicts(folded, name, fold):

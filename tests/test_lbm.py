@@ -21,6 +21,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_lbm_kernels_harvest(lbm_kernels, name):
     kernel = lbm_kernels[name]
@@ -34,6 +35,7 @@ def test_lbm_kernels_harvest(lbm_kernels, name):
     assert_matches_c_code(kernel, model)
 
 
+@pytest.mark.slow
 def test_allen_cahn_phase_field_has_pull_loads_and_a_7_point_stencil(lbm_kernels):
     model = pp.harvest(lbm_kernels["allen_cahn_phase_field"])
     c = model.field_by_name("C")
@@ -49,6 +51,7 @@ def test_allen_cahn_phase_field_has_pull_loads_and_a_7_point_stencil(lbm_kernels
     assert len(stores_h) == 1 and len(loads_h) == 15
 
 
+@pytest.mark.slow
 def test_lbm_ranks_with_512_thread_blocks(lbm_kernels):
     ranking = pp.rank(lbm_kernels["d3q19_srt"], "V100", folds=[(1, 1, 1)])
     assert {c.launch.threads_per_block for c in ranking.candidates} == {512}

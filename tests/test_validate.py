@@ -70,6 +70,7 @@ def test_ranking_quality_where_throughput_is_measured(v100_validation):
     assert worse.spearman < 1.0
 
 
+@pytest.mark.slow
 def test_report_with_plots(v100_validation, tmp_path):
     pytest.importorskip("matplotlib")
     report = write_report(v100_validation, tmp_path, command="pystencils-perf validate ...")
@@ -100,6 +101,7 @@ def test_block_colour_and_ticks():
     assert nice_log_ticks(0.5, 300) == [0.5, 1, 2, 5, 10, 20, 50, 100, 200]
 
 
+@pytest.mark.slow
 def test_cli_validate_writes_report(tmp_path, capsys):
     """The command on the unfolded third of the V100 data (30 candidates, about a second)."""
     pytest.importorskip("matplotlib")
