@@ -25,9 +25,13 @@ What is simulated, and the choices 002 leaves open:
   would drop the reuse between neighbouring blocks, which run on different SMs.
   Timing is simulated for one SM; the others are assumed to keep its pace, and
   their traffic occupies the chip-wide L2 and DRAM resources with it.
-- **Representative waves.** The wave in the middle of the launch is measured after
-  `warmup_waves` waves before it have filled the caches; nothing else of the
-  grid is simulated.
+- **Representative waves.** A full wave near the middle of the launch, with the
+  launch's share of active threads, is measured after `warmup_waves` waves
+  before it; nothing else of the grid is simulated. A warm-up wave runs SM 0
+  alone through the scheduler (its traffic counted once per SM on the chip-wide
+  resources) and then leaves every SM's lines of the wave in the L2, in the order
+  of their first use: half the cost of a replayed wave, with the pipeline and the
+  L2 in steady state when the measured wave starts (the other SMs' L1s start it cold).
 - **Scaling (W8, Eq. 8).** T_kernel = T_pipeline * ceil(blocks / N_SM) / N_awg,
   then seconds via the core clock.
 """
@@ -172,19 +176,26 @@ class _Machine:
         self.slot_free: list[float] = []  # per block slot of SM 0, when its last block finished
         self.events = 0
 
-    def _copies(self, rows: list[int]):
-        """The SMs' warp rows of one event, starting at a rotating SM: which copy first fills a shared line
-        (and so sees the DRAM latency) does not always favour the simulated SM."""
+    def _copies(self, rows: list[int], everyone: bool) -> tuple[list[tuple[int, int]], int]:
+        """The (SM, warp row) pairs one event replays, and by how much their traffic counts.
+
+        Every SM's copy, starting at a rotating SM (which copy first fills a shared
+        line, and so sees the DRAM latency, does not always favour the simulated SM);
+        or, for a warm-up wave, SM 0's alone with its traffic counted once per SM.
+        """
+        if not everyone:
+            return [(0, rows[0])], len(rows)
         k = self.events % len(rows)
         self.events += 1
-        return [(sm, rows[sm]) for sm in range(k, len(rows))] + [(sm, rows[sm]) for sm in range(k)]
+        return [(sm, rows[sm]) for sm in range(k, len(rows))] + [(sm, rows[sm]) for sm in range(k)], 1
 
     def load(self, trace: WaveTrace, i: int, rows: list[int], t: float, tally: _Tally | None) -> tuple[float, float]:
         """Warp instruction `i` (a load) of the SMs' warps `rows` issued at `t`; (next issue, completion) of SM 0's warp."""
         tr = trace.loads[i]
         starts, lines, masks, l2 = tr.starts, tr.lines, tr.sector_masks, self.l2
         l2_sectors = dram_sectors = own_l2 = own_dram = 0
-        for sm, row in self._copies(rows):
+        copies, weight = self._copies(rows, tally is not None)
+        for sm, row in copies:
             missed_lines, missed_masks = self.l1[sm].load_range(lines, masks, starts[row], starts[row + 1])
             sm_l2 = sm_dram = 0
             if missed_lines:
@@ -192,8 +203,8 @@ class _Machine:
                 sm_dram = sum(m.bit_count() for m in l2.load_range(missed_lines, missed_masks, 0, len(missed_lines))[1])
             if sm == 0:
                 own_l2, own_dram = sm_l2, sm_dram
-            l2_sectors += sm_l2
-            dram_sectors += sm_dram
+            l2_sectors += sm_l2 * weight
+            dram_sectors += sm_dram * weight
         c, free, lat = self.costs, self.free, self.costs.latencies
         issued = max(t, free.issue)
         free.issue = issued + c.issue
@@ -224,10 +235,11 @@ class _Machine:
         tr = trace.stores[i]
         starts, lines, masks, l2 = tr.starts, tr.lines, tr.sector_masks, self.l2
         l2_sectors = dram_sectors = 0
-        for _, row in self._copies(rows):
+        copies, weight = self._copies(rows, tally is not None)
+        for _, row in copies:
             a, b = starts[row], starts[row + 1]
-            l2_sectors += sum(m.bit_count() for m in masks[a:b])
-            dram_sectors += l2.store_range(lines, masks, a, b)
+            l2_sectors += sum(m.bit_count() for m in masks[a:b]) * weight
+            dram_sectors += l2.store_range(lines, masks, a, b) * weight
         c, free = self.costs, self.free
         issued = max(t, free.issue)
         free.issue = issued + c.issue
@@ -252,6 +264,20 @@ class _Machine:
         if tally is not None:
             tally.busy["FP"] += busy
         return start + busy + self.costs.latencies.arithmetic_cycles
+
+    def fill_l2(self, trace: WaveTrace) -> None:
+        """After a warm-up wave: every SM's lines of the wave into the L2, loads then stores, each line once
+        in the order of its first use (what the other SMs' copies would have left there)."""
+        for instructions, fill in ((trace.loads, self.l2.load_range), (trace.stores, self.l2.store_range)):
+            if not instructions:
+                continue
+            lines = np.concatenate([np.asarray(tr.lines, dtype=np.int64) for tr in instructions])
+            masks = np.concatenate([np.asarray(tr.sector_masks, dtype=np.int64) for tr in instructions])
+            distinct, first, inverse = np.unique(lines, return_index=True, return_inverse=True)
+            merged = np.zeros(len(distinct), dtype=np.int64)
+            np.bitwise_or.at(merged, inverse, masks)
+            order = np.argsort(first)
+            fill(distinct[order].tolist(), merged[order].tolist(), 0, len(distinct))
 
     def run_wave(self, trace: WaveTrace, flops_per_lup: float, tally: _Tally | None) -> None:
         """Simulate one wave on SM 0 (W14). A block of this wave starts when the block before it in the same
@@ -365,7 +391,11 @@ def simulate(model_or_kernel, launch, device, options: SimulationOptions = Simul
     for first in warmup + measured:
         ids = np.arange(first, min(first + wave_blocks, total_blocks), dtype=np.int64)
         trace = wave_trace(compiled, fields, bases, block, grid, ids, dev)
-        machine.run_wave(trace, model.flops_per_lup, tally if first in measured else None)
+        if first in measured:
+            machine.run_wave(trace, model.flops_per_lup, tally)
+        else:
+            machine.run_wave(trace, model.flops_per_lup, None)
+            machine.fill_l2(trace)
     return _result(model, launch, dev, occ, grid, wave_blocks, total_blocks, tally, len(warmup) + len(measured))
 
 
