@@ -125,3 +125,11 @@ def test_errors_name_the_problem(star_small):
     folded = star_small.folded((1, 2, 1))
     with pytest.raises(PerfError, match=r"folded \(1, 2, 1\), the launch asks for \(1, 1, 2\)"):
         simulate(folded, pp.LaunchConfig((8, 4, 4), (1, 1, 2)), "V100")
+
+
+def test_rank_uses_the_simulation_only_when_asked(star_small):
+    launch = pp.LaunchConfig((8, 4, 4))
+    simulated = pp.rank(star_small, "V100", blocks=[launch.block], folds=[launch.fold], model="tracesim").best
+    assert simulated.prediction.lups_per_second == pytest.approx(simulate(star_small, launch, "V100").lups_per_second)
+    default = pp.rank(star_small, "V100", blocks=[launch.block], folds=[launch.fold]).best
+    assert "simulated" not in default.prediction.seconds_per_lup
