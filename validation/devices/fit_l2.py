@@ -154,6 +154,42 @@ def plot(fit: L2Fit, series: dict, out: Path) -> None:
     plt.close(fig)
 
 
+def v100_l1_check(table: dict, out: Path) -> str:
+    """The same method on gpu-cache's L1 curve of the V100, against the authors' V100 L1 curve fitted to stencils.
+
+    A check of the method, not a device number: if a benchmark-derived curve differs
+    from the stencil-derived one where both exist, the benchmark fits elsewhere are
+    not drop-in replacements for stencil fits.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    l1 = L1_BYTES_PER_SM["v100"]
+    volume = np.array(table["per_sm_kb"], dtype=float) * KB
+    gbs = np.array(table["gbs"], dtype=float)
+    l1_gbs = float(np.median(gbs[volume <= l1 / 2]))
+    l2_gbs = float(np.median(gbs[(volume >= 4 * l1) & (volume <= 16 * MB)]))
+    m = miss_ratio(gbs, l1_gbs, l2_gbs)
+    x = volume / l1
+    authors = gompertz(x, *V100_L1_CURVE)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(x, m, "o", ms=4, label=f"gpu-benches {table['file']} (miss ratio)")
+    grid = np.geomspace(x.min(), x.max(), 400)
+    ax.plot(grid, gompertz(grid, *V100_L1_CURVE), "--", color="grey", label="authors' V100 L1 curve (stencil fit)")
+    ax.set(xscale="log", xlabel="V / L1 capacity (L1 oversubscription)", ylabel="L2 share of re-reads",
+           title="V100 L1: benchmark against the stencil fit")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    at = {v: float(np.interp(v, x, m)) for v in (1.5, 4.0)}
+    return (f"V100 L1 (gpu-cache, L1 {l1_gbs:.0f} GB/s, L2 {l2_gbs:.0f} GB/s): miss ratio at x = 1.5: benchmark {at[1.5]:.2f}, "
+            f"authors {gompertz(1.5, *V100_L1_CURVE):.2f}; at x = 4: benchmark {at[4.0]:.2f}, authors {gompertz(4.0, *V100_L1_CURVE):.2f}")
+
+
+V100_L1_CURVE = (0.73, 4.6, 0.34)
 L1_BYTES_PER_SM = {"v100": 128 * KB, "a100_80": 192 * KB, "a40": 128 * KB, "h100_pcie": 256 * KB, "l40": 128 * KB, "mi210": 16 * KB}
 
 
@@ -174,6 +210,7 @@ def main() -> None:
         cap, near, far = bandwidth_capacity(table, L1_BYTES_PER_SM[gpu])
         caps[gpu] = {"file": table["file"], "l2_bandwidth_capacity_bytes": cap, "near_gbs": round(near, 1), "far_gbs": round(far, 1)}
         print(f"{gpu:<10} kept up to {cap / MB:6.2f} MiB  near {near:7.0f} GB/s  beyond {far:7.0f} GB/s")
+    print("\n" + v100_l1_check(data["benchmarks"]["gpu-cache"]["v100"], HERE / "l1_check_v100.png"))
     out = {"gpu_benches_commit": data["commit"], "l2_fits": [asdict(f) for f in fits], "l2_bandwidth_capacity": caps}
     (HERE / "l2_fits.json").write_text(json.dumps(out, indent=1) + "\n")
 
