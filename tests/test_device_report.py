@@ -75,8 +75,8 @@ def test_template_filled_in_loads_and_reports_its_borrowed_curves(tmp_path, caps
     dev = load_device_file(path)
     assert dev.l2_dram_capacity_bytes == v100.l2_dram_capacity_bytes and dev.count_by_kind()["datasheet"] == 25
     assert confidence_notes(dev) == [
-        "l1_load_capacity_miss, l2_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
-        "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)"]
+        ("l1_load_capacity_miss, l2_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
+         "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)")]
 
 
 def test_confidence_notes_name_borrowed_curves_and_estimates():
@@ -93,7 +93,7 @@ def test_a_user_file_with_a_borrowed_curve_is_reported_as_such(tmp_path):
     text = (DATA_DIR / "v100-pcie-32gb.toml").read_text()
     start = text.index("[curves.l2_load_capacity_miss]")
     end = text.index("[curves.previous_wave_xy_hit]")
-    borrowed = re.sub(r"^fitted_on = .*$", 'borrowed_from = "A100-SXM4-80GB"', text[start:end], flags=re.M)
+    borrowed = re.sub(r"^fitted_on = .*$", 'borrowed_from = "A100-SXM4-80GB"', text[start:end], flags=re.MULTILINE)
     path = tmp_path / "mine.toml"
     path.write_text(text[:start] + borrowed + text[end:])
     assert confidence_notes(load_device_file(path)) == [

@@ -1,13 +1,20 @@
 import json
-import re
 import os
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
 import pystencils_perf as pp
-from pystencils_perf.devices import CURVE_NAMES, DATA_DIR, KINDS, alias_index, library_files, load_device_file
+from pystencils_perf.devices import (
+    CURVE_NAMES,
+    DATA_DIR,
+    KINDS,
+    alias_index,
+    library_files,
+    load_device_file,
+)
 
 VALIDATION = Path(__file__).parent.parent / "validation" / "devices"
 LIBRARY = {

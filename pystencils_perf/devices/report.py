@@ -93,8 +93,8 @@ def device_summary(dev: Device) -> str:
         ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
     ))
     lines = [
-        f"{dev.name}  ({dev.vendor} {dev.architecture} {dev.compute_capability}, {dev.sm_count} SMs, "
-        f"{dev.clock_ghz:g} GHz, L2 {_mib(dev.l2_capacity_bytes)})",
+        (f"{dev.name}  ({dev.vendor} {dev.architecture} {dev.compute_capability}, {dev.sm_count} SMs, "
+         f"{dev.clock_ghz:g} GHz, L2 {_mib(dev.l2_capacity_bytes)})"),
         f"  file: {dev.path} (format {dev.format_version})",
         f"  aliases: {', '.join(dev.aliases) or '-'}",
         f"  numbers: {', '.join(f'{counts[k]} {k}' for k in KINDS)} (of {sum(counts.values())})",

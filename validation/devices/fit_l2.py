@@ -104,7 +104,7 @@ def fit_l2(gpu: str, table: dict) -> tuple[L2Fit, dict]:
     sol = least_squares(residual, x0=(1.0, 5.0, 2.0), bounds=([0.0, 1e-6, 1e-3], [1.0, 1e9, 100.0]))
     a, b, c = (float(f"{v:.4g}") for v in sol.x)
     r = gompertz(x, a, b, c) - m
-    fit = L2Fit(gpu, DEVICE[gpu], table["file"], round(l2_gbs, 1), round(dram_gbs, 1), int(round(capacity)),
+    fit = L2Fit(gpu, DEVICE[gpu], table["file"], round(l2_gbs, 1), round(dram_gbs, 1), round(capacity),
                 round(capacity / l2, 3), a, b, c, len(x), round(float(np.sqrt(np.mean(r**2))), 4),
                 round(float(np.max(np.abs(r))), 4))
     return fit, {"volume": volume, "gbs": gbs, "m": m}
@@ -173,7 +173,6 @@ def v100_l1_check(table: dict, out: Path) -> str:
     l2_gbs = float(np.median(gbs[(volume >= 4 * l1) & (volume <= 16 * MB)]))
     m = miss_ratio(gbs, l1_gbs, l2_gbs)
     x = volume / l1
-    authors = gompertz(x, *V100_L1_CURVE)
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(x, m, "o", ms=4, label=f"gpu-benches {table['file']} (miss ratio)")
     grid = np.geomspace(x.min(), x.max(), 400)
