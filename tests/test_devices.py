@@ -31,6 +31,7 @@ def test_every_library_device_loads_with_a_source_and_kind_for_every_number():
         assert d.format_version == 2
         assert set(d.kinds) == set(d.sources) and set(d.kinds.values()) <= set(KINDS)
         assert all(src.strip() for src in d.sources.values())
+        assert all(len(set(src.split("; "))) == len(src.split("; ")) for src in d.sources.values()), d.name
         assert all(d.notes[k] for k, kind in d.kinds.items() if kind == "estimate")
         assert all(bool(c.fitted_on) != bool(c.borrowed_from) for c in d.curves.values())
         assert d.l2_bandwidth_capacity_bytes <= d.l2_capacity_bytes
