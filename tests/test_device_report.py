@@ -57,7 +57,7 @@ def test_template_names_the_first_key_left_to_fill_and_is_not_overwritten(tmp_pa
 
 def test_template_filled_in_loads_and_reports_its_borrowed_curves(tmp_path, capsys):
     """Every value filled from the V100 (sources and kinds given): the file loads; its curves are borrowed."""
-    assert _run(["--template", "-"]) == 0
+    assert _run(["--template"]) == 0
     text = capsys.readouterr().out
     v100 = pp.get_device("V100")
     lines = text.replace('name = ""', 'name = "Filled"').replace('architecture = ""', 'architecture = "volta"').splitlines()

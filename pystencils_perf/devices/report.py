@@ -51,8 +51,8 @@ TEMPLATE_LENDER = "V100-PCIe-32GB"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pystencils-perf devices``."""
     parser.add_argument("name", nargs="?", help="print this device's file (library name, alias or path)")
-    parser.add_argument("--template", metavar="FILE",
-                        help="write a device file to fill in ('-': standard output); refuses to overwrite")
+    parser.add_argument("--template", metavar="FILE", nargs="?", const="-",
+                        help="write a device file to fill in (no FILE or '-': standard output); refuses to overwrite")
 
 
 def run(args: argparse.Namespace) -> int:
