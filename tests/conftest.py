@@ -10,6 +10,8 @@ import pytest
 _CACHE = tempfile.TemporaryDirectory(prefix="pystencils-perf-test-cache-")
 os.environ["PYSTENCILS_CACHE_DIR"] = _CACHE.name
 os.environ.setdefault("MPLCONFIGDIR", os.path.join(_CACHE.name, "matplotlib"))
+# hypothesis writes .hypothesis/ (its constants cache) into the directory pytest was started from
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(_CACHE.name, "hypothesis"))
 
 
 def pytest_unconfigure(config):
