@@ -1,10 +1,11 @@
 """The command-line tool ``pystencils-perf``.
 
-    pystencils-perf devices
+    pystencils-perf [--block-plugin NAME] devices [NAME | --template [FILE]]
+    pystencils-perf plugins
     pystencils-perf accesses SPEC.py [--domain 64x64x64] [--align base|interior]
     pystencils-perf rank SPEC.py --device NAME [--threads N] [--blocks 32x2x16,...]
                          [--fold 1x1x1,1x1x2] [--align base|interior] [--backend auto|enum|isl]
-                         [--json FILE] [--csv FILE] [--head N]
+                         [--model limiters] [--prune ryoo] [--json FILE] [--csv FILE] [--head N]
     pystencils-perf measure SPEC.py --device NAME --out DATA.csv [--blocks ...] [--fold 1x1x1]
                             [--repeats 7] [--warmup 3] [--ncu [--ncu-path ncu]]
     pystencils-perf validate DATA.csv --device NAME --spec SPEC.py [--out DIR] [--align ...]
@@ -121,15 +122,29 @@ def _attach_dash_values(argv: list[str]) -> list[str]:
 
 
 def _cmd_devices(args) -> int:
-    from .devices import list_devices
+    from .devices.report import run
 
-    print(f"{'name':<18} {'vendor':<7} {'arch':<8} {'SMs':>4} {'GHz':>5} {'L2 MiB':>7} {'L2 eff':>7} {'L1 KiB':>7} {'DRAM GB/s':>10}")
-    for d in list_devices():
-        print(
-            f"{d.name:<18} {d.vendor:<7} {d.architecture:<8} {d.sm_count:>4} {d.clock_ghz:>5.2f} "
-            f"{d.l2_capacity_bytes / 2**20:>7.1f} {d.l2_effective_capacity_bytes / 2**20:>7.1f} "
-            f"{d.l1_capacity_bytes / 1024:>7.0f} {d.dram_bandwidth_gbs:>10.0f}"
-        )
+    return run(args)
+
+
+def _cmd_plugins(args) -> int:
+    """Every registered plugin with the models, filters and backends it offers."""
+    from .estimate import footprint_backends
+    from .plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: str(item[0])):
+        hooks = sorted(impl.name for impl in (c for c in pm.get_hookcallers(plugin) or ()))
+        print(f"{name}: {getattr(plugin, '__name__', type(plugin).__name__)} ({', '.join(hooks)})")
+    for title, offered in (("models (--model)", pm.hook.perf_models()), ("filters (--prune)", pm.hook.perf_prune_filters())):
+        print(title)
+        for names in offered:
+            for key, description in sorted((names or {}).items()):
+                print(f"  {key:<12} {description}")
+    print(f"footprint backends (--backend): {', '.join(footprint_backends())}")
+    blocked = [n for n in os.environ.get("PYSTENCILS_PERF_BLOCK", "").split(",") if n]
+    if blocked:
+        print(f"blocked: {', '.join(blocked)}")
     return 0
 
 
@@ -198,7 +213,8 @@ def _cmd_rank(args) -> int:
     from .rank import rank, select
 
     spec, domain = _load(args)
-    ranking = rank(spec.kernel, args.device, backend=args.backend, progress=_progress, **_candidate_options(args, domain))
+    ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model, prune=args.prune or (),
+                   plugin_options=_plugin_options(args), progress=_progress, **_candidate_options(args, domain))
     print(_ranking_table(ranking, args.head))
     print(f"best: {_create_kernel_call(select(ranking), args, domain)}")
     if args.json:
@@ -207,6 +223,32 @@ def _cmd_rank(args) -> int:
         with open(args.csv, "w") as fh:
             fh.write(ranking.to_csv())
     return 0
+
+
+def _plugin_options(args) -> dict:
+    """The values of the options plugins added to `rank` (`perf_addoption`), by dest."""
+    return {dest: getattr(args, dest) for dest in getattr(args, "plugin_dests", ())}
+
+
+def _names(kind: str, offered: list[dict]):
+    """An argparse type for a comma list of names the installed plugins offer."""
+    known = sorted({name for names in offered for name in (names or {})})
+
+    def names(text: str) -> tuple[str, ...]:
+        asked = tuple(n.strip() for n in text.split(",") if n.strip())
+        for name in asked:
+            if name not in known:
+                raise ConfigurationError(f"unknown {kind} {name!r}; installed: {', '.join(known) or 'none'}")
+        return asked
+
+    return names
+
+
+def _add_plugin_options(p, pm) -> tuple[str, ...]:
+    """Let plugins add options to `p`; the dests they added."""
+    before = {a.dest for a in p._actions}
+    pm.hook.perf_addoption(parser=p)
+    return tuple(a.dest for a in p._actions if a.dest not in before)
 
 
 def _x_joined(values) -> str:
@@ -306,7 +348,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("devices", help="list the device library").set_defaults(run=_cmd_devices)
+    from .devices.report import add_arguments as add_device_arguments
+    from .estimate import footprint_backends
+    from .plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    backends = tuple(footprint_backends())
+    parser.add_argument("--block-plugin", action="append", metavar="NAME",
+                        help="do not load the plugin of this entry-point name (repeatable; see `plugins`)")
+
+    p = sub.add_parser("devices", help="list the device library, print a device file (NAME), or write a template (--template [FILE])")
+    add_device_arguments(p)
+    p.set_defaults(run=_cmd_devices)
+
+    sub.add_parser("plugins", help="list the installed plugins, their models, filters and backends").set_defaults(run=_cmd_plugins)
 
     def layout_args(p):
         p.add_argument("--domain", type=_argument_type(_domain), help="array shape of variable-size fields, e.g. 64x64x64")
@@ -327,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("data", help="measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...)")
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
         p.add_argument("--spec", required=True, help="SPEC of the measured kernel (Python file defining `kernel`)")
-        p.add_argument("--backend", default="auto", choices=("auto", "enum", "isl"), help="footprint backend")
+        p.add_argument("--backend", default="auto", choices=backends, help="footprint backend")
         layout_args(p)
 
     p = sub.add_parser("accesses", help="print every harvested access and the launch configuration")
@@ -337,11 +392,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rank", help="rank block sizes and thread foldings")
     spec_args(p)
     candidate_args(p, None)
-    p.add_argument("--backend", default="auto", choices=("auto", "enum", "isl"), help="footprint backend (default auto)")
+    p.add_argument("--backend", default="auto", choices=backends, help="footprint backend (default auto)")
+    p.add_argument("--model", default="limiters", type=_argument_type(lambda t: _names("performance model", pm.hook.perf_models())(t)[0]),
+                   help="performance model (default limiters; `plugins` lists the installed ones)")
+    p.add_argument("--prune", type=_argument_type(_names("candidate filter", pm.hook.perf_prune_filters())),
+                   help="candidate filters to apply, comma-separated (e.g. ryoo)")
     p.add_argument("--json", type=_argument_type(_output_file), help="write the ranking as JSON")
     p.add_argument("--csv", type=_argument_type(_output_file), help="write the ranking as CSV")
     p.add_argument("--head", type=_argument_type(_positive_int), help="print only the best N candidates and N rejected")
-    p.set_defaults(run=_cmd_rank)
+    p.set_defaults(run=_cmd_rank, plugin_dests=_add_plugin_options(p, pm))
 
     p = sub.add_parser("measure", help="time every candidate on this machine's GPU (cupy), optionally with ncu counters")
     spec_args(p)
@@ -368,9 +427,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _block_plugins(argv: list[str]) -> None:
+    """Apply ``--block-plugin NAME`` before the plugin manager is built (the parser asks it for choices)."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--block-plugin", action="append", default=[])
+    names = early.parse_known_args(argv)[0].block_plugin
+    if names:
+        from .plugins import BLOCK_ENV
+
+        current = [n for n in os.environ.get(BLOCK_ENV, "").split(",") if n]
+        os.environ[BLOCK_ENV] = ",".join(current + names)
+
+
 def main(argv=None) -> int:
+    argv = _attach_dash_values(sys.argv[1:] if argv is None else list(argv))
     try:
-        args = build_parser().parse_args(_attach_dash_values(sys.argv[1:] if argv is None else list(argv)))
+        _block_plugins(argv)
+        args = build_parser().parse_args(argv)
         return args.run(args)
     except PerfError as e:
         print(f"pystencils-perf: error: {e}", file=sys.stderr)

@@ -142,7 +142,7 @@ def default_thread_count(model) -> int:
     """1024 threads for stencils, 512 for LBM-like kernels.
 
     An LBM update stores a whole population (9 or more values) per cell and needs
-    so many registers that 1024-thread blocks spill (seeds/000, sec. IV.B); a
+    so many registers that 1024-thread blocks spill (Ernst et al., JPDC 2023, sec. IV.B); a
     stencil stores one or a few values.
     """
     return 512 if len(model.stores) >= 9 else 1024

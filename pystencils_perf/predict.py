@@ -1,4 +1,4 @@
-"""The limiter performance model (seeds/000 sec. II.A), a built-in `perf_predict` plugin.
+"""The limiter performance model (Ernst et al., JPDC 2023, sec. II.A), a built-in `perf_predict` plugin.
 
 Throughput in lattice updates per second is the minimum over four limiters:
 floating point, L1 (bank-conflict cycles), L2 bandwidth and DRAM bandwidth.

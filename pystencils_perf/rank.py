@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field, replace
 
 from .devices import Device, get_device
+from .devices.report import confidence_notes
 from .errors import ConfigurationError, PerfError
 from .harvesting import harvest
 from .hookspecs import hookimpl
@@ -63,6 +64,7 @@ class Ranking:
     def as_json(self) -> dict:
         return {
             "device": self.device.name,
+            "device_notes": confidence_notes(self.device),
             "kernel": self.kernel,
             "candidates": [c.as_json() for c in self.candidates],
             "rejected": [{"block": list(l.block), "fold": list(l.fold), "reason": r} for l, r in self.rejected],
@@ -89,6 +91,7 @@ class Ranking:
         lines = [
             f"{self.kernel} on {self.device.name}: {len(self.candidates)} candidates"
             + (f", {len(self.rejected)} rejected" if self.rejected else ""),
+            *(f"  device note: {note}" for note in confidence_notes(self.device)),
             f"{'#':>4} {'block':>12} {'fold':>7} {'GLup/s':>7} {'limiter':>7} "
             f"{'DRAM ld':>8} {'DRAM st':>8} {'L2 ld':>7} {'L2 st':>7} {'L1 cyc':>7} {'blk/SM':>6}",
             f"{'':>4} {'':>12} {'':>7} {'':>7} {'':>7} {'B/Lup':>8} {'B/Lup':>8} {'B/Lup':>7} {'B/Lup':>7} {'/Lup':>7}",

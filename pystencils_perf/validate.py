@@ -5,7 +5,7 @@ with its prediction. Per measured metric it reports the mean absolute
 percentage error (MAPE); where throughput was measured, also how well the
 predictions order the candidates: Spearman's rank correlation, the measured
 throughput of the predicted-best candidate as a fraction of the measured best,
-and top-5 recall. `write_report` adds plots in the style of seeds/000 (predicted
+and top-5 recall. `write_report` adds plots in the style of Ernst et al. (JPDC 2023) (predicted
 against measured on log axes, markers coloured by block shape) when matplotlib
 is installed, and a Markdown report that states the numbers.
 """
@@ -210,7 +210,7 @@ def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=Non
 
 # -- plots ---------------------------------------------------------------------------------------
 
-#: block extents that map to full colour intensity, as in seeds/000 sec. IV.B: RGB(log x/log 256, log y/log 256, log z/log 64)
+#: block extents that map to full colour intensity, as in Ernst et al. (JPDC 2023) sec. IV.B: RGB(log x/log 256, log y/log 256, log z/log 64)
 COLOUR_FULL_EXTENT = (256, 256, 64)
 FOLD_MARKERS = ("o", "^", "s", "D", "v", "P", "X", "*")
 COLOUR_NOTE = "marker colour: RGB = (log2 bx / 8, log2 by / 8, log2 bz / 6): red wide in x, green tall in y, blue deep in z"

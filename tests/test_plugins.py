@@ -107,7 +107,7 @@ def test_model_plugins_are_opt_in_by_name(registered, jacobi_kernel):
     ranking = pp.rank(jacobi_kernel, "V100", blocks=blocks, folds=[(1, 1, 1)], model="constant")
     assert ranking.best.prediction.limiter == "constant"
     assert ranking.best.launch.block == (64, 2, 1)
-    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'constnt'.*constant, limiters"):
+    with pytest.raises(pp.ConfigurationError, match="unknown performance model .constnt.; installed: constant, .*limiters"):
         pp.rank(jacobi_kernel, "V100", blocks=blocks, model="constnt")
 
 
@@ -159,7 +159,7 @@ def test_a_plugin_is_blocked_by_name(monkeypatch, jacobi_kernel):
     monkeypatch.setenv(plugins.BLOCK_ENV, "model")
     pm = plugins.get_plugin_manager()
     assert pm.is_blocked("model") and pm.get_plugin("model") is None
-    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'limiters'; installed: none"):
+    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'limiters'; installed: (?!.*limiters)"):
         pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)])
 
 

@@ -35,7 +35,7 @@ KINDS = ("measured", "datasheet", "derived", "estimate")
 class Curve:
     """A Gompertz S-curve ``R(x) = a*exp(-b*exp(-c*(x - d)))``, or ``1 - R(x)`` if `complement`.
 
-    The paper (seeds/000, sec. III.E) uses it as a smooth stand-in between "no
+    The paper (Ernst et al., JPDC 2023, sec. III.E) uses it as a smooth stand-in between "no
     misses" and "mostly misses"; its coefficients are fitted per GPU. `fitted_on`
     names the data it was fitted to, `borrowed_from` the GPU whose fit it reuses.
     """

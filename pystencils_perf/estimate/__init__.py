@@ -1,4 +1,4 @@
-"""The hardware metric estimator (seeds/000 sec. III), a built-in `perf_estimate` plugin.
+"""The hardware metric estimator (Ernst et al., JPDC 2023, sec. III), a built-in `perf_estimate` plugin.
 
 `backend` chooses how footprints are counted: ``"enum"`` (interval enumeration,
 `footprint_enum`) or ``"isl"`` (set algebra with islpy, `footprint_isl`); both

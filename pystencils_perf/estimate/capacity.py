@@ -1,4 +1,4 @@
-"""Capacity-miss curves fitted to measured volumes (seeds/000 sec. III.E, IV.F-G).
+"""Capacity-miss curves fitted to measured volumes (Ernst et al., JPDC 2023, sec. III.E, IV.F-G).
 
 The estimator predicts every volume as what it must transfer plus curve-weighted
 parts of what it might: ``V = base + sum_t sign_t * R_t(x_t) * volume_t`` with
@@ -348,6 +348,7 @@ def write_device_file(device: Device, calibration: Calibration, path, provenance
         c = f.after
         raw["curves"][f.name] = {
             "a": c.a, "b": c.b, "c": c.c, "d": c.d, "complement": c.complement,
+            "fitted_on": f"{provenance.get('data', 'measured volumes')} ({fit.observation.metric}, {f.points} points)",
             "source": f"fitted by pystencils-perf calibrate to {provenance.get('data', 'measured volumes')} "
                       f"({f.points} informative points of the {fit.observation.metric}); see its calibration table",
             "calibration": {

@@ -1,7 +1,7 @@
 """How each predicted volume is composed: one definition for the estimator and for calibration.
 
 Every capacity-dependent volume is what must be transferred plus curve-weighted
-parts of what might be (seeds/000 sec. III.E): ``V = base + sum_t sign_t *
+parts of what might be (Ernst et al., JPDC 2023, sec. III.E): ``V = base + sum_t sign_t *
 R_t(x_t) * volume_t`` with one Gompertz curve `R_t` per cause. `estimate_volumes`
 evaluates these formulas with a device's curves on scalars; `capacity.calibrate`
 builds them over arrays of candidates and refits the curves' coefficients. Both

@@ -1,7 +1,7 @@
 """What one block's warps ask of L1: bank-conflict cycles and per-warp sectors.
 
 L1 delivers one wavefront of ``l1_bank_count`` banks x ``l1_bank_width_bytes``
-per cycle (16 x 8 B on NVIDIA, seeds/000 sec. III.B). A group of threads that
+per cycle (16 x 8 B on NVIDIA, Ernst et al. (JPDC 2023) sec. III.B). A group of threads that
 together can fill one wavefront (a half-warp of doubles, a warp of floats)
 needs as many cycles as the busiest bank has distinct words to deliver.
 Requests to L2 are per warp and instruction, in unique 32-B sectors; stores

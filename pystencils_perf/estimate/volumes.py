@@ -1,4 +1,4 @@
-"""Data volumes per lattice update at every level, following seeds/000 sec. III.
+"""Data volumes per lattice update at every level, following Ernst et al. (JPDC 2023) sec. III.
 
 - L2 -> L1 loads: the block is L1's collaborative group. Requested volume
   (per warp and instruction), compulsory volume (unique sectors of the block),

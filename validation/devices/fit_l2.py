@@ -47,7 +47,7 @@ BANDWIDTH_KEPT = 0.8
 NOMINAL_L2_BYTES = {"a100_80": 40 * MB, "h100_pcie": 50 * MB, "h200": 50 * MB, "l40": 96 * MB, "mi210": 8 * MB}
 #: device file each measured GPU belongs to
 DEVICE = {"a100_80": "A100-SXM4-80GB", "h100_pcie": "H100-PCIe-80GB", "h200": "GH200-96GB", "l40": "L40", "mi210": "MI210"}
-#: the V100 curve of the estimator's authors (seeds/000), for comparison in the plots
+#: the V100 curve of the estimator's authors (Ernst et al., JPDC 2023), for comparison in the plots
 V100_CURVE = (0.5, 13.0, 1.8)
 
 

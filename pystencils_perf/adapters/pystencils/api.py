@@ -66,6 +66,8 @@ def create_kernel(
     backend: str = "auto",
     align: str = "base",
     domain_shape=None,
+    model: str = "limiters",
+    prune=(),
     nvcc: bool = True,
 ):
     """A pystencils ``GpuKernel`` (``Target.CUDA``) with the block size and thread folding best for `device`.
@@ -76,10 +78,10 @@ def create_kernel(
     :param threads: threads per block of the candidate blocks (default 1024 for stencils, 512 for LBM).
     :param blocks: explicit candidate blocks ``[(bx, by, bz), ...]``.
     :param folds: candidate foldings ``[(fx, fy, fz), ...]`` (default (1,1,1), (1,2,1), (1,1,2)).
-    :param backend, align, domain_shape: as for `pystencils_perf.rank`.
+    :param backend, align, domain_shape, model, prune: as for `pystencils_perf.rank`.
     :param nvcc: compile every candidate fold for its registers where nvcc is on PATH.
     """
-    options = RankOptions.of(threads, blocks, folds, backend)
+    options = RankOptions.of(threads, blocks, folds, backend, model, prune)
     dev = get_device(device)
     recipe = ApplyOptions(assignments, config)
     kernel = create_folded_kernel(assignments, config)
