@@ -22,9 +22,10 @@ import time
 
 os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="tracesim-bench-"))
 
-import pystencils_perf as pp  # noqa: E402
-from pystencils_perf.catalog import star_3d  # noqa: E402
-from pystencils_perf_tracesim import simulate  # noqa: E402
+from pystencils_perf_tracesim import simulate
+
+import pystencils_perf as pp
+from pystencils_perf.catalog import star_3d
 
 BLOCKS = [(128, 1, 8), (128, 8, 1), (16, 4, 16), (16, 8, 8), (256, 2, 2), (32, 4, 8), (32, 32, 1), (4, 16, 16),
           (64, 4, 4), (8, 8, 16), (4, 256, 1), (64, 16, 1), (8, 32, 4), (16, 32, 2), (32, 2, 16)]

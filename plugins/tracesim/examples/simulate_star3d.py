@@ -11,9 +11,10 @@ import tempfile
 
 os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="tracesim-example-"))
 
-import pystencils_perf as pp  # noqa: E402
-from pystencils_perf.catalog import star_3d  # noqa: E402
-from pystencils_perf_tracesim import simulate  # noqa: E402
+from pystencils_perf_tracesim import simulate
+
+import pystencils_perf as pp
+from pystencils_perf.catalog import star_3d
 
 model = pp.harvest(star_3d(radius=2, domain=(596, 596, 508)), align="interior")
 launches = [pp.LaunchConfig((32, 4, 8)), pp.LaunchConfig((128, 8, 1)), pp.LaunchConfig((16, 8, 8), (1, 1, 2))]

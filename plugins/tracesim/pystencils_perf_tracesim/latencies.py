@@ -1,6 +1,6 @@
 """Per-level latencies in core cycles, per GPU architecture (device data the core device files lack).
 
-Wang et al. (seeds/002, W13) profile hit and miss latencies per GPU but publish
+Wang et al. (HPCA'19, W13) profile hit and miss latencies per GPU but publish
 none (SEED_MODELS.md 2(e)). The values below are published pointer-chasing
 figures; each entry names its source. An architecture without an entry is an
 error: pass your own `MemoryLatencies` (`simulate(..., options=SimulationOptions(latencies=...))`).

@@ -1,4 +1,4 @@
-"""Wang et al. (HPCA'19, seeds/002) Tables IV and V as printed, and what can be recomputed from them.
+"""Wang et al. (HPCA'19) Tables IV and V as printed, and what can be recomputed from them.
 
 The rows are the paper's data (measured errors and times on four GPUs of 2018);
 the averages and speedups are computed here, so that the printed summary lines

@@ -43,6 +43,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from pystencils_perf.devices import get_device
 from pystencils_perf.errors import ConfigurationError, PerfError
 from pystencils_perf.estimate.addresses import compile_kernel

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from pystencils_perf.estimate.addresses import CompiledKernel, Instruction, satisfies
 from pystencils_perf.estimate.l1 import bank_cycles_per_instruction
 from pystencils_perf.kernel import ALIGNMENT_BYTES, AccessKind, Field

@@ -1,9 +1,9 @@
 """The sectored LRU caches: hits, sector fills, eviction order, fetch groups, write-back counting."""
 
 import pytest
+from pystencils_perf_tracesim.cache import SectoredLRU, fetch_expansion
 
 from pystencils_perf.errors import PerfError
-from pystencils_perf_tracesim.cache import SectoredLRU, fetch_expansion
 
 
 def test_sector_misses_fill_only_missing_sectors():

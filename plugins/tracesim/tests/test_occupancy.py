@@ -3,12 +3,17 @@
 import itertools
 
 import pytest
+from pystencils_perf_tracesim.occupancy import (
+    KEPLER_CC30,
+    MAXWELL_CC50,
+    OccupancyLimits,
+    active_work_groups,
+)
 
 from pystencils_perf import get_device
 from pystencils_perf.errors import PerfError
 from pystencils_perf.estimate.volumes import occupancy
 from pystencils_perf.kernel import KernelModel
-from pystencils_perf_tracesim.occupancy import KEPLER_CC30, MAXWELL_CC50, OccupancyLimits, active_work_groups
 
 
 def test_kepler_256_threads_20_registers():

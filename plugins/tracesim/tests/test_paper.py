@@ -1,18 +1,18 @@
 """Wang et al.'s Tables IV and V recomputed from their rows (SEED_MODELS.md 2(d))."""
 
 import pytest
-
-from pystencils_perf.errors import PerfError
 from pystencils_perf_tracesim.paper import (
     TABLE_IV,
     TABLE_IV_PRINTED,
-    TABLE_V_PRINTED_GEOMEAN,
     TABLE_V_MS,
+    TABLE_V_PRINTED_GEOMEAN,
     geometric_mean,
     mape_percent,
     table_iv_averages,
     table_v_speedups,
 )
+
+from pystencils_perf.errors import PerfError
 
 
 def test_table_iv_average_row_follows_from_the_kernels():

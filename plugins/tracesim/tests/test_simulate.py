@@ -7,13 +7,13 @@ import numpy as np
 import pystencils as ps
 import pytest
 import sympy as sp
+from pystencils_perf_tracesim import SimulationOptions, simulate
+from pystencils_perf_tracesim.plugin import perf_models, perf_predict
 
 import pystencils_perf as pp
 from pystencils_perf.catalog import star_3d
 from pystencils_perf.errors import PerfError
 from pystencils_perf.kernel import BDIM, BID, TID
-from pystencils_perf_tracesim import SimulationOptions, simulate
-from pystencils_perf_tracesim.plugin import perf_models, perf_predict
 
 
 @pytest.fixture(scope="module")
