@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import pystencils_perf
 from pystencils_perf.devices import get_device
 from pystencils_perf.errors import ConfigurationError, PerfError
 from pystencils_perf.estimate.addresses import compile_kernel
@@ -356,8 +357,6 @@ def _waves(compiled, block, grid, lattice_updates: int, wave_blocks: int,
 
 def _model_for(model_or_kernel, launch: LaunchConfig, harvest_options: dict) -> KernelModel:
     """The kernel model folded as `launch` asks (an unfolded model is folded; a kernel is harvested first)."""
-    import pystencils_perf
-
     model = pystencils_perf.harvest(model_or_kernel, **harvest_options)
     if model.fold == launch.fold:
         return model
