@@ -41,12 +41,13 @@ class SectoredLRU:
         self._expand = fetch_expansion(line_bytes // sector_bytes, (fetch_bytes or sector_bytes) // sector_bytes)
         self._lines: OrderedDict[int, list[int]] = OrderedDict()  # line -> [valid mask, dirty mask]
 
-    def load_range(self, lines: list[int], masks: list[int], start: int, stop: int) -> tuple[list[int], list[int]]:
-        """Read the sectors ``masks[k]`` of ``lines[k]`` for k in [start, stop); the lines and sectors fetched
-        from the next level (the misses). One call per warp instruction keeps the interpreter's overhead low."""
+    def load_range(self, lines: list[int], masks: list[int], start: int, stop: int) -> tuple[list[int], list[int], int]:
+        """Read the sectors ``masks[k]`` of ``lines[k]`` for k in [start, stop); the lines and sector masks fetched
+        from the next level (the misses), and how many sectors that is. One call per warp instruction keeps the
+        interpreter's overhead low."""
         entries, expand, capacity = self._lines, self._expand, self.capacity_lines
         get, touch = entries.get, entries.move_to_end
-        missed_lines, missed_masks = [], []
+        missed_lines, missed_masks, missed_sectors = [], [], 0
         for k in range(start, stop):
             line, mask = lines[k], masks[k]
             entry = get(line)
@@ -64,7 +65,8 @@ class SectoredLRU:
                 entry[0] |= fetched
             missed_lines.append(line)
             missed_masks.append(fetched)
-        return missed_lines, missed_masks
+            missed_sectors += fetched.bit_count()
+        return missed_lines, missed_masks, missed_sectors
 
     def store_range(self, lines: list[int], masks: list[int], start: int, stop: int) -> int:
         """Write the sectors ``masks[k]`` of ``lines[k]`` for k in [start, stop) (write-back, allocate without

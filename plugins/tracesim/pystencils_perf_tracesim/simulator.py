@@ -198,11 +198,8 @@ class _Machine:
         l2_sectors = dram_sectors = own_l2 = own_dram = 0
         copies, weight = self._copies(rows, tally is not None)
         for sm, row in copies:
-            missed_lines, missed_masks = self.l1[sm].load_range(lines, masks, starts[row], starts[row + 1])
-            sm_l2 = sm_dram = 0
-            if missed_lines:
-                sm_l2 = sum(m.bit_count() for m in missed_masks)
-                sm_dram = sum(m.bit_count() for m in l2.load_range(missed_lines, missed_masks, 0, len(missed_lines))[1])
+            missed_lines, missed_masks, sm_l2 = self.l1[sm].load_range(lines, masks, starts[row], starts[row + 1])
+            sm_dram = l2.load_range(missed_lines, missed_masks, 0, len(missed_lines))[2] if sm_l2 else 0
             if sm == 0:
                 own_l2, own_dram = sm_l2, sm_dram
             l2_sectors += sm_l2 * weight
