@@ -8,7 +8,7 @@
                          [--model limiters] [--prune ryoo] [--json FILE] [--csv FILE] [--head N]
     pystencils-perf measure SPEC.py --device NAME --out DATA.csv [--blocks ...] [--fold 1x1x1]
                             [--repeats 7] [--warmup 3] [--ncu [--ncu-path ncu]]
-    pystencils-perf validate DATA.csv --device NAME --spec SPEC.py [--out DIR] [--align ...]
+    pystencils-perf validate DATA.csv|CACHE.json[.gz] --device NAME --spec SPEC.py [--model NAME] [--out DIR] [--align ...]
     pystencils-perf calibrate DATA.csv --device NAME --spec SPEC.py [--out FILE.toml] [--align ...]
 
 Every input error prints one line ``pystencils-perf: error: ...`` and exits with 2
@@ -304,11 +304,26 @@ def _validation_inputs(args):
     return dataset, spec, dict(align=args.align, domain_shape=domain, backend=args.backend, progress=_progress)
 
 
+def _validate_kernel_tuner(args):
+    """Kernel Tuner data (cache JSON, .json.gz, or a CSV with block_size_x): the SPEC describes each variant."""
+    from .measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
+    from .validate import validate_tuned
+
+    if args.domain or args.align != "base":
+        raise ConfigurationError("--domain and --align do not apply to Kernel Tuner data: its SPEC's kernel_for describes sizes")
+    return validate_tuned(read_kernel_tuner(args.data), load_tunable_spec(args.spec), args.device,
+                          backend=args.backend, model=args.model, progress=_progress)
+
+
 def _cmd_validate(args) -> int:
+    from .measure.kernel_tuner import is_kernel_tuner_file
     from .validate import validate, write_report
 
-    dataset, spec, options = _validation_inputs(args)
-    result = validate(dataset, spec.kernel, args.device, **options)
+    if is_kernel_tuner_file(args.data):
+        result = _validate_kernel_tuner(args)
+    else:
+        dataset, spec, options = _validation_inputs(args)
+        result = validate(dataset, spec.kernel, args.device, model=args.model, **options)
     print(result.table())
     if args.out:
         report = write_report(result, args.out, command=shlex.join(["pystencils-perf", *sys.argv[1:]]))
@@ -378,10 +393,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--fold", type=_argument_type(_triples("fold")), default=default_folds,
                        help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})")
 
+    def model_arg(p):
+        p.add_argument("--model", default="limiters", type=_argument_type(lambda t: _names("performance model", pm.hook.perf_models())(t)[0]),
+                       help="performance model (default limiters; `plugins` lists the installed ones)")
+
     def data_args(p):
-        p.add_argument("data", help="measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...)")
+        p.add_argument("data", help="measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...), or a Kernel Tuner cache "
+                                    "(.json, .json.gz) or CSV with block_size_x,... and a time column")
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
-        p.add_argument("--spec", required=True, help="SPEC of the measured kernel (Python file defining `kernel`)")
+        p.add_argument("--spec", required=True, help="SPEC of the measured kernel (Python file defining `kernel`; "
+                                                     "for Kernel Tuner data `kernel_for(params)` and `lattice_updates`)")
         p.add_argument("--backend", default="auto", choices=backends, help="footprint backend")
         layout_args(p)
 
@@ -393,8 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     spec_args(p)
     candidate_args(p, None)
     p.add_argument("--backend", default="auto", choices=backends, help="footprint backend (default auto)")
-    p.add_argument("--model", default="limiters", type=_argument_type(lambda t: _names("performance model", pm.hook.perf_models())(t)[0]),
-                   help="performance model (default limiters; `plugins` lists the installed ones)")
+    model_arg(p)
     p.add_argument("--prune", type=_argument_type(_names("candidate filter", pm.hook.perf_prune_filters())),
                    help="candidate filters to apply, comma-separated (e.g. ryoo)")
     p.add_argument("--json", type=_argument_type(_output_file), help="write the ranking as JSON")
@@ -417,6 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="compare predictions with a measured data set; report and plots")
     data_args(p)
+    model_arg(p)
     p.add_argument("--out", type=_argument_type(_output_folder), help="folder for report.md and the plots")
     p.set_defaults(run=_cmd_validate)
 

@@ -5,7 +5,10 @@ with its prediction. Per measured metric it reports the mean absolute
 percentage error (MAPE); where throughput was measured, also how well the
 predictions order the candidates: Spearman's rank correlation, the measured
 throughput of the predicted-best candidate as a fraction of the measured best,
-and top-5 recall. `write_report` adds plots in the style of Ernst et al. (JPDC 2023) (predicted
+and top-5 recall, where the measured best ranks among the predictions, and the median
+measured fraction of the best (what a random pick gets). Kernel Tuner data
+(`measure.kernel_tuner`) is validated per variant of the non-block parameters and
+pooled (`validate_tuned`). `write_report` adds plots in the style of Ernst et al. (JPDC 2023) (predicted
 against measured on log axes, markers coloured by block shape) when matplotlib
 is installed, and a Markdown report that states the numbers.
 """
@@ -22,6 +25,7 @@ from .devices import get_device
 from .errors import MeasurementError
 from .launch import LaunchConfig
 from .measure.dataset import METRICS, Dataset, Measurement, Metric
+from .measure.kernel_tuner import TunableSpec, TunerData, variants
 from .rank import RankedCandidate, Ranking, rank
 
 #: how many of the measured-fastest candidates top-k recall looks for among the predicted-fastest
@@ -34,10 +38,16 @@ class Pair:
 
     measured: Measurement
     candidate: RankedCandidate
+    #: the kernel variant (non-block tunable parameters) for Kernel Tuner data, else empty
+    variant: str = ""
 
     @property
     def launch(self) -> LaunchConfig:
         return self.measured.launch
+
+    @property
+    def label(self) -> str:
+        return f"{self.launch.label} {self.variant}" if self.variant else self.launch.label
 
     def predicted(self, metric: Metric) -> float:
         if metric.predicted_key is None:
@@ -46,10 +56,10 @@ class Pair:
 
 
 def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-                    progress=None) -> tuple[Ranking, list[Pair]]:
+                    model="limiters", progress=None, variant: str = "") -> tuple[Ranking, list[Pair]]:
     """Rank the blocks x foldings of `dataset` and pair every row with its candidate's prediction."""
     ranking = rank(kernel, device, blocks=dataset.blocks, folds=dataset.folds, align=align,
-                   domain_shape=domain_shape, backend=backend, progress=progress)
+                   domain_shape=domain_shape, backend=backend, model=model, progress=progress)
     by_launch = {c.launch: c for c in ranking.candidates}
     rejected = dict(ranking.rejected)
     pairs = []
@@ -59,7 +69,7 @@ def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_sh
                 f"{dataset.name}: measured candidate {row.launch.label} is rejected by the model: "
                 f"{rejected.get(row.launch, 'not a candidate')}"
             )
-        pairs.append(Pair(row, by_launch[row.launch]))
+        pairs.append(Pair(row, by_launch[row.launch], variant))
     return ranking, pairs
 
 
@@ -73,6 +83,7 @@ class MetricError:
     mean_error_percent: float
     max_error_percent: float
     worst: LaunchConfig
+    worst_label: str = ""
 
 
 def metric_errors(pairs: list[Pair], metrics=METRICS) -> list[MetricError]:
@@ -85,7 +96,7 @@ def metric_errors(pairs: list[Pair], metrics=METRICS) -> list[MetricError]:
                            for p in measured]) * 100.0
         worst = int(np.argmax(np.abs(errors)))
         out.append(MetricError(metric, len(measured), float(np.mean(np.abs(errors))), float(np.mean(errors)),
-                               float(np.abs(errors[worst])), measured[worst].launch))
+                               float(np.abs(errors[worst])), measured[worst].launch, measured[worst].label))
     return out
 
 
@@ -119,6 +130,12 @@ class RankingQuality:
     best_fraction: float
     top_k: int
     top_k_recall: float
+    predicted_best_label: str = ""
+    measured_best_label: str = ""
+    #: 1 + how many candidates are predicted faster than the measured best
+    measured_best_predicted_rank: int = 0
+    #: median over candidates of measured throughput / measured best: what a random pick gets
+    median_fraction: float = float("nan")
 
 
 def ranking_quality(pairs: list[Pair], k: int = TOP_K) -> RankingQuality | None:
@@ -140,6 +157,10 @@ def ranking_quality(pairs: list[Pair], k: int = TOP_K) -> RankingQuality | None:
         best_fraction=float(measured[best_predicted] / measured[best_measured]),
         top_k=k,
         top_k_recall=len(top_predicted & top_measured) / k,
+        predicted_best_label=timed[best_predicted].label,
+        measured_best_label=timed[best_measured].label,
+        measured_best_predicted_rank=1 + int(np.sum(predicted > predicted[best_measured])),
+        median_fraction=float(np.median(measured) / measured[best_measured]),
     )
 
 
@@ -159,6 +180,11 @@ class Validation:
     def plot_title(self) -> str:
         """The title with the device file, which tells calibrated coefficients from the library's."""
         return f"{self.title} ({Path(self.ranking.device.path).name})"
+
+    def subset(self, keep) -> Validation:
+        """The same validation over the pairs for which `keep(pair)` is true (errors and quality recomputed)."""
+        pairs = [p for p in self.pairs if keep(p)]
+        return Validation(self.dataset, self.ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
 
     def error(self, metric_name: str) -> MetricError | None:
         return next((e for e in self.errors if e.metric.name == metric_name), None)
@@ -180,9 +206,11 @@ class Validation:
         return [
             ("timed candidates", str(q.points)),
             ("Spearman rank correlation, predicted vs measured throughput", f"{q.spearman:.3f}"),
-            (f"measured throughput of the predicted best ({q.predicted_best.label}) / measured best "
-             f"({q.measured_best.label})", f"{100 * q.best_fraction:.1f} %"),
+            (f"measured throughput of the predicted best ({q.predicted_best_label or q.predicted_best.label}) / "
+             f"measured best ({q.measured_best_label or q.measured_best.label})", f"{100 * q.best_fraction:.1f} %"),
             (f"top-{q.top_k} recall (measured top {q.top_k} among the predicted top {q.top_k})", f"{q.top_k_recall:.2f}"),
+            ("predicted rank of the measured best", f"{q.measured_best_predicted_rank} of {q.points}"),
+            ("median measured throughput / measured best (a random pick)", f"{100 * q.median_fraction:.1f} %"),
         ]
 
     def table(self) -> str:
@@ -193,7 +221,7 @@ class Validation:
         for e in self.errors:
             lines.append(
                 f"{e.metric.label:<19} {e.metric.unit:<10} {e.points:>6} {e.mape_percent:>7.2f} "
-                f"{e.mean_error_percent:>+10.2f} {e.max_error_percent:>9.1f}  {e.worst.label}"
+                f"{e.mean_error_percent:>+10.2f} {e.max_error_percent:>9.1f}  {e.worst_label or e.worst.label}"
             )
         lines += [f"{what}: {value}" for what, value in self.quality_items()] or [self.NO_THROUGHPUT]
         lines.append("predicted limiters: " + ", ".join(f"{k} {v}" for k, v in self.limiter_counts().items()))
@@ -201,11 +229,34 @@ class Validation:
 
 
 def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-             progress=None) -> Validation:
+             model="limiters", progress=None) -> Validation:
     """Predict every measured candidate of `dataset` and compare (see the module docstring)."""
     ranking, pairs = predict_dataset(dataset, kernel, get_device(device), align=align, domain_shape=domain_shape,
-                                     backend=backend, progress=progress)
+                                     backend=backend, model=model, progress=progress)
     return Validation(dataset, ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
+
+
+def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto", model="limiters",
+                   progress=None, keep_variant=None) -> Validation:
+    """Kernel Tuner data: rank each variant's measured blocks with its own kernel, then compare all pairs pooled.
+
+    :param keep_variant: optional predicate on a variant's parameters (dict); others are left out.
+    """
+    dev = get_device(device)
+    pairs, candidates, rejected, rows = [], [], [], []
+    chosen = [v for v in variants(data, spec) if keep_variant is None or keep_variant(v.params)]
+    if not chosen:
+        raise MeasurementError(f"{data.path}: no variant of the tunable parameters is left to validate")
+    for variant in chosen:
+        ranking, variant_pairs = predict_dataset(variant.dataset, spec.kernel_for(variant.params), dev, backend=backend,
+                                                 model=model, progress=progress, variant=variant.label)
+        pairs += variant_pairs
+        candidates += ranking.candidates
+        rejected += ranking.rejected
+        rows += variant.dataset.rows
+    name = Path(spec.path).stem
+    pooled = Ranking(dev, f"{name} ({len(chosen)} variants)", sorted(candidates, key=lambda c: -c.prediction.glups), rejected)
+    return Validation(Dataset(data.path, tuple(rows)), pooled, pairs, metric_errors(pairs), ranking_quality(pairs))
 
 
 # -- plots ---------------------------------------------------------------------------------------
@@ -271,7 +322,7 @@ def _number_worst(ax, pairs, measured, predicted, count: int = 3, min_error: flo
     for n, i in enumerate(worst, 1):
         ax.annotate(str(n), (measured[i], predicted[i]), xytext=offsets[(n - 1) % 3], textcoords="offset points",
                     fontsize=9, fontweight="bold", color="0.1")
-    return ", ".join(f"{n} = {pairs[i].launch.label} ({100 * errors[i]:+.0f} %)" for n, i in enumerate(worst, 1))
+    return ", ".join(f"{n} = {pairs[i].label} ({100 * errors[i]:+.0f} %)" for n, i in enumerate(worst, 1))
 
 
 def plot_metric(plt, validation: Validation, error: MetricError, path: Path) -> None:
@@ -316,12 +367,14 @@ def plot_metric(plt, validation: Validation, error: MetricError, path: Path) -> 
     plt.close(fig)
 
 
+#: the limiter breakdown shows at most this many candidates, the best predicted
+LIMITER_PLOT_ROWS = 80
 LIMITER_STYLE = {"DRAM": ("#1f77b4", "s"), "L2": ("#ff7f0e", "^"), "L1": ("#2ca02c", "D"), "FP": ("#9467bd", "v")}
 
 
 def plot_limiters(plt, validation: Validation, path: Path) -> None:
     """Per candidate, best predicted first: the throughput each limiter alone allows; the lowest is the prediction."""
-    pairs = sorted(validation.pairs, key=lambda p: (-p.candidate.prediction.glups, p.launch))
+    pairs = sorted(validation.pairs, key=lambda p: (-p.candidate.prediction.glups, p.launch))[:LIMITER_PLOT_ROWS]
     n = len(pairs)
     fig, ax = plt.subplots(figsize=(7.5, 1.6 + 0.16 * n), dpi=150)
     y = np.arange(n)[::-1]
@@ -338,7 +391,7 @@ def plot_limiters(plt, validation: Validation, path: Path) -> None:
         ax.scatter([p.measured.values["glups"] for _, p in timed], [y[i] for i, _ in timed], marker="x", s=30,
                    color="black", label="measured", zorder=4)
     ax.set_yticks(y)
-    ax.set_yticklabels([p.launch.label for p in pairs], fontsize=6.5, family="monospace")
+    ax.set_yticklabels([p.label for p in pairs], fontsize=6.5, family="monospace")
     ax.set_ylim(-1, n)
     ax.scatter([], [], marker="o", s=30, color="0.5", edgecolors="black", lw=0.6, label="filled: the limiter")
     ax.set_xscale("log")
@@ -365,16 +418,17 @@ class Report:
 
 def _pairs_table(validation: Validation) -> list[str]:
     metrics = [e.metric for e in validation.errors]
-    head = ("| block | fold | predicted GLup/s | predicted limiter | "
+    variant = any(p.variant for p in validation.pairs)
+    head = ("| block | fold | " + ("variant | " if variant else "") + "predicted GLup/s | predicted limiter | "
             + " | ".join(f"{m.label} meas / pred ({m.unit})" for m in metrics) + " |")
-    lines = [head, "|" + "---|" * (4 + len(metrics))]
-    for p in sorted(validation.pairs, key=lambda p: (p.launch.fold, p.launch.block)):
+    lines = [head, "|" + "---|" * (4 + variant + len(metrics))]
+    for p in sorted(validation.pairs, key=lambda p: (p.variant, p.launch.fold, p.launch.block)):
         cells = []
         for m in metrics:
             v = p.measured.values.get(m.name)
             cells.append("" if v is None else f"{v:.2f} / {p.predicted(m):.2f}")
         lines.append(f"| {'x'.join(map(str, p.launch.block))} | {'x'.join(map(str, p.launch.fold))} | "
-                     f"{p.candidate.prediction.glups:.2f} | {p.candidate.prediction.limiter} | " + " | ".join(cells) + " |")
+                     + (f"{p.variant} | " if variant else "") + f"{p.candidate.prediction.glups:.2f} | {p.candidate.prediction.limiter} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -386,7 +440,7 @@ def write_report(validation: Validation, out_dir, *, command: str = "") -> Repor
     plots: list[Path] = []
     note = ""
     if plt is None:
-        note = "plots skipped: matplotlib is not installed (pip install 'pystencils-perf[plot]')"
+        note = "plots skipped: matplotlib is not installed (pip install matplotlib)"
     else:
         for e in validation.errors:
             plots.append(out / f"{e.metric.name}.png")
@@ -409,7 +463,7 @@ def write_report(validation: Validation, out_dir, *, command: str = "") -> Repor
               "|---|---|---|---|---|---|---|"]
     for e in validation.errors:
         lines.append(f"| {e.metric.label} | {e.metric.unit} | {e.points} | {e.mape_percent:.2f} | "
-                     f"{e.mean_error_percent:+.2f} | {e.max_error_percent:.1f} | {e.worst.label} |")
+                     f"{e.mean_error_percent:+.2f} | {e.max_error_percent:.1f} | {e.worst_label or e.worst.label} |")
     items = [f"- {what}: **{value}**" for what, value in validation.quality_items()]
     lines += ["", "## Ranking by throughput", "", *(items or [validation.NO_THROUGHPUT.capitalize() + "."]), ""]
     lines += ["Predicted limiters: " + ", ".join(f"{k}: {v}" for k, v in validation.limiter_counts().items()) + ".", ""]
@@ -420,7 +474,8 @@ def write_report(validation: Validation, out_dir, *, command: str = "") -> Repor
                   "thread folding; numbers mark the largest errors.", ""]
         for e in validation.errors:
             lines += [f"![{e.metric.label}: predicted against measured]({e.metric.name}.png)", ""]
-        lines += ["Limiter breakdown: for every candidate, the throughput each limiter alone would allow; "
+        lines += [f"Limiter breakdown: for every candidate (the best {LIMITER_PLOT_ROWS} predicted if there are more), "
+                  "the throughput each limiter alone would allow; "
                   "the lowest (filled marker) is the prediction.", "", "![limiter breakdown](limiters.png)", ""]
     lines += ["## Every candidate", "", *_pairs_table(validation), ""]
     report = out / "report.md"

@@ -38,6 +38,19 @@ class Array:
     order: str = "C"
     strides: tuple[int | str, ...] | None = None
     base_offset_bytes: int = 0
+    #: loaded through the read-only (texture) data path: ``__ldg`` or ``const __restrict__``
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class CudaKernelModel(KernelModel):
+    """A `KernelModel` that also says which arrays are loaded through the read-only (texture) path.
+
+    Performance models that price that path differently read `read_only_fields`;
+    everything else sees an ordinary `KernelModel` (folding keeps the subclass).
+    """
+
+    read_only_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,7 +204,7 @@ class _Builder:
         if not any(a.kind is AccessKind.STORE for a in accesses):
             raise HarvestError(f"{self.where} has no store")
         unique = list(dict.fromkeys(accesses))  # one thread loading one address twice counts once
-        return KernelModel(
+        return CudaKernelModel(
             name=self.desc.name,
             fields=tuple(fields_.values()),
             accesses=tuple(unique),
@@ -203,6 +216,7 @@ class _Builder:
             registers_per_thread=self.desc.registers_per_thread,
             shared_memory_bytes=int(self.desc.shared_memory_bytes),
             generator="hand-written CUDA (pystencils-perf-cuda description)",
+            read_only_fields=tuple(a.name for a in arrays if a.read_only),
         )
 
 

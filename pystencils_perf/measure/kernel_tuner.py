@@ -1,0 +1,228 @@
+"""Kernel Tuner cache files (JSON, ``.json.gz``) and flat CSV extracts as measured data sets.
+
+A Kernel Tuner cache holds one entry per configuration of the tunable
+parameters, with the mean kernel time in milliseconds (``time``) or a failure
+marker (``InvalidConfig``, ``CompilationFailedConfig``, ``RuntimeFailedConfig``).
+The block-size parameters (``block_size_x/y/z`` by default, Kernel Tuner's own
+names) become the launch's block; every other parameter (tile sizes, switches)
+picks a *variant* of the kernel, which the SPEC describes (`TunableSpec`).
+Throughput is the SPEC's lattice updates per launch over the measured time.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import math
+import runpy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import MeasurementError, PerfError
+from ..launch import LaunchConfig
+from .dataset import Dataset, Measurement
+
+#: Kernel Tuner's default names of the block-size parameters
+BLOCK_PARAMETERS = ("block_size_x", "block_size_y", "block_size_z")
+#: columns a flat CSV may give the mean time in milliseconds under, first match wins
+TIME_COLUMNS = ("time", "time_ms_mean", "time_ms")
+#: cache fields that are results, not tunable parameters
+RESULT_FIELDS = {"time", "times", "compile_time", "verification_time", "benchmark_time", "strategy_time",
+                 "framework_time", "timestamp", "GFLOP/s"}
+
+
+@dataclass(frozen=True)
+class TunedRun:
+    """One measured configuration: its tunable parameters and the mean time in milliseconds."""
+
+    params: dict[str, Any]
+    time_ms: float
+
+
+@dataclass(frozen=True)
+class TunerData:
+    path: str
+    device_name: str
+    runs: tuple[TunedRun, ...]
+    #: configurations in the file that did not run (failure markers, missing times)
+    failed: int = 0
+
+
+def _number(value: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _time(path, where, value) -> float | None:
+    """The measured time in ms, or None for Kernel Tuner's failure markers; anything else is an error."""
+    if isinstance(value, str):
+        if value.endswith("Config") or not value.strip():
+            return None
+        value = _number(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+        raise MeasurementError(f"{path} {where}: time {value!r} is not a positive number of milliseconds")
+    return float(value)
+
+
+def _load_json(path: Path) -> dict:
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt") as fh:
+            text = fh.read()
+    except OSError as e:
+        raise MeasurementError(f"cannot read Kernel Tuner file {path}: {e}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:  # Kernel Tuner closes the cache's braces only when tuning ends: an interrupted run leaves them open
+        return json.loads(text.rstrip().rstrip(",") + "}}")
+    except json.JSONDecodeError as e:
+        raise MeasurementError(f"{path} is not a Kernel Tuner cache (invalid JSON: {e})") from None
+
+
+def _read_json(path: Path) -> TunerData:
+    data = _load_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
+        raise MeasurementError(f"{path} is not a Kernel Tuner cache: no 'cache' table of configurations")
+    runs, failed = [], 0
+    for key, entry in data["cache"].items():
+        if not isinstance(entry, dict):
+            raise MeasurementError(f"{path} cache entry {key!r} is not a table")
+        if "time" not in entry:
+            raise MeasurementError(f"{path} cache entry {key!r} has no 'time'")
+        time_ms = _time(path, f"cache entry {key!r}", entry["time"])
+        if time_ms is None:
+            failed += 1
+            continue
+        runs.append(TunedRun({k: v for k, v in entry.items() if k not in RESULT_FIELDS}, time_ms))
+    return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), failed)
+
+
+def _read_csv(path: Path) -> TunerData:
+    try:
+        with open(path, newline="") as fh:
+            reader = csv.DictReader(fh)
+            header = reader.fieldnames or []
+            lines = list(reader)
+    except OSError as e:
+        raise MeasurementError(f"cannot read Kernel Tuner file {path}: {e}") from None
+    column = next((c for c in TIME_COLUMNS if c in header), None)
+    if column is None:
+        raise MeasurementError(f"{path} has no time column ({', '.join(TIME_COLUMNS)}, in ms)")
+    skip = set(TIME_COLUMNS) | RESULT_FIELDS | {"gpu", "device_name", "time_ms_min", "time_ms_median", "n_reps"}
+    runs, failed, devices = [], 0, set()
+    for line, raw in enumerate(lines, start=2):
+        time_ms = _time(path, f"line {line}", raw[column])
+        if time_ms is None:
+            failed += 1
+            continue
+        devices.add(raw.get("device_name", ""))
+        runs.append(TunedRun({k: _number(v) for k, v in raw.items() if k not in skip}, time_ms))
+    return TunerData(str(path), ", ".join(sorted(d for d in devices if d)), tuple(runs), failed)
+
+
+def read_kernel_tuner(path: str | Path) -> TunerData:
+    """A Kernel Tuner cache (``.json``, ``.json.gz``) or a flat CSV with parameter columns and a time column."""
+    path = Path(path)
+    if not path.is_file():
+        raise MeasurementError(f"data file {path} does not exist")
+    return _read_csv(path) if path.suffix == ".csv" else _read_json(path)
+
+
+def is_kernel_tuner_file(path: str | Path) -> bool:
+    """True for JSON caches and for CSVs with Kernel Tuner's block-size columns (not the bx,by,... schema)."""
+    path = Path(path)
+    if path.suffix != ".csv":
+        return path.name.endswith((".json", ".json.gz"))
+    try:
+        with open(path, newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except OSError:
+        return False
+    return BLOCK_PARAMETERS[0] in header
+
+
+@dataclass(frozen=True)
+class TunableSpec:
+    """What validation needs to know of a tuned kernel, from a SPEC file.
+
+    :param kernel_for: the kernel (anything an adapter harvests) for one combination of the
+        tunable parameters that are not the block size.
+    :param lattice_updates: useful updates per launch (throughput = updates / time).
+    :param fixed_parameters: parameters the description assumes; other rows are left out.
+    """
+
+    path: str
+    kernel_for: Callable[[dict], Any]
+    lattice_updates: int
+    fixed_parameters: dict
+    block_parameters: tuple[str, ...] = BLOCK_PARAMETERS
+
+
+def load_tunable_spec(path: str | Path) -> TunableSpec:
+    """Run a Python SPEC that defines `kernel_for(params)` and `lattice_updates` (and optionally
+    `fixed_parameters`, `block_parameters`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise PerfError(f"SPEC file {path} does not exist")
+    try:
+        namespace = runpy.run_path(str(path), run_name="__pystencils_perf_spec__")
+    except PerfError:
+        raise
+    except Exception as e:
+        raise PerfError(f"SPEC file {path} failed: {type(e).__name__}: {e}") from e
+    for name in ("kernel_for", "lattice_updates"):
+        if name not in namespace:
+            raise PerfError(f"SPEC file {path} lacks `{name}`, which validating Kernel Tuner data needs")
+    updates = namespace["lattice_updates"]
+    if not isinstance(updates, int) or updates < 1:
+        raise PerfError(f"SPEC file {path}: lattice_updates = {updates!r} is not a positive integer")
+    return TunableSpec(str(path), namespace["kernel_for"], updates, dict(namespace.get("fixed_parameters", {})),
+                       tuple(namespace.get("block_parameters", BLOCK_PARAMETERS)))
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The measured blocks of one combination of the other tunable parameters."""
+
+    params: dict[str, Any]
+    dataset: Dataset
+
+    @property
+    def label(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+def _launch(path, run: TunedRun, block_parameters) -> LaunchConfig:
+    if block_parameters[0] not in run.params:
+        raise MeasurementError(f"{path}: configuration {run.params} has no {block_parameters[0]}")
+    try:
+        block = tuple(int(run.params.get(p, 1)) for p in block_parameters)
+        return LaunchConfig(block + (1,) * (3 - len(block)))
+    except (TypeError, ValueError, PerfError):
+        raise MeasurementError(f"{path}: block parameters of {run.params} are not positive integers") from None
+
+
+def variants(data: TunerData, spec: TunableSpec) -> list[Variant]:
+    """Group the runs that match `spec.fixed_parameters` by their non-block parameters; throughput per run."""
+    groups: dict[tuple, dict] = {}
+    for run in data.runs:
+        if any(k in run.params and run.params[k] != v for k, v in spec.fixed_parameters.items()):
+            continue  # a flat extract may have dropped a fixed column: a missing parameter matches
+        others = {k: v for k, v in run.params.items() if k not in spec.block_parameters and k not in spec.fixed_parameters}
+        launch = _launch(data.path, run, spec.block_parameters)
+        rows = groups.setdefault(tuple(sorted(others.items())), {})
+        if launch in rows:
+            raise MeasurementError(f"{data.path}: {launch.label} with {others} is measured twice")
+        glups = spec.lattice_updates / (run.time_ms * 1e-3) / 1e9
+        rows[launch] = Measurement(launch, {"glups": glups}, {"time_ms": f"{run.time_ms:.6g}"})
+    if not groups:
+        raise MeasurementError(f"{data.path}: no measured configuration matches {spec.fixed_parameters}")
+    return [Variant(dict(key), Dataset(data.path, tuple(rows.values()))) for key, rows in sorted(groups.items())]

@@ -1,0 +1,1 @@
+"""Built-in performance models beyond the paper's limiters, each an opt-in `perf_predict` plugin (``model=NAME``)."""

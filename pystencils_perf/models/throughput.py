@@ -1,0 +1,207 @@
+"""The ``throughput`` model: the four limiters plus L1 tag lookups, instruction issue, latency and tail waves.
+
+Opt-in (``rank(..., model="throughput")``). Every term is a time per lattice
+update (seconds) that one resource alone would need, all named in
+`Prediction.seconds_per_lup` so that a report shows why a candidate is slow:
+
+- ``FP``, ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`).
+- ``L1 tags``: distinct 128-B lines per warp load request (one tag lookup each; a
+  misaligned or row-straddling warp needs two or more) over the SM's tag-lookup rate;
+  loads through the read-only path (`read_only_fields` of a CUDA description) at their own rate.
+- ``issue``: warp instructions (loads, stores, one FMA per two flops) over the
+  warp schedulers (one instruction per scheduler and cycle).
+- ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
+  flight per warp; the time per update is the requests per update x their mean
+  latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that.
+- the combination is a power mean ``(sum t_i^p)^(1/p)``: p -> infinity is the
+  limiters' max, p = 1 a sum (no overlap); p is fitted per device.
+- ``tail``: a last, partly filled wave: the time grows by ``ceil(waves) / waves``;
+  reported as the extra time it adds.
+
+Device data (latencies, schedulers, fitted constants with their provenance) live
+in ``models/data/throughput.toml``, keyed by device name; a device without an
+entry is a `DeviceError` naming it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DeviceError
+from ..estimate.addresses import compile_kernel, satisfies, thread_coords
+from ..estimate.volumes import representative_blocks
+from ..hookspecs import hookimpl
+from ..kernel import AccessKind
+from ..predict import Prediction, limiter_times
+
+MODEL_NAME = "throughput"
+DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
+#: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
+EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
+          "read_only_l1_tag_lookups_per_lup", "warp_instructions_per_lup", "resident_warps_per_sm", "waves")
+
+
+@dataclass(frozen=True)
+class ThroughputConstants:
+    """One device's data for this model (cycles are core cycles)."""
+
+    l1_hit_latency_cycles: float
+    l2_hit_latency_cycles: float
+    dram_latency_cycles: float
+    warp_schedulers_per_sm: int
+    l1_tag_lookups_per_cycle: float
+    read_only_tag_lookups_per_cycle: float
+    loads_in_flight_per_warp: float
+    overlap_exponent: float
+    fitted_on: str = ""
+
+
+@functools.cache
+def _table() -> dict:
+    with open(DATA_FILE, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _values(table: dict) -> dict:
+    return {k: v["value"] for k, v in table.items() if isinstance(v, dict) and "value" in v}
+
+
+def constants_for(device) -> ThroughputConstants:
+    """The model's data for `device`: its measured latencies, and its fit (or the documented defaults)."""
+    devices = _table()["devices"]
+    if device.name not in devices:
+        raise DeviceError(f"the throughput model has no data for device {device.name!r} "
+                          f"(models/data/throughput.toml knows {', '.join(sorted(devices))})")
+    entry = devices[device.name]
+    fit = entry.get("fit", {})
+    values = {**_values(_table()["defaults"]), **_values(entry), **_values(fit)}
+    return ThroughputConstants(**values, fitted_on=fit.get("data", ""))
+
+
+# -- what a candidate asks of L1 and the schedulers ---------------------------------------------
+
+def _distinct_per_warp(values: np.ndarray, active: np.ndarray, warp: int) -> np.ndarray:
+    """Per instruction and warp (rows of consecutive threads), the number of distinct active values."""
+    pad = (-values.shape[-1]) % warp
+    v = np.where(active, values, -1)
+    if pad:
+        v = np.concatenate([v, np.full(v.shape[:-1] + (pad,), -1)], axis=-1)
+    v = np.sort(v.reshape(v.shape[0], -1, warp), axis=-1)
+    new = np.ones_like(v, dtype=bool)
+    new[..., 1:] = v[..., 1:] != v[..., :-1]
+    return np.sum(new & (v >= 0), axis=-1)
+
+
+def request_counts(model, launch, device) -> dict[str, float]:
+    """Warp load requests, tag lookups (distinct lines per request) and warp instructions, per lattice update."""
+    block = launch.block
+    compiled = compile_kernel(model, block)
+    fields = {f.name: f for f in model.fields}
+    read_only = set(getattr(model, "read_only_fields", ()))
+    grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
+    coords = np.concatenate([thread_coords(block, bid) for bid in representative_blocks(grid)])
+    loads = [i for i in compiled.instructions if i.kind is AccessKind.LOAD]
+    stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
+    lups = max(sum(int(satisfies(conj, coords).sum()) for conj in compiled.points), 1)
+    counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
+                            "read_only_l1_tag_lookups_per_lup"), 0.0)
+    if loads:
+        f = [fields[i.field] for i in loads]
+        coeffs = np.array([i.address.coeffs for i in loads], dtype=np.int64)
+        offsets = np.array([i.address.offset for i in loads], dtype=np.int64)
+        byte_addr = (np.array([x.base_offset_bytes for x in f])[:, None]
+                     + np.array([x.element_bytes for x in f])[:, None] * (coeffs @ coords.T + offsets[:, None]))
+        active = np.stack([i.active(coords) for i in loads])
+        lines = _distinct_per_warp(byte_addr // device.l1_line_bytes, active, device.warp_size)
+        requests = lines > 0
+        ro = np.array([i.field in read_only for i in loads])
+        counts["load_requests_per_lup"] = float(requests[~ro].sum()) / lups
+        counts["read_only_load_requests_per_lup"] = float(requests[ro].sum()) / lups
+        counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
+        counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
+    warps = -(-len(coords) // device.warp_size)
+    store_requests = warps * len(stores) / lups
+    fma_instructions = model.flops_per_lup / 2 / device.warp_size
+    counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
+                                           + store_requests + fma_instructions)
+    return counts
+
+
+def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
+    """Everything the terms need beyond the estimator's metrics (added to ``metrics.extras``)."""
+    warps_per_block = -(-launch.threads_per_block // device.warp_size)
+    total_blocks = math.prod(metrics.grid)
+    return {
+        **request_counts(model, launch, device),
+        "resident_warps_per_sm": float(max(metrics.blocks_per_sm, 1) * warps_per_block),
+        "waves": total_blocks / max(metrics.wave_blocks, 1),
+    }
+
+
+# -- the terms and their combination ------------------------------------------------------------
+
+def mean_latency_cycles(metrics, c: ThroughputConstants) -> float:
+    """Load-to-use latency of an average requested byte: L1 hits, L2 hits and DRAM by their share of the bytes."""
+    requested = max(metrics.l1_requested_bytes_per_lup, 1e-30)
+    from_l2 = min(metrics.l2_load_bytes_per_lup / requested, 1.0)
+    from_dram = min(metrics.dram_load_bytes_per_lup / requested, from_l2)
+    return (c.l1_hit_latency_cycles + from_l2 * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles)
+            + from_dram * (c.dram_latency_cycles - c.l2_hit_latency_cycles))
+
+
+def term_times(model, device, metrics, c: ThroughputConstants) -> dict[str, float]:
+    """Seconds per lattice update that each resource alone would need (before overlap and tail)."""
+    x = metrics.extras
+    sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
+    limiters = limiter_times(model, device, metrics)
+    requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"]
+    in_flight = x["resident_warps_per_sm"] * c.loads_in_flight_per_warp
+    return {
+        "FP": limiters["FP"],
+        "L1 banks": limiters["L1"],
+        "L1 tags": (x["l1_tag_lookups_per_lup"] / c.l1_tag_lookups_per_cycle
+                    + x["read_only_l1_tag_lookups_per_lup"] / c.read_only_tag_lookups_per_cycle) / sm_cycles_per_second,
+        "L2": limiters["L2"],
+        "DRAM": limiters["DRAM"],
+        "issue": x["warp_instructions_per_lup"] / c.warp_schedulers_per_sm / sm_cycles_per_second,
+        "latency": requests * mean_latency_cycles(metrics, c) / in_flight / sm_cycles_per_second,
+    }
+
+
+def combine(times: dict[str, float], waves: float, overlap_exponent: float) -> tuple[float, dict[str, float]]:
+    """Total seconds per update: the power mean of the terms, times the tail factor; and the named terms."""
+    p = overlap_exponent
+    top = max(times.values())
+    overlapped = top * sum((t / top) ** p for t in times.values()) ** (1.0 / p)
+    tail_factor = math.ceil(waves - 1e-9) / waves if waves > 0 else 1.0
+    total = overlapped * tail_factor
+    return total, {**times, "overlap": overlapped - top, "tail": total - overlapped}
+
+
+@hookimpl
+def perf_models():
+    return {MODEL_NAME: "limiters plus L1 tag lookups, instruction issue, latency (Little's law), overlap and tail waves"}
+
+
+@hookimpl
+def perf_estimate_extras(model, launch, device, options, metrics):
+    if options.model != MODEL_NAME:
+        return None
+    return candidate_extras(model, launch, device, metrics)
+
+
+@hookimpl
+def perf_predict(model, launch, device, metrics, options):
+    if options.model != MODEL_NAME:
+        return None
+    c = constants_for(device)
+    times = term_times(model, device, metrics, c)
+    total, named = combine(times, metrics.extras["waves"], c.overlap_exponent)
+    limiter = max(times, key=times.get)
+    return Prediction(1.0 / total, limiter, named)

@@ -1,0 +1,47 @@
+"""SPEC: the 15x15 convolution of Kernel Tuner's A100 cache, without shared memory, as a CUDA description.
+
+Described from `cache_scripts/convolution/convolution.cu` of MiloLurati/AutoTuning_AMD_vs_Nvidia_GPUs
+(9a7dcca284d81c4f7c005268a7e9968d905f0b1a), read, not copied: a 4096 x 4096 float image, input
+4110 x 4110 (the image plus a 14-point border), filter weights in constant memory (`use_cmem = 1`,
+no global loads). Each thread computes tile_size_x x tile_size_y outputs strided by the block size,
+``x = blockIdx.x * block_size_x * tile_size_x + threadIdx.x + xi * block_size_x`` (y alike), and for
+each reads the 15 x 15 window ``input[(y + i) * 4110 + x + j]``: 225 FMAs (450 flops) per output.
+The loops are fully unrolled, so a value that two tile points share is loaded once (the model merges
+identical addresses of one thread). ``read_only = 1`` loads through ``__ldg`` (the read-only path).
+The store is guarded by ``x < 4096 && y < 4096`` where the tile does not divide the image; the model
+applies that guard to the loads as well (they run unguarded up to the 4110-point input).
+
+`kernel_for(params)` is what `pystencils-perf validate` calls per combination of the tunable
+parameters that are not the block size; `fixed_parameters` selects the rows of the cache it describes.
+"""
+
+from pystencils_perf_cuda import Array, CudaKernel
+
+IMAGE = 4096
+FILTER = 15
+INPUT = IMAGE + FILTER - 1
+
+#: the cache also holds the shared-memory variant (use_shmem = 1), which this description is not
+fixed_parameters = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": FILTER, "filter_width": FILTER}
+#: useful outputs per launch (Kernel Tuner's problem_size), for throughput in lattice updates per second
+lattice_updates = IMAGE * IMAGE
+
+
+def kernel_for(params: dict) -> CudaKernel:
+    """The description for one tile size and read_only setting."""
+    tsx, tsy = int(params["tile_size_x"]), int(params["tile_size_y"])
+    window = tuple(f"input[(y + {i}) * {INPUT} + x + {j}]" for i in range(FILTER) for j in range(FILTER))
+    return CudaKernel(
+        name=f"convolution15 tile {tsx}x{tsy}{' read_only' if int(params['read_only']) else ''}",
+        arrays=(Array("input", "float", (INPUT * INPUT,), read_only=bool(int(params["read_only"]))),
+                Array("output", "float", (IMAGE * IMAGE,))),
+        threads=(-(-IMAGE // tsx), -(-IMAGE // tsy)),  # grid = ceil(IMAGE / (block * tile)), as Kernel Tuner's grid_div
+        indices={"x": "blockIdx.x * blockDim.x * tsx + threadIdx.x + xi * blockDim.x",
+                 "y": "blockIdx.y * blockDim.y * tsy + threadIdx.y + yi * blockDim.y"},
+        guard=f"x < {IMAGE} && y < {IMAGE}",
+        loops={"yi": (0, tsy), "xi": (0, tsx)},
+        loads=window,
+        stores=(f"output[y * {IMAGE} + x]",),
+        constants={"tsx": tsx, "tsy": tsy},
+        flops_per_lup=2.0 * FILTER * FILTER,
+    )
