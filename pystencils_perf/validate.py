@@ -132,7 +132,7 @@ class RankingQuality:
     top_k_recall: float
     predicted_best_label: str = ""
     measured_best_label: str = ""
-    #: 1 + how many candidates are predicted faster than the measured best
+    #: how many candidates are predicted at least as fast as the measured best (itself included: ties count against it)
     measured_best_predicted_rank: int = 0
     #: median over candidates of measured throughput / measured best: what a random pick gets
     median_fraction: float = float("nan")
@@ -159,7 +159,7 @@ def ranking_quality(pairs: list[Pair], k: int = TOP_K) -> RankingQuality | None:
         top_k_recall=len(top_predicted & top_measured) / k,
         predicted_best_label=timed[best_predicted].label,
         measured_best_label=timed[best_measured].label,
-        measured_best_predicted_rank=1 + int(np.sum(predicted > predicted[best_measured])),
+        measured_best_predicted_rank=int(np.sum(predicted >= predicted[best_measured])),  # ties count against it
         median_fraction=float(np.median(measured) / measured[best_measured]),
     )
 

@@ -1,0 +1,136 @@
+"""Kernel Tuner caches (JSON, .json.gz, interrupted JSON, CSV) as measured data, and validate on them."""
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from pystencils_perf.cli import main
+from pystencils_perf.errors import MeasurementError, PerfError
+from pystencils_perf.launch import LaunchConfig
+from pystencils_perf.measure.kernel_tuner import is_kernel_tuner_file, load_tunable_spec, read_kernel_tuner, variants
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data" / "external"
+N = 4096
+
+SPEC = f'''
+from pystencils_perf_cuda import Array, CudaKernel
+lattice_updates = {N} * {N}
+fixed_parameters = {{"use_shmem": 0}}
+
+def kernel_for(params):
+    tile = int(params["tile_size_y"])
+    return CudaKernel(
+        name=f"copy tile {{tile}}", arrays=(Array("a", "float", ({N}, {N})), Array("b", "float", ({N}, {N}))),
+        threads=({N}, {N} // tile),
+        indices={{"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": f"(blockIdx.y * blockDim.y + threadIdx.y) * {{tile}} + k"}},
+        guard="x < {N} && y < {N}", loops={{"k": (0, tile)}}, loads=("a[y][x]",), stores=("b[y][x]",))
+'''
+
+
+def _entry(bx, by, tile, shmem, time):
+    return {"block_size_x": bx, "block_size_y": by, "tile_size_y": tile, "use_shmem": shmem, "time": time,
+            "times": [time], "compile_time": 1.0, "GFLOP/s": 1.0}
+
+
+CACHE = {
+    "device_name": "NVIDIA A100-PCIE-40GB",
+    "tune_params_keys": ["block_size_x", "block_size_y", "tile_size_y", "use_shmem"],
+    "cache": {
+        "32,4,1,0": _entry(32, 4, 1, 0, 0.2),
+        "64,2,1,0": _entry(64, 2, 1, 0, 0.25),
+        "128,1,1,0": _entry(128, 1, 1, 0, 0.4),
+        "32,4,2,0": _entry(32, 4, 2, 0, 0.16),
+        "64,2,2,0": _entry(64, 2, 2, 0, 0.5),
+        "32,4,1,1": _entry(32, 4, 1, 1, 0.1),  # another kernel: the SPEC fixes use_shmem = 0
+        "1024,2,1,0": _entry(1024, 2, 1, 0, "InvalidConfig"),
+    },
+}
+
+
+@pytest.fixture
+def spec(tmp_path):
+    path = tmp_path / "spec.py"
+    path.write_text(SPEC)
+    return load_tunable_spec(path)
+
+
+def _write(tmp_path, name, data, gz=False):
+    path = tmp_path / name
+    text = data if isinstance(data, str) else json.dumps(data)
+    (gzip.open(path, "wt") if gz else open(path, "w")).write(text)
+    return path
+
+
+def test_json_gz_and_interrupted_json_read_alike(tmp_path):
+    plain = read_kernel_tuner(_write(tmp_path, "c.json", CACHE))
+    packed = read_kernel_tuner(_write(tmp_path, "c.json.gz", CACHE, gz=True))
+    # Kernel Tuner writes the closing braces only when tuning ends
+    interrupted = read_kernel_tuner(_write(tmp_path, "i.json", json.dumps(CACHE)[:-2] + ",\n"))
+    for data in (plain, packed, interrupted):
+        assert data.device_name == "NVIDIA A100-PCIE-40GB"
+        assert len(data.runs) == 6 and data.failed == 1
+        assert {"times", "compile_time", "GFLOP/s"}.isdisjoint(data.runs[0].params)
+
+
+def test_variants_group_non_block_parameters_and_compute_throughput(tmp_path, spec):
+    groups = variants(read_kernel_tuner(_write(tmp_path, "c.json", CACHE)), spec)
+    assert [g.params for g in groups] == [{"tile_size_y": 1}, {"tile_size_y": 2}]
+    tile1 = {r.launch: r.values["glups"] for r in groups[0].dataset.rows}
+    assert set(tile1) == {LaunchConfig((32, 4, 1)), LaunchConfig((64, 2, 1)), LaunchConfig((128, 1, 1))}
+    assert tile1[LaunchConfig((32, 4, 1))] == pytest.approx(N * N / 0.2e-3 / 1e9)  # use_shmem = 1's 0.1 ms left out
+
+
+def test_flat_csv_with_mean_time_column(tmp_path, spec):
+    csv_path = tmp_path / "flat.csv"
+    csv_path.write_text("gpu,device_name,block_size_x,block_size_y,tile_size_y,time_ms_mean,n_reps\n"
+                        "A100,NVIDIA A100-PCIE-40GB,32,4,1,0.2,32\nA100,NVIDIA A100-PCIE-40GB,64,2,2,0.5,32\n")
+    assert is_kernel_tuner_file(csv_path) and not is_kernel_tuner_file(ROOT / "validation/data/v100/v100_star3d_r2_1024_folding.csv")
+    groups = variants(read_kernel_tuner(csv_path), spec)  # use_shmem is not a column: the fixed value is assumed
+    assert [len(g.dataset.rows) for g in groups] == [1, 1]
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"cache": {"a": {"block_size_x": 32, "time": -1.0}}}, "time -1.0 is not a positive number"),
+    ({"cache": {"a": {"block_size_x": 32}}}, "has no 'time'"),
+    ({"results": []}, "no 'cache' table"),
+    ("{not json", "invalid JSON"),
+])
+def test_malformed_caches_name_the_problem(tmp_path, data, message):
+    with pytest.raises(MeasurementError, match=message):
+        read_kernel_tuner(_write(tmp_path, "bad.json", data))
+
+
+def test_missing_file_and_spec_without_kernel_for(tmp_path):
+    with pytest.raises(MeasurementError, match="does not exist"):
+        read_kernel_tuner(tmp_path / "none.json")
+    (tmp_path / "s.py").write_text("lattice_updates = 10\n")
+    with pytest.raises(PerfError, match="lacks `kernel_for`"):
+        load_tunable_spec(tmp_path / "s.py")
+
+
+def test_no_row_matches_the_fixed_parameters(tmp_path, spec):
+    data = {"cache": {"a": _entry(32, 4, 1, 1, 0.1)}}
+    with pytest.raises(MeasurementError, match="no measured configuration matches"):
+        variants(read_kernel_tuner(_write(tmp_path, "c.json", data)), spec)
+
+
+def test_cli_validate_on_a_cache_with_a_model(tmp_path, capsys):
+    cache = _write(tmp_path, "c.json", CACHE)
+    (tmp_path / "spec.py").write_text(SPEC)
+    assert main(["validate", str(cache), "--device", "A100-PCIe-40GB", "--spec", str(tmp_path / "spec.py"),
+                 "--model", "throughput"]) == 0
+    out = capsys.readouterr().out
+    assert "spec (2 variants)" in out and "5 measured candidates" in out and "Spearman" in out
+    assert main(["validate", str(cache), "--device", "A100", "--spec", str(tmp_path / "spec.py"), "--align", "interior"]) == 2
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared measured data is not beside this checkout")
+def test_the_a100_convolution_cache_and_its_flat_extract_agree():
+    spec = load_tunable_spec(ROOT / "validation/a100_convolution/convolution.py")
+    from_cache = variants(read_kernel_tuner(SHARED / "a100_convolution15_kernel_tuner_cache.json.gz"), spec)
+    from_csv = variants(read_kernel_tuner(SHARED / "a100_convolution15_noshmem.csv"), spec)
+    assert len(from_cache) == len(from_csv) == 32  # tile_size_x, tile_size_y in 1..4, read_only 0/1
+    assert sum(len(v.dataset.rows) for v in from_cache) == sum(len(v.dataset.rows) for v in from_csv) == 1789

@@ -1,0 +1,89 @@
+"""The opt-in throughput model: request counts derived by hand, the combination, opt-in, device data."""
+
+import tomllib
+
+import pytest
+from pystencils_perf_cuda import Array, CudaKernel
+
+import pystencils_perf as pp
+from pystencils_perf.errors import DeviceError
+from pystencils_perf.launch import LaunchConfig
+from pystencils_perf.models import throughput
+
+N = 4096  # a row of 4096 floats is 128 lines of 128 B: every row starts a line
+
+
+def _copy(load="a[y][x]", read_only=False):
+    return CudaKernel(
+        name="copy", arrays=(Array("a", "float", (N, N + 32), read_only=read_only), Array("b", "float", (N, N + 32))),
+        threads=(N, N), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
+        loads=(load,), stores=("b[y][x]",), flops_per_lup=2.0)
+
+
+@pytest.fixture(scope="module")
+def a100():
+    return pp.get_device("A100-PCIe-40GB")
+
+
+@pytest.mark.parametrize("load, block, lines_per_request", [
+    ("a[y][x]", (32, 4, 1), 1),      # a warp's 32 floats fill one aligned 128-B line
+    ("a[y][x + 1]", (32, 4, 1), 2),  # shifted by one float: the warp straddles two lines
+    ("a[y][x]", (16, 8, 1), 2),      # a 16-wide block: one warp spans two rows, two lines
+])
+def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, lines_per_request):
+    model = pp.harvest(_copy(load))
+    counts = throughput.request_counts(model, LaunchConfig(block), a100)
+    assert counts["load_requests_per_lup"] == pytest.approx(1 / 32)  # one load per update, one request per warp
+    assert counts["l1_tag_lookups_per_lup"] == pytest.approx(lines_per_request / 32)
+    assert counts["read_only_load_requests_per_lup"] == 0
+    # a load, a store and one FMA (2 flops) per thread: three warp instructions per 32 updates
+    assert counts["warp_instructions_per_lup"] == pytest.approx(3 / 32)
+
+
+def test_read_only_arrays_are_counted_apart(a100):
+    counts = throughput.request_counts(pp.harvest(_copy("a[y][x + 1]", read_only=True)), LaunchConfig((32, 4, 1)), a100)
+    assert counts["load_requests_per_lup"] == 0 and counts["l1_tag_lookups_per_lup"] == 0
+    assert counts["read_only_l1_tag_lookups_per_lup"] == pytest.approx(2 / 32)
+
+
+def test_overlap_exponent_spans_max_to_sum_and_tail_adds_the_idle_wave():
+    times = {"a": 1.0, "b": 1.0, "c": 0.5}
+    assert throughput.combine(times, 10.0, 1.0)[0] == pytest.approx(2.5)  # p = 1: no overlap, a sum
+    assert throughput.combine(times, 10.0, 200.0)[0] == pytest.approx(1.0, rel=0.01)  # p large: the max
+    total, named = throughput.combine(times, 1.5, 1.0)  # 1.5 waves run as 2: 4/3 of the time
+    assert total == pytest.approx(2.5 * 4 / 3)
+    assert named["overlap"] == pytest.approx(1.5) and named["tail"] == pytest.approx(2.5 / 3)
+
+
+def test_opt_in_and_every_term_named(a100):
+    kernel = _copy()
+    default = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)]).best
+    assert set(default.prediction.seconds_per_lup) == {"FP", "L1", "L2", "DRAM"}
+    assert not set(throughput.EXTRAS) & set(default.metrics.extras)  # nothing computed unless asked for
+    chosen = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)], model="throughput").best
+    terms = chosen.prediction.seconds_per_lup
+    assert set(terms) == {"FP", "L1 banks", "L1 tags", "L2", "DRAM", "issue", "latency", "overlap", "tail"}
+    assert set(throughput.EXTRAS) <= set(chosen.metrics.extras)
+    # the limiters' four times are the same numbers under both models
+    assert terms["DRAM"] == pytest.approx(default.prediction.seconds_per_lup["DRAM"])
+    # the prediction is the largest term plus what overlap and tail add
+    largest = max(v for k, v in terms.items() if k not in ("overlap", "tail"))
+    assert 1 / chosen.prediction.lups_per_second == pytest.approx(largest + terms["overlap"] + terms["tail"])
+
+
+def test_a_device_without_data_is_named():
+    with pytest.raises(DeviceError, match="no data for device 'MI210'"):
+        throughput.constants_for(pp.get_device("MI210"))
+
+
+def test_every_number_in_the_data_file_has_kind_and_source():
+    data = tomllib.loads(throughput.DATA_FILE.read_text())
+    entries = list(data["defaults"].values())
+    for device in data["devices"].values():
+        entries += [v for k, v in device.items() if k != "fit"]
+        fit = device.get("fit", {})
+        entries += [v for k, v in fit.items() if k != "data"]
+        if fit:
+            assert "points" in fit["data"] and "MAPE" in fit["data"] and "held out" in fit["data"]
+    for entry in entries:
+        assert entry["kind"] in ("measured", "datasheet", "estimate", "fitted") and entry["source"]

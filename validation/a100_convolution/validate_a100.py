@@ -1,0 +1,156 @@
+"""The A100 15x15 convolution (Kernel Tuner cache, no shared memory): limiters and throughput model against measured time.
+
+    python3 validation/a100_convolution/validate_a100.py [--fit] [--out validation/a100_convolution]
+
+Ranks every measured block of every variant (tile_size_x/y in 1..4, read_only 0/1) once with the
+throughput model (which keeps the four limiter times among its terms, so the limiters' prediction
+is the same candidates' 1 / max(FP, L1 banks, L2, DRAM)). `--fit` fits the model's four device
+constants on the tile 1x1 rows only (both read_only) and writes them, with their provenance, into
+pystencils_perf/models/data/throughput.toml; tiles > 1 are held out. Writes report.md and plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-"))
+
+import numpy as np  # noqa: E402
+from scipy.optimize import minimize  # noqa: E402
+
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
+from pystencils_perf.models import throughput  # noqa: E402
+from pystencils_perf.predict import Prediction  # noqa: E402
+from pystencils_perf.validate import Validation, metric_errors, ranking_quality, validate_tuned, write_report  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", HERE.parents[2] / "shared" / "data")) / "external" / \
+    "a100_convolution15_kernel_tuner_cache.json.gz"
+DEVICE = "A100-PCIe-40GB"
+FITTED = ("l1_tag_lookups_per_cycle", "read_only_tag_lookups_per_cycle", "loads_in_flight_per_warp", "overlap_exponent")
+LIMITERS = ("FP", "L1 banks", "L2", "DRAM")
+
+
+def is_fit_row(pair) -> bool:
+    return "tile_size_x=1 tile_size_y=1" in pair.variant
+
+
+def with_predictions(validation: Validation, predict) -> Validation:
+    """The same pairs with predictions from `predict(pair) -> Prediction` (no re-estimation)."""
+    pairs = [replace(p, candidate=replace(p.candidate, prediction=predict(p))) for p in validation.pairs]
+    return Validation(validation.dataset, validation.ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
+
+
+def limiters_prediction(pair) -> Prediction:
+    times = {k: pair.candidate.prediction.seconds_per_lup[k] for k in LIMITERS}
+    limiter = max(times, key=times.get)
+    return Prediction(1.0 / times[limiter], limiter, times)
+
+
+def throughput_prediction(pair, device, constants) -> Prediction:
+    m = pair.candidate.metrics
+    model = _Fields(element_bytes=4)
+    times = throughput.term_times(model, device, m, constants)
+    total, named = throughput.combine(times, m.extras["waves"], constants.overlap_exponent)
+    return Prediction(1.0 / total, max(times, key=times.get), named)
+
+
+class _Fields:
+    """What `limiter_times` reads of a kernel model: its fields' element sizes (float here)."""
+
+    def __init__(self, element_bytes: int):
+        self.fields = (type("F", (), {"element_bytes": element_bytes})(),)
+
+
+def fit(validation: Validation, device, start) -> tuple:
+    rows = [p for p in validation.pairs if is_fit_row(p)]
+    measured = np.array([p.measured.values["glups"] for p in rows])
+
+    def mape(log_values):
+        c = replace(start, **dict(zip(FITTED, np.exp(log_values))))
+        predicted = np.array([throughput_prediction(p, device, c).glups for p in rows])
+        return float(np.mean(np.abs(predicted - measured) / measured))
+
+    x0 = np.log([getattr(start, k) for k in FITTED])
+    best = minimize(mape, x0, method="Powell", bounds=[(-3.0, 3.0)] * len(FITTED), options={"xtol": 1e-3, "ftol": 1e-5})
+    return dict(zip(FITTED, np.exp(best.x))), 100 * best.fun, len(rows)
+
+
+def write_fit(values: dict, mape_percent: float, points: int) -> None:
+    path = throughput.DATA_FILE
+    text = re.sub(r'\n\[devices\."A100-PCIe-40GB"\.fit[^\n]*\][^\[]*', "\n", path.read_text()).rstrip() + "\n"
+    provenance = (f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB), use_shmem 0, "
+                  f"tile 1x1, read_only 0 and 1: {points} points, fitted {date.today().isoformat()} by "
+                  f"validation/a100_convolution/validate_a100.py --fit (Powell on the MAPE of throughput, log-scaled constants within e^-3..e^3), "
+                  f"MAPE {mape_percent:.1f} %; tiles > 1 held out")
+    text += f'\n[devices."A100-PCIe-40GB".fit]\ndata = "{provenance}"\n'
+    for k, v in values.items():
+        text += f'\n[devices."A100-PCIe-40GB".fit.{k}]\nvalue = {v:.4g}\nkind = "fitted"\nsource = "see data above"\n'
+    path.write_text(text)
+    throughput._table.cache_clear()
+
+
+def summary(name: str, validation: Validation) -> list[str]:
+    out = [f"### {name}", "", "| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
+           "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|"]
+    for title, keep in (("all", lambda p: True), ("tile 1x1 (fitted)", is_fit_row),
+                        ("tiles > 1 (held out)", lambda p: not is_fit_row(p)),
+                        ("read_only 0", lambda p: "read_only=0" in p.variant),
+                        ("read_only 1", lambda p: "read_only=1" in p.variant),
+                        ("tile 1x1, read_only 0", lambda p: is_fit_row(p) and "read_only=0" in p.variant)):
+        v = validation.subset(keep)
+        q, e = v.quality, v.error("glups")
+        if q is None:
+            continue
+        out.append(f"| {title}: {q.points} | {q.spearman:.3f} | {100 * q.best_fraction:.1f} % | "
+                   f"{q.measured_best_predicted_rank} | {e.mape_percent:.1f} | {e.mean_error_percent:+.1f} | "
+                   f"{100 * q.median_fraction:.1f} % |")
+    return out + [""]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", action="store_true", help="refit the A100 constants on tile 1x1 and write them")
+    parser.add_argument("--out", default=str(HERE), help="folder for report.md and plots")
+    parser.add_argument("--tile-1x1-only", action="store_true", help="only the fitting rows (a quick check, no held-out numbers)")
+    args = parser.parse_args(argv)
+    spec = load_tunable_spec(HERE / "convolution.py")
+    only_fit = (lambda params: params["tile_size_x"] == params["tile_size_y"] == 1) if args.tile_1x1_only else None
+    ranked = validate_tuned(read_kernel_tuner(DATA), spec, DEVICE, model="throughput", keep_variant=only_fit)
+    device = ranked.ranking.device
+    constants = throughput.constants_for(device)
+    if args.fit:
+        values, mape_percent, points = fit(ranked, device, constants)
+        write_fit(values, mape_percent, points)
+        constants = throughput.constants_for(device)
+        print(f"fitted on {points} tile-1x1 rows: " + ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
+              + f" (MAPE {mape_percent:.1f} %)")
+    limiters = with_predictions(ranked, limiters_prediction)
+    model = with_predictions(ranked, lambda p: throughput_prediction(p, device, constants))
+    lines = ["# A100 15x15 convolution: limiters and throughput model against measured run times", "",
+             f"Data: `{DATA.name}` (Kernel Tuner cache, {device.name}), use_shmem 0, every tile size and read_only: "
+             f"{len(ranked.pairs)} measured configurations. Kernel description: `convolution.py`. "
+             "Reproduce: `python3 validation/a100_convolution/validate_a100.py --fit`.", "",
+             "Fitted constants (tile 1x1 only): " + ", ".join(f"{k} = {getattr(constants, k):.4g}" for k in FITTED)
+             + f" ({constants.fitted_on or 'defaults: not fitted'}).", ""]
+    lines += summary("limiters (the default model)", limiters)
+    lines += summary("throughput model", model)
+    text = "\n".join(lines)
+    print(text)
+    out = Path(args.out)
+    write_report(model, out / "throughput")
+    write_report(limiters, out / "limiters")
+    (out / "report.md").write_text(text + "\nFull reports with plots: [throughput model](throughput/report.md), "
+                                   "[limiters](limiters/report.md).\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
