@@ -106,16 +106,16 @@ def _table(header: list[str], lines: list[list[str]]) -> list[str]:
 #: what the numbers say (written after reading them; the numbers above it are recomputed on every run)
 READING = """Reading. With no fitted number the simulation matches the measured volumes about as well as the
 analytic estimator with its fitted curves, and the two err in different places. Unfolded, both are within
-2-3 % on DRAM load. With folding 1x1x4 the measured DRAM load spreads from 12 to 27 B/Lup, the analytic
-estimator follows that spread in part (its L2 capacity-miss curve), but the simulation stays near 10.5 B/Lup
-for every block shape: its L2 is an ideal fully associative LRU cache of the whole 6 MiB, fed by 80 SMs that
-replay one schedule in lockstep, so a line that neighbouring blocks share is reused within a few hundred
-cycles. On the GPU the SMs drift apart and the L2 is set associative with hashed sets, which lengthens reuse
-distances; the simulation has no such effect and under-predicts capacity misses where the wave's footprint
-approaches the L2 (deep folds). For wide blocks (bx >= 64) the simulation's DRAM load is the closer of the
-two; for narrow ones (bx 4-8, where x halos dominate) the analytic one is. L2 load (L1 misses) of narrow
-blocks is over-predicted by the simulation for blocks one sector wide and tall in y (4x256x1: 71 vs 60
-B/Lup); why was not analysed."""
+2-3 % on DRAM load. With folding 1x1x4 the simulation follows the measurement for blocks at most 2 deep in z
+(64x16x1: 16.68 vs 16.86 B/Lup measured, 128x8x1: 17.12 vs 17.01, 256x4x1: 17.21 vs 17.26), but for blocks 4
+or more deep it stays at 10.0-10.6 B/Lup, near the compulsory volume, while the measurement spreads from 11.9
+to 27.5 B/Lup (27.4 for 4x32x8 and 4x16x16) and the analytic estimator from 13.3 to 21.6. The simulated L2 is
+an ideal fully associative LRU cache of the whole 6 MiB, fed by 80 SMs that replay one schedule in lockstep, so
+a line that neighbouring blocks share is reused within a few hundred cycles; on the GPU the SMs drift apart
+and the L2 is set associative with hashed sets. Either may be why the real L2 loses reuse that the simulated
+one keeps; neither was tested here. For wide blocks (bx >= 64) the simulation's DRAM load is the closer of the
+two; for narrow ones (bx 4-8, where x halos dominate) the analytic one is. L2 load (L1 misses) is
+over-predicted by the simulation for 4x256x1 (71 vs 60 B/Lup); why was not analysed."""
 
 
 def _by_fold(rows: list[Row]):
