@@ -84,7 +84,7 @@ def copy_kernel():
     return pp.harvest([ps.Assignment(dst.center, src.center)])
 
 
-@pytest.mark.parametrize("name", ["V100", "H100"])
+@pytest.mark.parametrize("name", ["V100", "A100", "H100", "L40S"])
 def test_streaming_kernel_converges_to_dram_bandwidth(copy_kernel, name):
     device = pp.get_device(name)
     r = simulate(copy_kernel, pp.LaunchConfig((256, 4, 1)), device)
