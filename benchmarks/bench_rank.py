@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import resource
 import statistics
 import sys
-import tempfile
 import time
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-bench-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-bench-")
 
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.catalog import lbm, star_3d  # noqa: E402

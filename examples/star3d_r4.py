@@ -3,6 +3,7 @@
     pystencils-perf rank examples/star3d_r4.py --device V100
 """
 
-from pystencils_perf.catalog import star_3d
+from pystencils_perf.catalog import star_3d_recipe
 
-kernel = star_3d(radius=4, domain=(640, 512, 512))
+# assignments with their configuration: every thread folding is generated and compiled for its registers
+kernel = star_3d_recipe(radius=4, domain=(640, 512, 512))

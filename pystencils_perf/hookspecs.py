@@ -11,6 +11,7 @@ plugin manager is built (`pystencils_perf.plugins`), as in pytest.
 The flow of one ranking::
 
     model = perf_harvest(kernel, options)                      # first adapter that recognises the kernel
+    resources = perf_resources(kernel, recipe, model, folds, device)  # registers per fold, where a compiler says
     for launch in perf_candidates(model, device, options):     # all plugins contribute candidates
         reasons = perf_check_candidate(model, launch, device)    # any reason rejects the candidate
         metrics = perf_estimate(model, launch, device, options)  # the estimator's typed Metrics
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from .metrics import Metrics
     from .predict import Prediction
     from .rank import RankedCandidate, Ranking
+    from .resources import ResourceUsage
 
 PROJECT_NAME = "pystencils_perf"
 
@@ -56,6 +58,22 @@ def perf_harvest(kernel: Any, options: HarvestOptions) -> KernelModel | None:
     :param options: domain shape for variable-size fields, alignment.
     :return: a `KernelModel`, or None if this adapter does not recognise `kernel`.
         Raise `HarvestError` if it recognises the kernel but cannot describe it.
+    """
+
+
+@hookspec(firstresult=True)
+def perf_resources(
+    kernel: Any, recipe: Any, model: KernelModel, folds: list[tuple[int, int, int]], device: Device
+) -> dict[tuple[int, int, int], ResourceUsage] | None:
+    """Registers, spills and shared memory of the kernel's compiled code, per fold, for `device`.
+
+    :param kernel: what the user passed (the adapter recognises its own kernels).
+    :param recipe: what the adapter regenerates folded variants from (its `perf_apply`
+        options), or None; without one, only the kernel's own fold can be compiled.
+    :return: resources by fold (folds it cannot compile left out), or None if this
+        plugin cannot compile `kernel` for `device` (no compiler, another generator).
+        Without any answer occupancy follows from the thread count alone, and the
+        ranking says so.
     """
 
 

@@ -34,6 +34,8 @@ class Metrics:
     #: blocks that run at once (SMs x resident blocks), and the launch grid in blocks
     wave_blocks: int
     grid: tuple[int, int, int]
+    #: registers per thread of the candidate's fold as compiled (0: not measured)
+    registers_per_thread: int = 0
     # -- the inputs of the capacity-miss curves (what calibration refits them on) --------------------
     l1_requested_bytes_per_lup: float = 0.0
     l1_compulsory_bytes_per_lup: float = 0.0

@@ -12,13 +12,24 @@ from dataclasses import dataclass
 from .hookspecs import hookimpl
 
 
+#: the limiter model's measured error, as a fraction: its DRAM load MAPE on the V100 star stencil data
+#: (7.83 %, validation/v100/report.md), the volume that limits every candidate there. Candidates this
+#: close to the best are a tie the model cannot order.
+LIMITERS_RELATIVE_ERROR = 0.0783
+
+
 @dataclass(frozen=True)
 class Prediction:
-    """A candidate's predicted throughput and the time of every limiter (seconds per lattice update)."""
+    """A candidate's predicted throughput and the time of every limiter (seconds per lattice update).
+
+    `relative_error` is the model's measured error (a fraction): within it of the
+    best, candidates are tied, and the ranking says so.
+    """
 
     lups_per_second: float
     limiter: str
     seconds_per_lup: dict[str, float]
+    relative_error: float = 0.0
 
     @property
     def glups(self) -> float:
@@ -51,4 +62,4 @@ def perf_predict(model, launch, device, metrics, options):
         return None
     times = limiter_times(model, device, metrics)
     limiter = max(times, key=times.get)
-    return Prediction(1.0 / times[limiter], limiter, times)
+    return Prediction(1.0 / times[limiter], limiter, times, LIMITERS_RELATIVE_ERROR)

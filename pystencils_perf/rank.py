@@ -21,6 +21,7 @@ from .launch import LaunchConfig, RankOptions, candidate_space
 from .metrics import VOLUME_FIELDS, Metrics
 from .plugins import get_plugin_manager
 from .predict import Prediction
+from .resources import resources_note, with_resources
 
 
 @dataclass(frozen=True)
@@ -56,15 +57,40 @@ class Ranking:
     kernel: str
     candidates: list[RankedCandidate]
     rejected: list[tuple[LaunchConfig, str]] = field(default_factory=list)
+    #: registers, spills and shared memory per fold, where a `perf_resources` plugin compiled the kernel
+    resources: dict = field(default_factory=dict)
+    #: where the occupancy came from: measured registers per fold, or assumed
+    resources_note: str = ""
 
     @property
     def best(self) -> RankedCandidate:
+        """The candidate predicted fastest (`select` breaks ties among `tied` by `TIE_BREAK`)."""
         return self.candidates[0]
 
+    @property
+    def tied(self) -> list[RankedCandidate]:
+        """The candidates within the model's measured error of the best: the model cannot order them."""
+        best = self.best.prediction
+        floor = best.lups_per_second * (1.0 - best.relative_error)
+        return [c for c in self.candidates if c.prediction.lups_per_second >= floor]
+
+    def tie_line(self) -> str:
+        """What the table says about a tie at the top, or "" if the best stands alone."""
+        tied = self.tied
+        if len(tied) < 2:
+            return ""
+        chosen = tie_break(tied)
+        return (f"  {len(tied)} candidates (marked =) lie within {self.best.prediction.relative_error:.1%} of the best, "
+                f"the model's measured error: a tie; select() takes {chosen.launch.label} by {TIE_BREAK}")
+
     def as_json(self) -> dict:
+        chosen = select(self)
         return {
             "device": self.device.name,
             "device_notes": confidence_notes(self.device),
+            "resources": self.resources_note,
+            "selected": {"block": list(chosen.launch.block), "fold": list(chosen.launch.fold)},
+            "tied": len(self.tied),
             "kernel": self.kernel,
             "candidates": [c.as_json() for c in self.candidates],
             "rejected": [{"block": list(l.block), "fold": list(l.fold), "reason": r} for l, r in self.rejected],
@@ -92,14 +118,17 @@ class Ranking:
             f"{self.kernel} on {self.device.name}: {len(self.candidates)} candidates"
             + (f", {len(self.rejected)} rejected" if self.rejected else ""),
             *(f"  device note: {note}" for note in confidence_notes(self.device)),
+            *([f"  {self.resources_note}"] if self.resources_note else []),
+            *([self.tie_line()] if self.tie_line() else []),
             f"{'#':>4} {'block':>12} {'fold':>7} {'GLup/s':>7} {'limiter':>7} "
             f"{'DRAM ld':>8} {'DRAM st':>8} {'L2 ld':>7} {'L2 st':>7} {'L1 cyc':>7} {'blk/SM':>6}",
             f"{'':>4} {'':>12} {'':>7} {'':>7} {'':>7} {'B/Lup':>8} {'B/Lup':>8} {'B/Lup':>7} {'B/Lup':>7} {'/Lup':>7}",
         ]
+        tied = {id(c) for c in self.tied} if len(self.tied) > 1 else set()
         for i, c in enumerate(rows, 1):
             m = c.metrics
             lines.append(
-                f"{i:>4} {'x'.join(map(str, c.launch.block)):>12} {'x'.join(map(str, c.launch.fold)):>7} "
+                f"{'=' if id(c) in tied else ' '}{i:>3} {'x'.join(map(str, c.launch.block)):>12} {'x'.join(map(str, c.launch.fold)):>7} "
                 f"{c.prediction.glups:>7.2f} {c.prediction.limiter:>7} "
                 f"{m.dram_load_bytes_per_lup:>8.2f} {m.dram_store_bytes_per_lup:>8.2f} "
                 f"{m.l2_load_bytes_per_lup:>7.2f} {m.l2_store_bytes_per_lup:>7.2f} "
@@ -130,6 +159,22 @@ def _check_names(kind: str, asked, offered: list[dict]) -> None:
             raise ConfigurationError(f"unknown {kind} {name!r}; installed: {', '.join(sorted(known)) or 'none'}")
 
 
+def with_measured_resources(pm, kernel, recipe, model, device, options: RankOptions, compile_resources: bool = True):
+    """The model with each fold's registers from the `perf_resources` plugins, its candidate space, the resources.
+
+    `rank`, `create_kernel` (through `rank`) and `measure` share this, so all of
+    them reject and rank candidates with the same occupancy.
+    """
+    space = candidate_space(model, device, options, pm)
+    resources = {}
+    if compile_resources and not model.registers_by_fold:
+        resources = pm.hook.perf_resources(kernel=kernel, recipe=recipe, model=model, folds=space.folds, device=device) or {}
+        if resources:
+            model = with_resources(model, resources)
+            space = candidate_space(model, device, options, pm)  # registers may now reject candidates
+    return model, space, resources
+
+
 def rank(
     kernel,
     device="V100",
@@ -143,6 +188,8 @@ def rank(
     model: str = "limiters",
     prune=(),
     plugin_options=None,
+    recipe=None,
+    compile_resources: bool = True,
     progress=None,
 ) -> Ranking:
     """Rank launch candidates of `kernel` (a pystencils/lbmpy GPU kernel, assignments, or a `KernelModel`).
@@ -157,6 +204,10 @@ def rank(
     :param prune: names of candidate filters (e.g. ``("ryoo",)``); dropped candidates
         join ``ranking.rejected`` with the filter's reason.
     :param plugin_options: values for options plugins added (`perf_addoption`), by name.
+    :param recipe: what the adapter regenerates folded variants from (pystencils:
+        ``ApplyOptions(assignments, config)``; assignments are their own recipe).
+    :param compile_resources: ask the `perf_resources` plugins for each fold's registers
+        (the pystencils adapter compiles with nvcc, about a second per fold, cached).
     """
     from .estimate import get_backend
 
@@ -167,7 +218,8 @@ def rank(
     pm = get_plugin_manager()
     _check_names("performance model", (options.model,), pm.hook.perf_models())
     _check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
-    space = candidate_space(kernel_model, dev, options, pm)
+    kernel_model, space, resources = with_measured_resources(pm, kernel, recipe, kernel_model, dev, options,
+                                                             compile_resources)
     folded_models = {}
     ranked = []
     for launch in progress(space.accepted) if progress else space.accepted:
@@ -190,7 +242,14 @@ def rank(
             if candidate in ranked:
                 ranked.remove(candidate)
                 rejected.append((candidate.launch, reason))
-    return Ranking(dev, kernel_model.name, ranked, rejected)
+    if kernel_model.registers_by_fold and not resources:
+        note = "registers per fold given with the kernel model: " + ", ".join(
+            f"{'x'.join(map(str, f))}: {r}" for f, r in kernel_model.registers_by_fold)
+    elif compile_resources or resources:
+        note = resources_note(resources, space.folds)
+    else:
+        note = "occupancy assumed from threads per block: register measurement switched off"
+    return Ranking(dev, kernel_model.name, ranked, rejected, resources, note)
 
 
 def select(ranking: Ranking) -> RankedCandidate:
@@ -198,6 +257,24 @@ def select(ranking: Ranking) -> RankedCandidate:
     return get_plugin_manager().hook.perf_select(ranking=ranking)
 
 
+#: how `select` orders candidates the model cannot tell apart (documented in the README)
+TIE_BREAK = "fewest registers per thread, then least L2 load traffic (a squarer footprint), then predicted throughput"
+
+
+def tie_break(tied: list[RankedCandidate]) -> RankedCandidate:
+    """The tied candidate the default selection takes (`TIE_BREAK`).
+
+    Fewer registers leave room for occupancy the model may misjudge; less L1 -> L2
+    traffic is what a squarer block footprint buys, and it is robust to the capacity
+    curves' error. Registers unknown count as equal.
+    """
+    def key(c: RankedCandidate):
+        m = c.metrics
+        return (m.registers_per_thread, round(m.l2_load_bytes_per_lup, 6), -c.prediction.lups_per_second, c.launch)
+
+    return min(tied, key=key)
+
+
 @hookimpl(trylast=True)
 def perf_select(ranking):
-    return ranking.best
+    return tie_break(ranking.tied)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import runpy
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PerfError
+from .tempcache import use_temporary_pystencils_cache
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ def load_spec(path: str | os.PathLike) -> Spec:
     path = Path(path)
     if not path.is_file():
         raise PerfError(f"SPEC file {path} does not exist")
-    os.environ.setdefault("PYSTENCILS_CACHE_DIR", os.path.join(tempfile.gettempdir(), "pystencils-perf-cache"))
+    use_temporary_pystencils_cache()
     try:
         namespace = runpy.run_path(str(path), run_name="__pystencils_perf_spec__")
     except PerfError:

@@ -11,13 +11,13 @@ alternate block shapes, and the 4x z-folding extrapolated from 1x and 2x.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-")
 
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.estimate.capacity import calibrate  # noqa: E402

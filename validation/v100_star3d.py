@@ -15,12 +15,12 @@ come from
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-")
 
 from pystencils_perf.measure.dataset import read_dataset  # noqa: E402
 from pystencils_perf.spec import load_spec  # noqa: E402

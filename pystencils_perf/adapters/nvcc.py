@@ -12,32 +12,13 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PerfError
+from ..resources import ResourceUsage
 
 #: the architecture used where a device names none
 DEFAULT_ARCH = "sm_90"
-
-
-@dataclass(frozen=True)
-class ResourceUsage:
-    """What ptxas allocated for one kernel function on one architecture."""
-
-    arch: str
-    registers_per_thread: int
-    spill_store_bytes: int
-    spill_load_bytes: int
-    shared_memory_bytes: int
-
-    def __str__(self) -> str:
-        spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded" if self.spilled else ""
-        return f"{self.registers_per_thread} registers ({self.arch}){spills}"
-
-    @property
-    def spilled(self) -> bool:
-        return bool(self.spill_store_bytes or self.spill_load_bytes)
 
 
 def nvcc_path() -> str | None:

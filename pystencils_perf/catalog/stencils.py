@@ -31,6 +31,13 @@ def star_3d(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
     return ps.create_kernel(star_3d_assignments(radius, domain, coefficient), _config(config, f"star3d_r{radius}"))
 
 
+def star_3d_recipe(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
+    """`star_3d` as assignments and configuration: `rank` compiles every fold of it for its registers."""
+    from ..adapters.pystencils import ApplyOptions
+
+    return ApplyOptions(star_3d_assignments(radius, domain, coefficient), _config(config, f"star3d_r{radius}"))
+
+
 def star_3d_assignments(radius=4, domain=(640, 512, 512), coefficient=0.25):
     """The assignments of `star_3d`, for generators that configure the kernel themselves."""
     nx, ny, nz = domain

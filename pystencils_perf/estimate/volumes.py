@@ -236,6 +236,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         flops_per_lup=model.flops_per_lup,
         blocks_per_sm=occ.blocks_per_sm,
         occupancy_limited_by=occ.limited_by,
+        registers_per_thread=model.registers_per_thread or 0,
         wave_blocks=wave_blocks,
         grid=grid,
         l1_requested_bytes_per_lup=requested / lups,

@@ -1,8 +1,8 @@
-import os
-import tempfile
 
 # pystencils reads its cache folder when first imported: keep it out of the home directory.
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-an5d-test-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-an5d-test-")
 
 
 def pytest_configure(config):

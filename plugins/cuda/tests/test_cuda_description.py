@@ -1,12 +1,12 @@
 """Described hand-written CUDA kernels: consequences that follow from the hardware, and clear errors."""
 
-import os
 import re
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-cuda-test-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-cuda-test-")
 
 import pytest  # noqa: E402
 import sympy as sp  # noqa: E402

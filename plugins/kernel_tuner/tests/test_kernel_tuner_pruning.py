@@ -1,12 +1,12 @@
 """Pruning a kernel_tuner search space with a ranking: no GPU needed."""
 
 import importlib.util
-import os
 import re
-import tempfile
 from pathlib import Path
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-kt-test-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-kt-test-")
 
 import pytest  # noqa: E402
 

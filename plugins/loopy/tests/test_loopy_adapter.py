@@ -2,12 +2,11 @@
 
 import os
 import re
-import tempfile
+
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 # loopy (through pytools) and pystencils keep disk caches; never in the home directory during tests.
-_CACHE = tempfile.mkdtemp(prefix="pystencils-perf-loopy-test-")
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", _CACHE)
-os.environ["XDG_CACHE_HOME"] = _CACHE
+os.environ["XDG_CACHE_HOME"] = use_temporary_pystencils_cache("pystencils-perf-loopy-test-")
 os.environ["LOOPY_NO_CACHE"] = "1"
 
 import loopy as lp  # noqa: E402

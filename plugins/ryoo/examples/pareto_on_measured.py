@@ -12,11 +12,12 @@ import csv
 import math
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-ryoo-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-ryoo-")
 
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.catalog import star_3d  # noqa: E402

@@ -1,5 +1,5 @@
-import os
-import tempfile
 
 # pystencils writes a kernel cache; keep it out of the home directory
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-ryoo-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-ryoo-")

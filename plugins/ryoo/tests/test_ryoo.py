@@ -1,6 +1,5 @@
 """Ryoo et al. (CGO'08): the paper's numbers computed by the code, the Pareto filter, the ``ryoo`` prune hook."""
 
-import itertools
 import random
 
 import pytest

@@ -6,13 +6,14 @@ any external adapter. Its modules, each doing one thing:
 - `harvest`: the lowered kernel's AST as a `KernelModel` (`perf_harvest`);
 - `expressions`: pystencils integer expressions as sympy;
 - `folding`: thread folding as pystencils code generation;
-- `apply`: regenerating a kernel for a chosen launch (`perf_apply`);
+- `apply`: regenerating a kernel for a chosen launch (`perf_apply`), and each fold's
+  registers from nvcc (`perf_resources`);
 - `compat`: the pystencils internals the folding driver relies on, per version;
 - `api`, `lbm`: ``create_kernel`` and ``create_lb_kernel`` choosing their launch;
 - `gpu`, `measure`: timing candidates on a CUDA GPU through cupy.
 """
 
-from .apply import perf_apply
+from .apply import ApplyOptions, perf_apply, perf_resources
 from .harvest import perf_harvest
 
-__all__ = ["perf_apply", "perf_harvest"]
+__all__ = ["ApplyOptions", "perf_apply", "perf_harvest", "perf_resources"]

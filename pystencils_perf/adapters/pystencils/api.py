@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..nvcc import ResourceUsage, arch_for, kernel_resources, nvcc_path
-from .apply import ApplyOptions
-from .folding import NO_FOLD, create_folded_kernel
 from ...devices import Device, get_device
-from ...kernel import KernelModel
-from ...launch import LaunchConfig, RankOptions, candidate_space
+from ...launch import LaunchConfig, RankOptions
 from ...plugins import get_plugin_manager
 from ...rank import RankedCandidate, Ranking, rank, select
+from ...resources import ResourceUsage
+from .apply import ApplyOptions
+from .folding import create_folded_kernel
 
 METADATA_KEY = "pystencils_perf"
 
@@ -94,28 +93,8 @@ def create_kernel(
 def choose_launch(
     kernel, recipe: ApplyOptions, device: Device, options: RankOptions, *, align="base", domain_shape=None, nvcc=True
 ) -> KernelChoice:
-    """Harvest `kernel`, measure each candidate fold's registers (regenerated from `recipe`), rank and select."""
-    from ...harvesting import harvest
-
-    model = harvest(kernel, domain_shape=domain_shape, align=align)
-    resources = {}
-    if nvcc and nvcc_path() is not None and device.vendor == "nvidia":
-        arch = arch_for(device.compute_capability)
-        for fold in candidate_space(model, device, options).folds:
-            variant = kernel if fold == NO_FOLD else create_folded_kernel(recipe.assignments, recipe.config, fold=fold)
-            resources[fold] = kernel_resources(variant, arch)
-    model = with_registers(model, {f: r.registers_per_thread for f, r in resources.items()})
-    ranking = rank(model, device, threads=options.threads, blocks=options.blocks, folds=options.folds,
-                   backend=options.backend, model=options.model, prune=options.prune)
-    return KernelChoice(device, select(ranking), ranking, resources)
-
-
-def with_registers(model: KernelModel, registers: dict[tuple[int, int, int], int]) -> KernelModel:
-    """`model` with the registers each fold's compiled code needs (the unfolded count as its own)."""
-    if not registers:
-        return model
-    return replace(
-        model,
-        registers_per_thread=registers.get(NO_FOLD, model.registers_per_thread),
-        registers_by_fold=tuple(sorted(registers.items())),
-    )
+    """Rank `kernel`'s candidates (each fold's registers from `recipe` through `perf_resources`) and select."""
+    ranking = rank(kernel, device, threads=options.threads, blocks=options.blocks, folds=options.folds,
+                   backend=options.backend, model=options.model, prune=options.prune, align=align,
+                   domain_shape=domain_shape, recipe=recipe, compile_resources=nvcc)
+    return KernelChoice(device, select(ranking), ranking, ranking.resources)

@@ -9,6 +9,15 @@ from ...hookspecs import hookimpl
 from .folding import create_folded_kernel
 
 
+def is_assignments(obj) -> bool:
+    """pystencils assignments: an `AssignmentCollection` or a non-empty list of `Assignment`."""
+    import pystencils as ps
+
+    if isinstance(obj, ps.AssignmentCollection):
+        return True
+    return isinstance(obj, (list, tuple)) and len(obj) > 0 and all(isinstance(a, ps.Assignment) for a in obj)
+
+
 def create_gpu_kernel(assignments, config=None):
     """A ``Target.CUDA`` pystencils kernel from assignments (an `AssignmentCollection` or a list)."""
     import pystencils as ps
@@ -38,7 +47,9 @@ class ApplyOptions:
 
     A ``GpuKernel`` fixes its block size (``gpu.default_block_size``) and its
     thread mapping at generation, so applying a launch means generating anew
-    from the same assignments and configuration.
+    from the same assignments and configuration. Passed where a kernel is
+    expected (`rank`, a SPEC's ``kernel``), it is generated with its
+    configuration, and every fold can be compiled for its registers.
     """
 
     assignments: object
@@ -58,3 +69,31 @@ def perf_apply(kernel, launch, options):
             "ApplyOptions(assignments, config) or use pystencils_perf.create_kernel"
         )
     return create_folded_kernel(options.assignments, options.config, fold=launch.fold, block=launch.block)
+
+
+@hookimpl
+def perf_resources(kernel, recipe, model, folds, device):
+    """Each fold's registers, spills and shared memory from nvcc, where nvcc is on PATH and the GPU is NVIDIA's."""
+    from pystencils.codegen.kernel import GpuKernel
+
+    from ..nvcc import arch_for, kernel_resources, nvcc_path
+
+    if nvcc_path() is None or device.vendor != "nvidia":
+        return None
+    if recipe is None and is_assignments(kernel):
+        recipe = ApplyOptions(kernel)
+    elif recipe is None and isinstance(kernel, ApplyOptions):
+        recipe = kernel
+    if not isinstance(recipe, ApplyOptions) and not isinstance(kernel, GpuKernel):
+        return None
+    arch = arch_for(device.compute_capability)
+    resources = {}
+    for fold in folds:
+        if isinstance(recipe, ApplyOptions):
+            variant = create_folded_kernel(recipe.assignments, recipe.config, fold=fold)
+        elif tuple(fold) == tuple(model.fold):
+            variant = kernel
+        else:
+            continue  # a generated kernel cannot be folded without its assignments
+        resources[tuple(fold)] = kernel_resources(variant, arch)
+    return resources

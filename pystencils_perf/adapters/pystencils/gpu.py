@@ -148,13 +148,15 @@ def runnable(kernel) -> tuple[object, object]:
     """
     if hasattr(kernel, "compile") and hasattr(kernel, "get_launch_configuration"):
         return kernel, None
+    from .apply import ApplyOptions, create_gpu_kernel
+
+    if isinstance(kernel, ApplyOptions):
+        return create_gpu_kernel(kernel.assignments, kernel.config), kernel
     import pystencils as ps
 
     if isinstance(kernel, ps.AssignmentCollection) or (
         isinstance(kernel, (list, tuple)) and kernel and all(isinstance(a, ps.Assignment) for a in kernel)
     ):
-        from .apply import ApplyOptions, create_gpu_kernel
-
         return create_gpu_kernel(kernel), ApplyOptions(kernel)
     raise MeasurementError(
         f"measure compiles pystencils GPU kernels with cupy, not a {type(kernel).__name__}: "

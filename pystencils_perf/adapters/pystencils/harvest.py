@@ -26,7 +26,7 @@ import sympy as sp
 from ...errors import HarvestError
 from ...hookspecs import hookimpl
 from ...kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, interior_offsets, require_affine
-from .apply import create_gpu_kernel
+from .apply import ApplyOptions, create_gpu_kernel, is_assignments
 from .compat import counter_name
 from .expressions import ps_to_sympy
 from .folding import FoldedLaunchConfiguration
@@ -39,13 +39,6 @@ def _pystencils():
     return pystencils
 
 
-def _is_assignments(obj) -> bool:
-    ps = _pystencils()
-    if isinstance(obj, ps.AssignmentCollection):
-        return True
-    return isinstance(obj, (list, tuple)) and len(obj) > 0 and all(isinstance(a, ps.Assignment) for a in obj)
-
-
 @hookimpl
 def perf_harvest(kernel, options):
     ps = _pystencils()
@@ -53,8 +46,10 @@ def perf_harvest(kernel, options):
         return None
     from pystencils.codegen.kernel import GpuKernel, Kernel
 
-    if _is_assignments(kernel):
+    if is_assignments(kernel):
         kernel = create_gpu_kernel(kernel)
+    elif isinstance(kernel, ApplyOptions):  # a recipe: assignments and their configuration
+        kernel = create_gpu_kernel(kernel.assignments, kernel.config)
     if not isinstance(kernel, Kernel):
         return None
     if not isinstance(kernel, GpuKernel):

@@ -40,13 +40,17 @@ def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, app
     """The GPU session for exactly the candidates `rank` accepts with these options, in launch order."""
     from ...devices import get_device
     from ...harvesting import harvest
-    from ...launch import RankOptions, candidate_space
+    from ...launch import RankOptions
+    from ...plugins import get_plugin_manager
+    from ...rank import with_measured_resources
 
     require_cupy()  # before anything slow: fail in a second on machines without a GPU
     kernel, recipe = runnable(kernel)
+    recipe = apply_options or recipe
     model = harvest(kernel, domain_shape=domain_shape, align=align)
-    space = candidate_space(model, get_device(device), RankOptions.of(threads, blocks, folds))
-    return GpuSession(kernel, model, sorted(space.accepted), apply_options or recipe)
+    model, space, _ = with_measured_resources(get_plugin_manager(), kernel, recipe, model, get_device(device),
+                                              RankOptions.of(threads, blocks, folds))
+    return GpuSession(kernel, model, sorted(space.accepted), recipe)
 
 
 def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), align="base", domain_shape=None,

@@ -1,0 +1,58 @@
+"""What a kernel's compiled code needs per thread and block: registers, spills, shared memory.
+
+Occupancy (resident blocks per SM) follows from these, and folding changes them;
+only a compiler knows them. Adapters supply them per fold (`perf_resources`,
+e.g. the pystencils adapter through nvcc); `rank`, `create_kernel`, `measure` and
+`validate` all ask the same hook, and a ranking says when nothing answered and
+occupancy rests on the thread count alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """What ptxas allocated for one kernel function on one architecture."""
+
+    arch: str
+    registers_per_thread: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+    shared_memory_bytes: int
+
+    def __str__(self) -> str:
+        spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded" if self.spilled else ""
+        return f"{self.registers_per_thread} registers ({self.arch}){spills}"
+
+    @property
+    def spilled(self) -> bool:
+        return bool(self.spill_store_bytes or self.spill_load_bytes)
+
+
+#: one fold's resources, by fold (fx, fy, fz)
+ResourcesByFold = dict
+
+
+def with_resources(model, resources: ResourcesByFold):
+    """`model` with the registers and shared memory each fold's compiled code needs (unfolded: its own)."""
+    if not resources:
+        return model
+    unfolded = resources.get((1, 1, 1))
+    return replace(
+        model,
+        registers_per_thread=unfolded.registers_per_thread if unfolded else model.registers_per_thread,
+        shared_memory_bytes=max([model.shared_memory_bytes, *(r.shared_memory_bytes for r in resources.values())]),
+        registers_by_fold=tuple(sorted((fold, r.registers_per_thread) for fold, r in resources.items())),
+    )
+
+
+def resources_note(resources: ResourcesByFold, folds) -> str:
+    """One line for reports: what the registers come from, or that occupancy is assumed."""
+    if not resources:
+        return "occupancy assumed from threads per block: no plugin measured registers (nvcc not on PATH, or a kernel it cannot compile)"
+    measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))
+    missing = [f for f in folds if f not in resources]
+    tail = f"; folds {', '.join('x'.join(map(str, f)) for f in missing)} assume the unfolded count" if missing else ""
+    return f"registers per fold {measured}{tail}"

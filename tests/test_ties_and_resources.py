@@ -1,0 +1,78 @@
+"""Ties within the model's error are said out loud and broken by a rule; registers reach every path."""
+
+import shutil
+
+import pytest
+
+import pystencils_perf as pp
+from pystencils_perf.catalog import star_3d_assignments, star_3d_recipe
+from pystencils_perf.predict import LIMITERS_RELATIVE_ERROR
+from pystencils_perf.rank import TIE_BREAK, tie_break
+
+HAVE_NVCC = shutil.which("nvcc") is not None
+BLOCKS = [(32, 4, 2), (16, 8, 2), (64, 2, 2), (8, 8, 4)]
+
+
+@pytest.fixture(scope="module")
+def ranking():
+    return pp.rank(star_3d_assignments(1, (64, 32, 16)), "V100", blocks=BLOCKS, folds=[(1, 1, 1), (1, 2, 1)],
+                   compile_resources=False)
+
+
+def test_tied_candidates_are_those_within_the_models_error(ranking):
+    best = ranking.best.prediction.lups_per_second
+    tied = ranking.tied
+    assert tied[0] is ranking.best
+    for c in ranking.candidates:
+        inside = c.prediction.lups_per_second >= best * (1 - LIMITERS_RELATIVE_ERROR)
+        assert (c in tied) == inside
+
+
+def test_the_table_marks_a_tie_and_names_the_rule(ranking):
+    table = ranking.table()
+    if len(ranking.tied) > 1:
+        assert f"{len(ranking.tied)} candidates (marked =) lie within 7.8% of the best" in table
+        assert TIE_BREAK in table
+        assert sum(line.startswith("=") for line in table.splitlines()) == len(ranking.tied)
+    else:
+        assert "(marked =)" not in table
+
+
+def test_select_breaks_ties_by_registers_then_l2_traffic(ranking):
+    from dataclasses import replace
+
+    tied = ranking.tied
+    assert pp.select(ranking) == tie_break(tied)
+    # fewer registers win over throughput and sort order
+    a, b = ranking.candidates[0], ranking.candidates[1]
+    lean = replace(b, metrics=replace(b.metrics, registers_per_thread=20))
+    heavy = replace(a, metrics=replace(a.metrics, registers_per_thread=40))
+    assert tie_break([heavy, lean]) is lean
+    # equal registers: less L2 load traffic wins
+    low = replace(b, metrics=replace(b.metrics, registers_per_thread=30, l2_load_bytes_per_lup=1.0))
+    high = replace(a, metrics=replace(a.metrics, registers_per_thread=30, l2_load_bytes_per_lup=2.0))
+    assert tie_break([high, low]) is low
+
+
+def test_without_a_compiler_the_ranking_says_occupancy_is_assumed(ranking, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    plain = pp.rank(star_3d_assignments(1, (64, 32, 16)), "V100", blocks=BLOCKS[:1], folds=[(1, 1, 1)])
+    assert plain.resources == {}
+    assert "occupancy assumed from threads per block" in plain.table()
+    assert plain.as_json()["resources"].startswith("occupancy assumed")
+
+
+@pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not on PATH")
+@pytest.mark.slow
+def test_rank_cli_and_create_kernel_see_the_same_registers(tmp_path):
+    """The paper's star stencil: 1 block of 1024 threads per SM with its measured registers, in every path."""
+    recipe = star_3d_recipe(4, (640, 512, 512))
+    folds = [(1, 1, 1), (1, 2, 1)]
+    ranking = pp.rank(recipe, "V100", threads=1024, folds=folds)
+    assert set(ranking.resources) == set(folds)
+    assert {c.metrics.blocks_per_sm for c in ranking.candidates} == {1}
+    assert "registers per fold 1x1x1:" in ranking.table(head=1)
+    kernel = pp.create_kernel(recipe.assignments, recipe.config, device="V100", threads=1024, folds=folds)
+    choice = kernel.metadata["pystencils_perf"]
+    assert choice.resources == ranking.resources
+    assert choice.launch == pp.select(ranking).launch
