@@ -107,9 +107,11 @@ class SimulationResult:
         return 1.0 / self.seconds_per_lup
 
     def prediction(self) -> Prediction:
-        """The core's `Prediction`: simulated throughput, the limiter, and every resource's time per LUP."""
+        """The core's `Prediction`: simulated throughput, the limiter, every resource's time per LUP and the
+        simulated total (also under ``"latency"`` when no resource is busy enough to be the limiter)."""
         times = dict(self.busy_seconds_per_lup)
         times["simulated"] = self.seconds_per_lup
+        times.setdefault(self.limiter, self.seconds_per_lup)
         return Prediction(self.lups_per_second, self.limiter, times)
 
 

@@ -114,6 +114,7 @@ def test_hook_is_opt_in(star_small):
     assert perf_predict(star_small, launch, pp.get_device("V100"), None, SimpleNamespace(model="limiters")) is None
     prediction = perf_predict(star_small, launch, pp.get_device("V100"), None, SimpleNamespace(model="tracesim"))
     assert prediction.seconds_per_lup["simulated"] == pytest.approx(1 / prediction.lups_per_second)
+    assert prediction.limiter in prediction.seconds_per_lup
     assert "tracesim" in perf_models()
 
 
