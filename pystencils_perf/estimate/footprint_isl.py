@@ -83,12 +83,11 @@ class _Piece:
     constraints: list[tuple[dict[str, int], int]] = dataclass_field(default_factory=list)
 
     def clip(self) -> bool:
-        """Fold single-variable constraints into ranges and fixed variables into constants; False if empty."""
+        """Fold single-variable constraints into ranges; False if the piece is empty."""
         kept = []
         for coeffs, const in self.constraints:
-            coeffs = {v: c for v, c in coeffs.items() if c}
-            const += sum(c * self.ranges[v][0] for v, c in coeffs.items() if _fixed(self.ranges[v]))
-            coeffs = {v: c for v, c in coeffs.items() if not _fixed(self.ranges[v])}
+            const += sum(c * self.ranges[v][0] for v, c in coeffs.items() if c and _fixed(self.ranges[v]))
+            coeffs = {v: c for v, c in coeffs.items() if c and not _fixed(self.ranges[v])}
             if not coeffs:
                 if const < 0:
                     return False
@@ -99,13 +98,7 @@ class _Piece:
             else:
                 kept.append((coeffs, const))
         self.constraints = kept
-        if any(lo > hi for lo, hi in self.ranges.values()):
-            return False
-        for v, rng in list(self.ranges.items()):
-            if _fixed(rng) and not any(v in coeffs for coeffs, _ in kept):
-                self.constant += self.address.pop(v, 0) * rng[0]
-                del self.ranges[v]
-        return True
+        return all(lo <= hi for lo, hi in self.ranges.values())
 
     def absorb(self, offset_var: str, index_var: str) -> bool:
         """Add an offset variable to a global index with the same address stride (a Minkowski sum of intervals)."""
@@ -117,16 +110,24 @@ class _Piece:
         del self.address[offset_var]
         return True
 
-    def isl_text(self, element_bytes: int, base_bytes: int, granule_bytes: int) -> str:
-        """The granules this piece touches, as a disjunct in isl's syntax."""
-        eb, g = element_bytes, granule_bytes
-        byte = " + ".join([f"{eb * c}*{v}" for v, c in self.address.items() if c] + [str(eb * self.constant + base_bytes)])
+    def signature(self) -> tuple[tuple[str, int], ...]:
+        """Variables and their address coefficients: pieces that share it share one element space."""
+        return tuple((v, self.address.get(v, 0)) for v in sorted(self.ranges))
+
+    def element_text(self) -> str:
+        """The piece in its element space ``[variables..., o]``, ``o`` the constant part of the address."""
         conds = [f"{lo} <= {v} <= {hi}" for v, (lo, hi) in self.ranges.items()]
         conds += [" + ".join([f"{c}*{v}" for v, c in coeffs.items()] + [str(const)]) + " >= 0"
                   for coeffs, const in self.constraints]
-        conds += [f"{g}*g <= {byte} + {eb - 1}", f"{g}*g + {g - 1} >= {byte}"]
-        body = " and ".join(conds)
-        return f"[g] : exists ({', '.join(self.ranges)} : {body})" if self.ranges else f"[g] : {body}"
+        return f"[{', '.join(sorted(self.ranges))}, o] : o = {self.constant} and " + " and ".join(conds)
+
+
+def _granule_map(signature, element_bytes: int, base_bytes: int, granule_bytes: int) -> isl.Map:
+    """Element space of `signature` -> the granules each element's bytes overlap (floor division, alignment)."""
+    eb, g = element_bytes, granule_bytes
+    names = [v for v, _ in signature] + ["o"]
+    byte = " + ".join([f"{eb * c}*{v}" for v, c in signature if c] + [f"{eb}*o + {base_bytes}"])
+    return isl.Map(f"{{ [{', '.join(names)}] -> [g] : {g}*g <= {byte} + {eb - 1} and {g}*g + {g - 1} >= {byte} }}")
 
 
 def _fixed(rng: tuple[int, int]) -> bool:
@@ -142,7 +143,7 @@ def _thread_variables(box: BlockBox, block, forms: list[Affine]):
     per_form: list[dict[str, int]] = [{} for _ in forms]
     for axis, (n, (b_lo, b_hi)) in enumerate(zip(block, box)):
         if all(f.coeffs[3 + axis] == n * f.coeffs[axis] for f in forms):
-            name = "uxyz"[axis]
+            name = "u" + "xyz"[axis]
             ranges[name] = (b_lo * n, b_hi * n + n - 1)
             for coeffs, f in zip(per_form, forms):
                 coeffs[name] = f.coeffs[axis]
@@ -220,12 +221,20 @@ def _pieces(instructions: list[Instruction], field: Field, threads: ThreadSet):
 
 
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> isl.Set:
-    """The set of granules `instructions` of `threads` touch in `field` (backend interface)."""
-    texts = [p.isl_text(field.element_bytes, field.base_offset_bytes, granule_bytes)
-             for p in _pieces(instructions, field, threads)]
-    if not texts:
-        return isl.Set("{ [g] : false }")
-    return isl.Set("{ " + "; ".join(texts) + " }")
+    """The set of granules `instructions` of `threads` touch in `field` (backend interface).
+
+    Pieces with one signature are united in their element space first, where they are boxes
+    without existential variables (cheap to coalesce), and only that union is mapped to granules.
+    """
+    spaces: dict[tuple, list[_Piece]] = {}
+    for piece in _pieces(instructions, field, threads):
+        spaces.setdefault(piece.signature(), []).append(piece)
+    footprint = isl.Set("{ [g] : false }")
+    for signature, pieces in spaces.items():
+        elements = isl.Set("{ " + "; ".join(p.element_text() for p in pieces) + " }").coalesce()
+        granules = _granule_map(signature, field.element_bytes, field.base_offset_bytes, granule_bytes)
+        footprint = footprint.union(elements.apply(granules))
+    return footprint
 
 
 def count_union(parts: list[isl.Set]) -> int:
@@ -233,9 +242,9 @@ def count_union(parts: list[isl.Set]) -> int:
     total = parts[0]
     for p in parts[1:]:
         total = total.union(p)
-    return int(total.count_val().to_python())
+    return int(total.coalesce().count_val().to_python())
 
 
 def count_overlap(a: isl.Set, b: isl.Set) -> int:
     """Granules in both of two `touched` results (backend interface): the intersection."""
-    return int(a.intersect(b).count_val().to_python())
+    return int(a.intersect(b).coalesce().count_val().to_python())
