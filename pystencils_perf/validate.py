@@ -381,7 +381,8 @@ def plot_limiters(plt, validation: Validation, path: Path) -> None:
     limiters = list(pairs[0].candidate.prediction.seconds_per_lup)
     for name in limiters:
         colour, marker = LIMITER_STYLE.get(name, ("0.4", "o"))
-        glups = np.array([1e-9 / max(p.candidate.prediction.seconds_per_lup[name], 1e-300) for p in pairs])
+        seconds = np.array([p.candidate.prediction.seconds_per_lup[name] for p in pairs])
+        glups = np.where(seconds > 0, 1e-9 / np.where(seconds > 0, seconds, 1.0), np.nan)  # a zero term is not drawn
         binding = np.array([p.candidate.prediction.limiter == name for p in pairs])
         ax.scatter(glups[~binding], y[~binding], marker=marker, s=22, facecolors="none", edgecolors=colour, lw=0.9,
                    label=name)

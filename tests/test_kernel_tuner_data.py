@@ -9,7 +9,12 @@ import pytest
 from pystencils_perf.cli import main
 from pystencils_perf.errors import MeasurementError, PerfError
 from pystencils_perf.launch import LaunchConfig
-from pystencils_perf.measure.kernel_tuner import is_kernel_tuner_file, load_tunable_spec, read_kernel_tuner, variants
+from pystencils_perf.measure.kernel_tuner import (
+    is_kernel_tuner_file,
+    load_tunable_spec,
+    read_kernel_tuner,
+    variants,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "external"
@@ -60,7 +65,8 @@ def spec(tmp_path):
 def _write(tmp_path, name, data, gz=False):
     path = tmp_path / name
     text = data if isinstance(data, str) else json.dumps(data)
-    (gzip.open(path, "wt") if gz else open(path, "w")).write(text)
+    with gzip.open(path, "wt") if gz else open(path, "w") as fh:
+        fh.write(text)
     return path
 
 

@@ -16,9 +16,10 @@ import gzip
 import json
 import math
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import MeasurementError, PerfError
 from ..launch import LaunchConfig

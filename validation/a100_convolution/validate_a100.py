@@ -22,13 +22,19 @@ from pathlib import Path
 
 os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-"))
 
-import numpy as np  # noqa: E402
-from scipy.optimize import minimize  # noqa: E402
+import numpy as np
+from scipy.optimize import minimize
 
-from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
-from pystencils_perf.models import throughput  # noqa: E402
-from pystencils_perf.predict import Prediction  # noqa: E402
-from pystencils_perf.validate import Validation, metric_errors, ranking_quality, validate_tuned, write_report  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
+from pystencils_perf.models import throughput
+from pystencils_perf.predict import Prediction
+from pystencils_perf.validate import (
+    Validation,
+    metric_errors,
+    ranking_quality,
+    validate_tuned,
+    write_report,
+)
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", HERE.parents[2] / "shared" / "data")) / "external" / \
@@ -98,8 +104,9 @@ def write_fit(values: dict, mape_percent: float, points: int) -> None:
 
 
 def summary(name: str, validation: Validation) -> list[str]:
-    out = [f"### {name}", "", "| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
-           "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|"]
+    header = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
+              "throughput MAPE % | mean error % | random pick (median) |")
+    out = [f"### {name}", "", header, "|---|---|---|---|---|---|---|"]
     for title, keep in (("all", lambda p: True), ("tile 1x1 (fitted)", is_fit_row),
                         ("tiles > 1 (held out)", lambda p: not is_fit_row(p)),
                         ("read_only 0", lambda p: "read_only=0" in p.variant),
@@ -135,9 +142,9 @@ def main(argv=None) -> int:
     limiters = with_predictions(ranked, limiters_prediction)
     model = with_predictions(ranked, lambda p: throughput_prediction(p, device, constants))
     lines = ["# A100 15x15 convolution: limiters and throughput model against measured run times", "",
-             f"Data: `{DATA.name}` (Kernel Tuner cache, {device.name}), use_shmem 0, every tile size and read_only: "
-             f"{len(ranked.pairs)} measured configurations. Kernel description: `convolution.py`. "
-             "Reproduce: `python3 validation/a100_convolution/validate_a100.py --fit`.", "",
+             (f"Data: `{DATA.name}` (Kernel Tuner cache, {device.name}), use_shmem 0, every tile size and read_only: "
+              f"{len(ranked.pairs)} measured configurations. Kernel description: `convolution.py`. "
+              "Reproduce: `python3 validation/a100_convolution/validate_a100.py --fit`."), "",
              "Fitted constants (tile 1x1 only): " + ", ".join(f"{k} = {getattr(constants, k):.4g}" for k in FITTED)
              + f" ({constants.fitted_on or 'defaults: not fitted'}).", ""]
     lines += summary("limiters (the default model)", limiters)
