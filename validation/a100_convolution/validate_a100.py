@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 from dataclasses import replace
@@ -91,7 +90,7 @@ def fit(validation: Validation, device, start) -> tuple:
 
 def write_fit(values: dict, mape_percent: float, points: int) -> None:
     path = throughput.DATA_FILE
-    text = re.sub(r'\n\[devices\."A100-PCIe-40GB"\.fit[^\n]*\][^\[]*', "\n", path.read_text()).rstrip() + "\n"
+    text = path.read_text().split('\n[devices."A100-PCIe-40GB".fit]')[0].rstrip() + "\n"  # the fit is written last
     provenance = (f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB), use_shmem 0, "
                   f"tile 1x1, read_only 0 and 1: {points} points, fitted {date.today().isoformat()} by "
                   f"validation/a100_convolution/validate_a100.py --fit (Powell on the MAPE of throughput, log-scaled constants within e^-3..e^3), "
