@@ -101,33 +101,56 @@ class _Piece:
         return all(lo <= hi for lo, hi in self.ranges.values())
 
     def absorb(self, offset_var: str, index_var: str) -> bool:
-        """Add an offset variable to a global index with the same address stride (a Minkowski sum of intervals)."""
+        """Merge an offset variable into a global index whose address coefficient is a multiple m of its stride.
+
+        ``c*u + s*k = s*(m*u + k)``, and ``m*u + k`` over two intervals is an interval when k spans at least
+        |m| values (a Minkowski sum; folding by m makes the index move by m rows).
+        """
         c_off, c_idx = self.address.get(offset_var, 0), self.address.get(index_var, 0)
-        if not c_idx or abs(c_off) != abs(c_idx) or any(index_var in coeffs for coeffs, _ in self.constraints):
+        if not c_idx or c_idx % c_off or any(index_var in coeffs for coeffs, _ in self.constraints):
             return False
-        (klo, khi), (ulo, uhi) = self.ranges.pop(offset_var), self.ranges[index_var]
-        self.ranges[index_var] = (ulo + klo, uhi + khi) if c_off == c_idx else (ulo - khi, uhi - klo)
-        del self.address[offset_var]
+        m = c_idx // c_off
+        (k_lo, k_hi), (u_lo, u_hi) = self.ranges[offset_var], self.ranges[index_var]
+        if k_lo == k_hi and k_lo % m == 0:  # a shift by whole steps of the index
+            self.ranges[index_var] = (u_lo + k_lo // m, u_hi + k_lo // m)
+        elif k_hi - k_lo + 1 >= abs(m):
+            self.ranges[index_var] = (m * u_lo + k_lo, m * u_hi + k_hi) if m > 0 else (m * u_hi + k_lo, m * u_lo + k_hi)
+            self.address[index_var] = c_off
+        else:
+            return False
+        del self.ranges[offset_var], self.address[offset_var]
         return True
 
-    def signature(self) -> tuple[tuple[str, int], ...]:
-        """Variables and their address coefficients: pieces that share it share one element space."""
-        return tuple((v, self.address.get(v, 0)) for v in sorted(self.ranges))
+    def fold_fixed_offsets(self) -> None:
+        """Offset variables of one value are constants (then pieces of several groups share a signature)."""
+        for v in [v for v, (lo, hi) in self.ranges.items() if v.startswith("k") and lo == hi]:
+            self.constant += self.address.pop(v) * self.ranges.pop(v)[0]
 
-    def element_text(self) -> str:
-        """The piece in its element space ``[variables..., o]``, ``o`` the constant part of the address."""
-        conds = [f"{lo} <= {v} <= {hi}" for v, (lo, hi) in self.ranges.items()]
+    def element_text(self, basis: tuple[int, ...]) -> str:
+        """The piece in the field's element space ``[w_0, ...]`` (address ``sum basis_i * w_i``), in isl's syntax.
+
+        Each variable goes to the axis of the largest stride dividing its coefficient; all pieces of a
+        field share this space, so their union is formed there, where pieces are boxes or strided boxes.
+        """
+        sums: list[list[str]] = [[str(d)] for d in _in_basis(self.constant, basis)]
+        for v, c in self.address.items():
+            if c:
+                axis = next(i for i, stride in enumerate(basis) if c % stride == 0)
+                sums[axis].append(f"{c // basis[axis]}*{v}")
+        conds = [f"w{i} = {' + '.join(terms)}" for i, terms in enumerate(sums)]
+        conds += [f"{lo} <= {v} <= {hi}" for v, (lo, hi) in self.ranges.items()]
         conds += [" + ".join([f"{c}*{v}" for v, c in coeffs.items()] + [str(const)]) + " >= 0"
                   for coeffs, const in self.constraints]
-        return f"[{', '.join(sorted(self.ranges))}, o] : o = {self.constant} and " + " and ".join(conds)
+        space = ", ".join(f"w{i}" for i in range(len(basis)))
+        return f"[{space}] : exists ({', '.join(self.ranges)} : {' and '.join(conds)})"
 
 
-def _granule_map(signature, element_bytes: int, base_bytes: int, granule_bytes: int) -> isl.Map:
-    """Element space of `signature` -> the granules each element's bytes overlap (floor division, alignment)."""
+def _granule_map(basis: tuple[int, ...], element_bytes: int, base_bytes: int, granule_bytes: int) -> isl.Map:
+    """Element space -> the granules each element's bytes overlap (floor division, alignment included)."""
     eb, g = element_bytes, granule_bytes
-    names = [v for v, _ in signature] + ["o"]
-    byte = " + ".join([f"{eb * c}*{v}" for v, c in signature if c] + [f"{eb}*o + {base_bytes}"])
-    return isl.Map(f"{{ [{', '.join(names)}] -> [g] : {g}*g <= {byte} + {eb - 1} and {g}*g + {g - 1} >= {byte} }}")
+    space = ", ".join(f"w{i}" for i in range(len(basis)))
+    byte = " + ".join([f"{eb * stride}*w{i}" for i, stride in enumerate(basis)] + [str(base_bytes)])
+    return isl.Map(f"{{ [{space}] -> [g] : {g}*g <= {byte} + {eb - 1} and {g}*g + {g - 1} >= {byte} }}")
 
 
 def _fixed(rng: tuple[int, int]) -> bool:
@@ -217,24 +240,22 @@ def _pieces(instructions: list[Instruction], field: Field, threads: ThreadSet):
                         continue
                     for k in [v for v in piece.ranges if v.startswith("k")]:
                         next((u for u in ("ux", "uy", "uz") if u in piece.ranges and piece.absorb(k, u)), None)
+                    piece.fold_fixed_offsets()
                     yield piece
 
 
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> isl.Set:
     """The set of granules `instructions` of `threads` touch in `field` (backend interface).
 
-    Pieces with one signature are united in their element space first, where they are boxes
-    without existential variables (cheap to coalesce), and only that union is mapped to granules.
+    The pieces are united in the field's element space first, where they are (strided) boxes that
+    coalesce cheaply, and only that union is mapped to granules.
     """
-    spaces: dict[tuple, list[_Piece]] = {}
-    for piece in _pieces(instructions, field, threads):
-        spaces.setdefault(piece.signature(), []).append(piece)
-    footprint = isl.Set("{ [g] : false }")
-    for signature, pieces in spaces.items():
-        elements = isl.Set("{ " + "; ".join(p.element_text() for p in pieces) + " }").coalesce()
-        granules = _granule_map(signature, field.element_bytes, field.base_offset_bytes, granule_bytes)
-        footprint = footprint.union(elements.apply(granules))
-    return footprint
+    basis = _stride_basis(field)
+    texts = [p.element_text(basis) for p in _pieces(instructions, field, threads)]
+    if not texts:
+        return isl.Set("{ [g] : false }")
+    elements = isl.Set("{ " + "; ".join(texts) + " }").coalesce()
+    return elements.apply(_granule_map(basis, field.element_bytes, field.base_offset_bytes, granule_bytes))
 
 
 def count_union(parts: list[isl.Set]) -> int:
