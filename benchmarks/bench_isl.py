@@ -13,31 +13,22 @@ candidate's metrics differ, or when isl runs past ``--limit``.
 from __future__ import annotations
 
 import argparse
-import itertools
 import multiprocessing
-import os
 import sys
-import tempfile
 import time
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-bench-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 
-import pystencils as ps  # noqa: E402
-import sympy as sp  # noqa: E402
+use_temporary_pystencils_cache("pystencils-perf-bench-")
+
 
 import pystencils_perf as pp  # noqa: E402
-from pystencils_perf.catalog import lbm, star_3d  # noqa: E402
+from pystencils_perf.catalog import box_3d_assignments, lbm, star_3d  # noqa: E402
 
 #: "a few seconds" per candidate for the box stencil (issue 16)
 TARGET_SECONDS = 5.0
 
 
-def box_3d_assignments(domain, dtype="float"):
-    """The 27-point box stencil of radius 1: ``dst = mean of the 3x3x3 neighbourhood of src``."""
-    nx, ny, nz = domain
-    src, dst = ps.fields(f"src, dst: {dtype}[{nz + 2}, {ny + 2}, {nx + 2}]")
-    total = sp.Add(*(src[o] for o in itertools.product((-1, 0, 1), repeat=3)))
-    return [ps.Assignment(dst[0, 0, 0], total / 27)]
 
 
 def cases():

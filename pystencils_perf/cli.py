@@ -213,6 +213,10 @@ def _cmd_rank(args) -> int:
     from .rank import rank, select
 
     spec, domain = _load(args)
+    if args.backend == "isl":
+        from .estimate.footprint_isl import COST_NOTE
+
+        print(COST_NOTE, file=sys.stderr)
     ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model, prune=args.prune or (),
                    plugin_options=_plugin_options(args), progress=_progress, **_candidate_options(args, domain))
     print(_ranking_table(ranking, args.head))

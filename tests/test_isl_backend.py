@@ -6,21 +6,14 @@ import itertools
 import time
 
 import numpy as np
-import pystencils as ps
 import pytest
-import sympy as sp
 
 import pystencils_perf as pp
+from pystencils_perf.catalog import box_3d_assignments
 from pystencils_perf.estimate import footprint_enum, footprint_isl
 from pystencils_perf.estimate.footprint_enum import ThreadSet
 
 
-def box_3d_assignments(domain, dtype="float"):
-    """The 27-point box stencil of radius 1 (as in benchmarks/bench_isl.py)."""
-    nx, ny, nz = domain
-    src, dst = ps.fields(f"src, dst: {dtype}[{nz + 2}, {ny + 2}, {nx + 2}]")
-    total = sp.Add(*(src[o] for o in itertools.product((-1, 0, 1), repeat=3)))
-    return [ps.Assignment(dst[0, 0, 0], total / 27)]
 
 
 @pytest.mark.parametrize("grid", [(3, 4, 5), (16, 96, 32), (1, 7, 3), (5, 1, 1)])

@@ -5,6 +5,6 @@ fields; `domain` is always the interior size (x, y, z) in points, x fastest in
 memory. They serve the CLI's examples, the tests and the benchmarks.
 """
 
-from .stencils import jacobi_2d, star_3d, star_3d_assignments, star_3d_recipe
+from .stencils import box_3d_assignments, jacobi_2d, star_3d, star_3d_assignments, star_3d_recipe
 
-__all__ = ["jacobi_2d", "star_3d", "star_3d_assignments", "star_3d_recipe"]
+__all__ = ["box_3d_assignments", "jacobi_2d", "star_3d", "star_3d_assignments", "star_3d_recipe"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pystencils as ps
 import sympy as sp
 
@@ -29,6 +31,14 @@ def star_3d(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
     `radius` ghost layers on every side.
     """
     return ps.create_kernel(star_3d_assignments(radius, domain, coefficient), _config(config, f"star3d_r{radius}"))
+
+
+def box_3d_assignments(domain=(512, 384, 256), dtype="float"):
+    """The 27-point box stencil of radius 1, ``dst = mean of the 3x3x3 neighbourhood of src``, one ghost layer."""
+    nx, ny, nz = domain
+    src, dst = ps.fields(f"src, dst: {dtype}[{nz + 2}, {ny + 2}, {nx + 2}]")
+    total = sp.Add(*(src[o] for o in itertools.product((-1, 0, 1), repeat=3)))
+    return [ps.Assignment(dst[0, 0, 0], total / 27)]
 
 
 def star_3d_recipe(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
