@@ -1,6 +1,7 @@
 """Ties within the model's error are said out loud and broken by a rule; registers reach every path."""
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,29 @@ def test_rank_cli_and_create_kernel_see_the_same_registers(tmp_path):
     choice = kernel.metadata["pystencils_perf"]
     assert choice.resources == ranking.resources
     assert choice.launch == pp.select(ranking).launch
+
+
+JACOBI_2D = Path(__file__).resolve().parent.parent / "examples" / "jacobi2d_assignments.py"
+
+
+def test_a_fold_along_an_axis_the_kernel_lacks_is_rejected_in_rank_and_cli(capsys):
+    """A z-fold on a 2D kernel ranked first at twice the real throughput; now rank and the CLI refuse it."""
+    from pystencils_perf.cli import main
+    from pystencils_perf.spec import load_spec
+
+    assignments = load_spec(JACOBI_2D).kernel
+    with pytest.raises(pp.PerfError, match="fold z = 2 exceeds the 1 point"):
+        pp.rank(assignments, "V100", folds=[(1, 1, 2)], compile_resources=False)
+    mixed = pp.rank(assignments, "V100", folds=[(1, 1, 1), (1, 1, 2)], compile_resources=False)
+    assert {c.launch.fold for c in mixed.candidates} == {(1, 1, 1)}
+    assert all("fold z = 2" in reason for launch, reason in mixed.rejected if launch.fold == (1, 1, 2))
+    assert main(["rank", str(JACOBI_2D), "--device", "V100", "--fold", "1x1x2"]) == 2
+    assert "fold z = 2 exceeds the 1 point(s) of the iteration space along z" in capsys.readouterr().err
+
+
+def test_create_kernel_refuses_the_same_fold():
+    from pystencils_perf.spec import load_spec
+
+    assignments = load_spec(JACOBI_2D).kernel
+    with pytest.raises(pp.PerfError, match="fold z = 2 exceeds the 1 point"):
+        pp.create_kernel(assignments, device="V100", folds=[(1, 1, 2)], nvcc=False)
