@@ -1,6 +1,8 @@
 """Cost per candidate of the trace-driven simulation next to the analytic estimator, on the same candidates.
 
-    python plugins/tracesim/benchmarks/bench_tracesim.py [--candidates 30] [--device V100]
+    python benchmarks/bench_tracesim.py [--candidates 30] [--device V100]
+
+Needs the tracesim plugin (`pip install -e plugins/tracesim`, part of the test set-up).
 
 Candidates: the 3D star stencil of range 2 on 596 x 596 x 508 points (the shared
 V100 measurements), 1024-thread blocks taken evenly from its 30 measured block
@@ -15,17 +17,17 @@ there mostly measures the others; the wall time is printed beside it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="tracesim-bench-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
-from pystencils_perf_tracesim import simulate
+use_temporary_pystencils_cache("tracesim-bench-")
 
-import pystencils_perf as pp
-from pystencils_perf.catalog import star_3d
+from pystencils_perf_tracesim import simulate  # noqa: E402
+
+import pystencils_perf as pp  # noqa: E402
+from pystencils_perf.catalog import star_3d  # noqa: E402
 
 BLOCKS = [(128, 1, 8), (128, 8, 1), (16, 4, 16), (16, 8, 8), (256, 2, 2), (32, 4, 8), (32, 32, 1), (4, 16, 16),
           (64, 4, 4), (8, 8, 16), (4, 256, 1), (64, 16, 1), (8, 32, 4), (16, 32, 2), (32, 2, 16)]
