@@ -13,7 +13,6 @@ candidate's metrics differ, or when isl runs past ``--limit``.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import sys
 import time
 
@@ -21,8 +20,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-bench-")
 
-
 import pystencils_perf as pp  # noqa: E402
+from limits import call_with_limit  # noqa: E402
 from pystencils_perf.catalog import box_3d_assignments, lbm, star_3d  # noqa: E402
 
 #: "a few seconds" per candidate for the box stencil (issue 16)
@@ -49,15 +48,6 @@ def _one_candidate(model, device, block, fold, backend):
     return seconds, ranking.candidates[0].metrics if ranking.candidates else None
 
 
-def _with_limit(limit_s, *args):
-    """`_one_candidate` in a child process, or None past `limit_s` (isl cannot be interrupted)."""
-    with multiprocessing.get_context("fork").Pool(1) as pool:
-        result = pool.apply_async(_one_candidate, args)
-        try:
-            return result.get(timeout=limit_s)
-        except multiprocessing.TimeoutError:
-            pool.terminate()
-            return None
 
 
 def rows(limit_s):
@@ -65,7 +55,7 @@ def rows(limit_s):
         model = pp.harvest(build())
         for block, fold in candidates:
             enum_s, enum_metrics = _one_candidate(model, device, block, fold, "enum")
-            isl = _with_limit(limit_s, model, device, block, fold, "isl")
+            isl = call_with_limit(_one_candidate, limit_s, model, device, block, fold, "isl")
             row = {"kernel": name, "grid": grid, "device": device, "block": "x".join(map(str, block)),
                    "fold": "x".join(map(str, fold)), "enum_ms": 1e3 * enum_s}
             if isl is None:

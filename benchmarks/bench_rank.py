@@ -14,7 +14,6 @@ for both footprint backends; an ISL candidate that needs more than
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import resource
 import statistics
 import sys
@@ -25,6 +24,7 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 use_temporary_pystencils_cache("pystencils-perf-bench-")
 
 import pystencils_perf as pp  # noqa: E402
+from limits import call_with_limit  # noqa: E402
 from pystencils_perf.catalog import lbm, star_3d  # noqa: E402
 from pystencils_perf.estimate.volumes import occupancy  # noqa: E402
 
@@ -70,15 +70,6 @@ def _time_one_candidate(model, device, backend, block):
     return time.perf_counter() - start
 
 
-def _time_with_limit(limit_s, *args):
-    """Seconds of `_time_one_candidate` in a child process, or None past `limit_s` (isl cannot be interrupted)."""
-    with multiprocessing.get_context("fork").Pool(1) as pool:
-        result = pool.apply_async(_time_one_candidate, args)
-        try:
-            return result.get(timeout=limit_s)
-        except multiprocessing.TimeoutError:
-            pool.terminate()
-            return None
 
 
 def scaling_rows(repeat, isl_limit_s):
@@ -95,7 +86,7 @@ def scaling_rows(repeat, isl_limit_s):
             if name in isl_gave_up:
                 row["isl"] = "not run"
             else:
-                seconds = _time_with_limit(isl_limit_s, model, device, "isl", block)
+                seconds = call_with_limit(_time_one_candidate, isl_limit_s, model, device, "isl", block)
                 if seconds is None:
                     isl_gave_up.add(name)  # larger grids only take longer
                     row["isl"] = f"> {isl_limit_s:g} s"
