@@ -80,8 +80,10 @@ class Ranking:
         if len(tied) < 2:
             return ""
         chosen = tie_break(tied)
-        return (f"  {len(tied)} candidates (marked =) lie within {self.best.prediction.relative_error:.1%} of the best, "
-                f"the model's measured error: a tie; select() takes {chosen.launch.label} by {TIE_BREAK}")
+        error = self.best.prediction.relative_error
+        where = (f"lie within {error:.1%} of the best, the model's measured error" if error
+                 else "are predicted equally fast (the model states no error)")
+        return f"  {len(tied)} candidates (marked =) {where}: a tie; select() takes {chosen.launch.label} by {TIE_BREAK}"
 
     def as_json(self) -> dict:
         chosen = select(self)
