@@ -3,14 +3,11 @@
     python3 examples/quickstart.py
 """
 
-import os
-import tempfile
-
 # pystencils creates its disk cache when it is imported, in ~/.cache/pystencils unless
 # PYSTENCILS_CACHE_DIR names another folder: here a temporary one, removed at exit.
-if "PYSTENCILS_CACHE_DIR" not in os.environ:
-    _cache = tempfile.TemporaryDirectory(prefix="pystencils-cache-")
-    os.environ["PYSTENCILS_CACHE_DIR"] = _cache.name
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+use_temporary_pystencils_cache()
 
 import pystencils as ps  # noqa: E402
 

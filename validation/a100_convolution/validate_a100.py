@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="pystencils-perf-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-")
 
 import numpy as np
 from scipy.optimize import minimize

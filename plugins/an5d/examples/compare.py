@@ -8,11 +8,11 @@ best launch `pystencils_perf.rank` predicts for the plain (one time step per swe
 pystencils kernel, both in GFLOP/s with the stencil's own FLOP per cell.
 """
 
-import os
-import tempfile
 
 # pystencils reads its cache folder when imported: keep it out of the home directory.
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", os.path.join(tempfile.gettempdir(), "pystencils-perf-cache"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache()
 
 import pystencils as ps  # noqa: E402
 

@@ -3,7 +3,11 @@
     python3 plugins/hhc/examples/paper_numbers.py
 """
 
-from pystencils_perf_hhc import (
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+use_temporary_pystencils_cache()  # pystencils' cache, before pystencils is imported: never in the home directory
+
+from pystencils_perf_hhc import (  # noqa: E402
     MIN_PITCH,
     ExperimentSet,
     Problem,

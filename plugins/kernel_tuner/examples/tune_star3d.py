@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", os.path.join(tempfile.gettempdir(), "pystencils-perf-cache"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache()
 
 from pystencils_perf.launch import parse_triple  # noqa: E402
 from pystencils_perf_cuda import Array, CudaKernel  # noqa: E402

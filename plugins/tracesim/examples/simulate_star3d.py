@@ -6,10 +6,10 @@
 ranks candidates by the simulated time (the analytic metrics stay in the table).
 """
 
-import os
-import tempfile
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="tracesim-example-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("tracesim-example-")
 
 from pystencils_perf_tracesim import simulate
 

@@ -1,5 +1,4 @@
-import os
-import tempfile
-
 # pystencils writes a cache; keep it out of the home directory (before anything imports pystencils)
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="tracesim-pystencils-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+use_temporary_pystencils_cache("tracesim-pystencils-")
