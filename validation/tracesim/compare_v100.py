@@ -14,14 +14,14 @@ disagree most, and the cost per candidate of each.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", tempfile.mkdtemp(prefix="tracesim-validation-"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("tracesim-validation-")
 
 import numpy as np
 from pystencils_perf_tracesim import simulate
@@ -36,11 +36,6 @@ DATA = HERE.parent / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"
 SPEC = HERE.parent / "data" / "v100" / "star3d_r2.py"
 VOLUMES = {"dram_load": "dram_load_bytes_per_lup", "dram_store": "dram_store_bytes_per_lup",
            "l2_load": "l2_load_bytes_per_lup", "l2_store": "l2_store_bytes_per_lup"}
-
-
-def metric(metrics, name: str) -> float:
-    """A metric of the analytic estimator: typed `Metrics` attribute, or the older dict key."""
-    return float(getattr(metrics, name)) if hasattr(metrics, name) else float(metrics[name])
 
 
 @dataclass(frozen=True)
@@ -83,7 +78,7 @@ def compare(limit: int | None, device: str) -> tuple[list[Row], float, float]:
         out.append(Row(
             launch=row.launch,
             measured={k: row.values[k] for k in VOLUMES if k in row.values},
-            analytic={k: metric(cand.metrics, v) for k, v in VOLUMES.items()},
+            analytic={k: cand.metrics.value(v) for k, v in VOLUMES.items()},
             simulated={k: getattr(sim, v) for k, v in VOLUMES.items()},
             analytic_glups=cand.prediction.glups,
             simulated_glups=sim.lups_per_second / 1e9,

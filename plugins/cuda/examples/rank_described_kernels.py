@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", os.path.join(tempfile.gettempdir(), "pystencils-perf-cache"))
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache()
 
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf_cuda import load  # noqa: E402
@@ -31,7 +32,7 @@ KEYS = {
 
 def row(label: str, kernel, block, device: str) -> str:
     m = pp.rank(kernel, device, blocks=[block], folds=[(1, 1, 1)]).best.metrics
-    return f"{label:>28} {'x'.join(map(str, block)):>8} " + " ".join(f"{m[k]:>9.4f}" for k in KEYS)
+    return f"{label:>28} {'x'.join(map(str, block)):>8} " + " ".join(f"{m.value(k):>9.4f}" for k in KEYS)
 
 
 def main() -> None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 
 # pystencils and loopy (through pytools) keep disk caches; keep them out of the home directory.
-_CACHE = os.path.join(tempfile.gettempdir(), "pystencils-perf-cache")
-os.environ.setdefault("PYSTENCILS_CACHE_DIR", _CACHE)
-os.environ.setdefault("XDG_CACHE_HOME", _CACHE)
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+os.environ.setdefault("XDG_CACHE_HOME", use_temporary_pystencils_cache())
 
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.catalog import star_3d  # noqa: E402
@@ -39,7 +38,7 @@ def main() -> None:
         split = stencils.star_3d7(domain, block)
         for name, kernel in (("loopy", split), ("pystencils", reference)):
             m = pp.rank(kernel, args.device, blocks=[block], folds=[(1, 1, 1)]).best.metrics
-            print(f"{'x'.join(map(str, block)):>9}  {name:>10}  " + " ".join(f"{m[k]:>7.3f}" for k in KEYS))
+            print(f"{'x'.join(map(str, block)):>9}  {name:>10}  " + " ".join(f"{m.value(k):>7.3f}" for k in KEYS))
     print(f"\nthe loopy kernel was split for block {kernel_block(knl)}; the model ranks it re-split for every block:")
     ranking = pp.rank(knl, args.device)
     print("\n".join(ranking.table(head=5).splitlines()[:9]))  # the rejected candidates' reasons left out

@@ -49,16 +49,11 @@ def instructions_per_thread(model) -> float:
     return distinct_accesses_per_thread(model) + model.flops_per_lup * points_per_thread(model)
 
 
-def _extra(metrics, name):
-    extras = getattr(metrics, "extras", None) or {}
-    return extras.get(name)
-
-
 def candidate_inputs(folded_model, candidate, warp_size: int = 32) -> RyooInputs:
     """Ryoo's inputs of one ranked candidate, the kernel model folded as its launch says."""
     metrics, launch = candidate.metrics, candidate.launch
-    instructions = _extra(metrics, INSTRUCTIONS_EXTRA)
-    regions = _extra(metrics, REGIONS_EXTRA)
+    instructions = metrics.extras.get(INSTRUCTIONS_EXTRA)
+    regions = metrics.extras.get(REGIONS_EXTRA)
     if instructions is None:
         instructions = instructions_per_thread(folded_model)
     if instructions <= 0:
