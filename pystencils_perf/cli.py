@@ -130,7 +130,7 @@ def _cmd_devices(args) -> int:
 def _cmd_plugins(args) -> int:
     """Every registered plugin with the models, filters and backends it offers."""
     from .estimate import footprint_backends
-    from .plugins import get_plugin_manager
+    from .plugins import blocked_names, get_plugin_manager
 
     pm = get_plugin_manager()
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: str(item[0])):
@@ -142,7 +142,7 @@ def _cmd_plugins(args) -> int:
             for key, description in sorted((names or {}).items()):
                 print(f"  {key:<12} {description}")
     print(f"footprint backends (--backend): {', '.join(footprint_backends())}")
-    blocked = [n for n in os.environ.get("PYSTENCILS_PERF_BLOCK", "").split(",") if n]
+    blocked = blocked_names()
     if blocked:
         print(f"blocked: {', '.join(blocked)}")
     return 0
@@ -236,13 +236,11 @@ def _plugin_options(args) -> dict:
 
 def _names(kind: str, offered: list[dict]):
     """An argparse type for a comma list of names the installed plugins offer."""
-    known = sorted({name for names in offered for name in (names or {})})
+    from .rank import check_names
 
     def names(text: str) -> tuple[str, ...]:
         asked = tuple(n.strip() for n in text.split(",") if n.strip())
-        for name in asked:
-            if name not in known:
-                raise ConfigurationError(f"unknown {kind} {name!r}; installed: {', '.join(known) or 'none'}")
+        check_names(kind, asked, offered)
         return asked
 
     return names

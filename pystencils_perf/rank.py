@@ -116,17 +116,18 @@ class Ranking:
     def table(self, head: int | None = None) -> str:
         """One readable row per candidate, best first, with its limiter and volumes."""
         rows = self.candidates if head is None else self.candidates[:head]
+        tied_candidates, tie_line = self.tied, self.tie_line()
         lines = [
             f"{self.kernel} on {self.device.name}: {len(self.candidates)} candidates"
             + (f", {len(self.rejected)} rejected" if self.rejected else ""),
             *(f"  device note: {note}" for note in confidence_notes(self.device)),
             *([f"  {self.resources_note}"] if self.resources_note else []),
-            *([self.tie_line()] if self.tie_line() else []),
+            *([tie_line] if tie_line else []),
             f"{'#':>4} {'block':>12} {'fold':>7} {'GLup/s':>7} {'limiter':>7} "
             f"{'DRAM ld':>8} {'DRAM st':>8} {'L2 ld':>7} {'L2 st':>7} {'L1 cyc':>7} {'blk/SM':>6}",
             f"{'':>4} {'':>12} {'':>7} {'':>7} {'':>7} {'B/Lup':>8} {'B/Lup':>8} {'B/Lup':>7} {'B/Lup':>7} {'/Lup':>7}",
         ]
-        tied = {id(c) for c in self.tied} if len(self.tied) > 1 else set()
+        tied = {id(c) for c in tied_candidates} if len(tied_candidates) > 1 else set()
         for i, c in enumerate(rows, 1):
             m = c.metrics
             lines.append(
@@ -154,7 +155,8 @@ def _extras(pm, model, launch, device, options, metrics: Metrics) -> Metrics:
     return replace(metrics, extras={**metrics.extras, **merged}) if merged else metrics
 
 
-def _check_names(kind: str, asked, offered: list[dict]) -> None:
+def check_names(kind: str, asked, offered: list[dict]) -> None:
+    """Refuse a model or filter name no installed plugin offers (`offered`: the answers of its listing hook)."""
     known = {name for names in offered for name in (names or {})}
     for name in asked:
         if name not in known:
@@ -218,8 +220,8 @@ def rank(
     options = RankOptions.of(threads, blocks, folds, backend, model, prune, plugin_options)
     get_backend(backend)  # fail early on an unknown name
     pm = get_plugin_manager()
-    _check_names("performance model", (options.model,), pm.hook.perf_models())
-    _check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
+    check_names("performance model", (options.model,), pm.hook.perf_models())
+    check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
     kernel_model, space, resources = with_measured_resources(pm, kernel, recipe, kernel_model, dev, options,
                                                              compile_resources)
     folded_models = {}
