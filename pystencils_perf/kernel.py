@@ -166,6 +166,13 @@ class KernelModel:
     #: registers per thread of the generated code of each fold, ((fx, fy, fz), registers) pairs;
     #: `folded` and `registers_for` use them where known
     registers_by_fold: tuple[tuple[tuple[int, int, int], int], ...] = ()
+    #: a value that several loop iterations (folded points) load is one instruction even where their
+    #: guards differ, as in pystencils' folded code; hand-written code with an ``if`` inside the loop
+    #: is False: nvcc merges identical loads only under the same condition
+    merges_accesses_across_guards: bool = True
+    #: a condition on ``blockDim`` (Kernel Tuner's ``#if``): for block sizes where it is false the code
+    #: has no guard at all, every access runs and every point is active
+    guards_compiled_when: sp.Basic = sp.true
 
     def field_by_name(self, name: str) -> Field:
         for f in self.fields:
@@ -222,6 +229,7 @@ class KernelModel:
             self,
             accesses=accesses,
             domain=self.domain.xreplace(subs),
+            guards_compiled_when=self.guards_compiled_when.xreplace(subs),
             loops=tuple(loops),
             work_items=work_items,
             fold=fold,

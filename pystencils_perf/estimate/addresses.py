@@ -151,9 +151,27 @@ def _symbolic_forms(model: KernelModel):
     return domain, accesses
 
 
+def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
+    """Whether the code for `block` has its guards (`KernelModel.guards_compiled_when`)."""
+    if model.guards_compiled_when is sp.true:
+        return True
+    value = model.guards_compiled_when.xreplace(dict(zip(BDIM, block)))
+    if value not in (sp.true, sp.false):
+        raise HarvestError(f"kernel {model.name!r}: guards_compiled_when {model.guards_compiled_when} "
+                           f"is not decided by blockDim = {block} alone")
+    return value is sp.true
+
+
 def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledKernel:
-    """Unroll `model`'s loops and fix ``blockDim = block``."""
+    """Unroll `model`'s loops and fix ``blockDim = block``.
+
+    An access that several iterations make at one address is one instruction
+    (active where any of them is), unless the model says its code keeps one per
+    distinct guard (`KernelModel.merges_accesses_across_guards`).
+    """
     domain, accesses = _symbolic_forms(model)
+    if not guards_compiled(model, block):
+        domain, accesses = (), [(f, k, a, ()) for f, k, a, _ in accesses]
     merged: dict[tuple, list] = {}
     points = []
     for values in itertools.product(*(lp.values for lp in model.loops)):
@@ -161,12 +179,14 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
         numbers.update({lp.counter: v for lp, v in zip(model.loops, values)})
         points.append(tuple(t.at(numbers) for t in domain))
         for field_name, kind, address, guard in accesses:
-            key = (field_name, kind, address.at(numbers))
             conj = tuple(t.at(numbers) for t in guard)
+            key = (field_name, kind, address.at(numbers))
+            if not model.merges_accesses_across_guards:
+                key += (conj,)
             guards = merged.setdefault(key, [])
             if conj not in guards:
                 guards.append(conj)
-    instructions = tuple(Instruction(f, k, a, tuple(g)) for (f, k, a), g in merged.items())
+    instructions = tuple(Instruction(f, k, a, tuple(g)) for (f, k, a, *_), g in merged.items())
     return CompiledKernel(instructions, tuple(points))
 
 

@@ -6,14 +6,20 @@ Described from `cache_scripts/convolution/convolution.cu` of MiloLurati/AutoTuni
 no global loads). Each thread computes tile_size_x x tile_size_y outputs strided by the block size,
 ``x = blockIdx.x * block_size_x * tile_size_x + threadIdx.x + xi * block_size_x`` (y alike), and for
 each reads the 15 x 15 window ``input[(y + i) * 4110 + x + j]``: 225 FMAs (450 flops) per output.
-The loops are fully unrolled, so a value that two tile points share is loaded once (the model merges
-identical addresses of one thread). ``read_only = 1`` loads through ``__ldg`` (the read-only path).
-The store is guarded by ``x < 4096 && y < 4096`` where the tile does not divide the image; the model
-applies that guard to the loads as well (they run unguarded up to the 4110-point input).
+The loops are fully unrolled. ``read_only = 1`` loads through ``__ldg`` (the read-only path).
+Guards exist only where the tile does not divide the image (the source's ``#if image % (block * tile)
+!= 0``, here `guarded_when`): then each tile point's store runs under ``x < 4096 && y < 4096`` and
+its loads under ``x < 4110 && y < 4110``, each tile point under its own condition, so nvcc loads a
+value that two tile points share twice (checked on our own re-implementation's PTX: tile 1x4 with
+block 64x1 has 270 global loads unguarded, 900 guarded). Without guards the shared values
+are loaded once. Registers come from compiling `convolution.cu` (our own code with the same loops,
+guards and loads) once per tile size and read_only, for one block (`REGISTERS_BLOCK`).
 
 `kernel_for(params)` is what `pystencils-perf validate` calls per combination of the tunable
 parameters that are not the block size; `fixed_parameters` selects the rows of the cache it describes.
 """
+
+from pathlib import Path
 
 from pystencils_perf_cuda import Array, CudaKernel
 
@@ -23,6 +29,10 @@ INPUT = IMAGE + FILTER - 1
 
 #: the cache also holds the shared-memory variant (use_shmem = 1), which this description is not
 fixed_parameters = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": FILTER, "filter_width": FILTER}
+#: our own re-implementation of the measured kernel, compiled for registers (with nvcc on PATH)
+SOURCE = Path(__file__).with_name("convolution.cu")
+#: the block the source is compiled with for registers: one per description, not per candidate
+REGISTERS_BLOCK = {"block_size_x": 64, "block_size_y": 2}
 #: useful outputs per launch (Kernel Tuner's problem_size), for throughput in lattice updates per second
 lattice_updates = IMAGE * IMAGE
 
@@ -39,9 +49,14 @@ def kernel_for(params: dict) -> CudaKernel:
         indices={"x": "blockIdx.x * blockDim.x * tsx + threadIdx.x + xi * blockDim.x",
                  "y": "blockIdx.y * blockDim.y * tsy + threadIdx.y + yi * blockDim.y"},
         guard=f"x < {IMAGE} && y < {IMAGE}",
+        load_guard=f"x < {INPUT} && y < {INPUT}",
+        guarded_when=f"{IMAGE} % (blockDim.x * tsx) != 0 || {IMAGE} % (blockDim.y * tsy) != 0",
         loops={"yi": (0, tsy), "xi": (0, tsx)},
         loads=window,
         stores=(f"output[y * {IMAGE} + x]",),
         constants={"tsx": tsx, "tsy": tsy},
         flops_per_lup=2.0 * FILTER * FILTER,
+        source=str(SOURCE),
+        function="convolution15",
+        defines={**REGISTERS_BLOCK, "tile_size_x": tsx, "tile_size_y": tsy, "read_only": int(params["read_only"])},
     )

@@ -1,7 +1,11 @@
-"""The `perf_harvest` plugin for `CudaKernel` descriptions."""
+"""The `perf_harvest` and `perf_resources` plugin for `CudaKernel` descriptions."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from pystencils_perf.adapters.nvcc import arch_for, compile_resources, nvcc_path
+from pystencils_perf.errors import HarvestError
 from pystencils_perf.hookspecs import hookimpl
 
 from .description import CudaKernel
@@ -10,3 +14,23 @@ from .description import CudaKernel
 @hookimpl
 def perf_harvest(kernel, options):
     return kernel.model(options) if isinstance(kernel, CudaKernel) else None
+
+
+def translation_unit(kernel: CudaKernel) -> str:
+    """`kernel.source` with its `defines` in front, as ``nvcc -D`` would set them."""
+    path = Path(kernel.source)
+    if not path.is_file():
+        raise HarvestError(f"CUDA kernel {kernel.name!r}: source {kernel.source!r} is not a file")
+    macros = "".join(f"#define {name} {value}\n" for name, value in kernel.defines.items())
+    return macros + path.read_text()
+
+
+@hookimpl
+def perf_resources(kernel, recipe, model, folds, device):
+    """Registers and spills of the described kernel's source (unfolded only: a description has no folded code)."""
+    if not isinstance(kernel, CudaKernel) or kernel.source is None or nvcc_path() is None or device.vendor != "nvidia":
+        return None
+    if (1, 1, 1) not in [tuple(f) for f in folds]:
+        return None
+    usage = compile_resources(translation_unit(kernel), kernel.function or kernel.name, arch_for(device.compute_capability))
+    return {(1, 1, 1): usage}

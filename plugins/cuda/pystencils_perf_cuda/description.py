@@ -17,7 +17,7 @@ import sympy as sp
 from pystencils_perf.errors import HarvestError
 from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, base_offset, require_affine
 
-from .expressions import Scope, parse, parse_access
+from .expressions import Scope, parse, parse_access, parse_block_condition
 
 #: element size in bytes of the CUDA and numpy type names a description may use
 DTYPE_BYTES = {
@@ -63,10 +63,21 @@ class CudaKernel:
         index means the element offset).
     :param indices: named index expressions, e.g. ``{"x": "blockIdx.x * blockDim.x + threadIdx.x"}``.
     :param guard: the kernel's ``if``; None means every axis' global index
-        ``blockIdx * blockDim + threadIdx`` stays below its thread count.
+        ``blockIdx * blockDim + threadIdx`` stays below its thread count. It
+        decides which points count as updates, and guards the stores.
+    :param load_guard: the loads' own ``if``, where the code guards them with
+        another condition than the stores (default: `guard`).
+    :param guarded_when: a condition on ``blockDim`` and constants, where the
+        code has its guards only for some block sizes (Kernel Tuner's ``#if``):
+        for the other block sizes every access runs and every point counts.
     :param loops: per-thread loops ``{counter: (start, stop)}`` or ``(start, stop, step)``;
         every iteration counts as one update.
     :param constants: integers the other entries may name.
+    :param source: the kernel's CUDA file; where nvcc is on PATH it is compiled
+        (with `defines` as ``-D`` macros) for the device's architecture, so that
+        occupancy follows from the registers of the code and not from
+        `registers_per_thread` or the thread count alone.
+    :param function: the ``__global__`` function in `source` (default: `name`).
     """
 
     name: str
@@ -76,11 +87,16 @@ class CudaKernel:
     stores: tuple[str, ...] = ()
     indices: dict[str, str] = field(default_factory=dict)
     guard: str | None = None
+    load_guard: str | None = None
+    guarded_when: str | None = None
     loops: dict[str, tuple] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)
     flops_per_lup: float = 0.0
     registers_per_thread: int | None = None
     shared_memory_bytes: int = 0
+    source: str | None = None
+    function: str | None = None
+    defines: dict[str, int | str] = field(default_factory=dict)
 
     def model(self, options: HarvestOptions | None = None) -> KernelModel:
         """The `KernelModel` of this description (what the adapter plugin returns)."""
@@ -160,17 +176,17 @@ class _Builder:
         if expr.free_symbols - allowed:  # pragma: no cover - the parser admits no other names
             raise HarvestError(f"{where}: depends on {sorted(map(str, expr.free_symbols - allowed))}")
 
-    def _guard(self, threads: tuple[int, int, int]) -> sp.Basic:
-        if self.desc.guard is None:
+    def _guard(self, text: str | None, key: str, threads: tuple[int, int, int]) -> sp.Basic:
+        if text is None:
             return sp.And(*(sp.Lt(BDIM[a] * BID[a] + TID[a], n) for a, n in enumerate(threads) if n > 1))
-        where = f"{self.where}: guard"
-        guard = parse(self.desc.guard, self.scope, where)
+        where = f"{self.where}: {key}"
+        guard = parse(text, self.scope, where)
         if not isinstance(guard, sp.logic.boolalg.Boolean):
-            raise HarvestError(f"{where} {self.desc.guard!r} is no condition")
+            raise HarvestError(f"{where} {text!r} is no condition")
         for rel in guard.args if isinstance(guard, sp.And) else (guard,):
             if isinstance(rel, sp.Ne) or not isinstance(rel, sp.core.relational.Relational):
-                raise HarvestError(f"{where} {self.desc.guard!r}: {rel} is not an affine inequality or equality")
-            require_affine(rel.lhs - rel.rhs, f"{where} {self.desc.guard!r}")
+                raise HarvestError(f"{where} {text!r}: {rel} is not an affine inequality or equality")
+            require_affine(rel.lhs - rel.rhs, f"{where} {text!r}")
         return guard
 
     def _threads(self) -> tuple[int, int, int]:
@@ -198,8 +214,11 @@ class _Builder:
             raise HarvestError(f"{self.where} has no array {sorted(unknown)[0]!r} to give a base offset")
         fields_ = {a.name: self._field(a) for a in arrays}
         threads = self._threads()
-        domain = self._guard(threads)
-        accesses = [self._access(t, AccessKind.LOAD, fields_, domain) for t in self.desc.loads]
+        domain = self._guard(self.desc.guard, "guard", threads)
+        load_guard = domain if self.desc.load_guard is None else self._guard(self.desc.load_guard, "load_guard", threads)
+        guarded_when = (sp.true if self.desc.guarded_when is None
+                        else parse_block_condition(self.desc.guarded_when, self.scope, f"{self.where}: guarded_when"))
+        accesses = [self._access(t, AccessKind.LOAD, fields_, load_guard) for t in self.desc.loads]
         accesses += [self._access(t, AccessKind.STORE, fields_, domain) for t in self.desc.stores]
         if not any(a.kind is AccessKind.STORE for a in accesses):
             raise HarvestError(f"{self.where} has no store")
@@ -217,6 +236,8 @@ class _Builder:
             shared_memory_bytes=int(self.desc.shared_memory_bytes),
             generator="hand-written CUDA (pystencils-perf-cuda description)",
             read_only_fields=tuple(a.name for a in arrays if a.read_only),
+            merges_accesses_across_guards=False,  # written by hand: nvcc merges loads under one condition only
+            guards_compiled_when=guarded_when,
         )
 
 

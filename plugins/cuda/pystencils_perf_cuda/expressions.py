@@ -2,7 +2,9 @@
 
 ``blockIdx.x * blockDim.x + threadIdx.x``, ``y * n + x`` with named indices and
 constants, ``x < n && y < n`` for guards. Integer division and remainder are
-allowed between constants only: of a thread index they are not affine.
+allowed between constants only: of a thread index they are not affine. A block
+condition (`parse_block_condition`, Kernel Tuner's ``#if`` on the block size)
+may also divide by ``blockDim`` and join comparisons with ``||``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,18 @@ def parse(text: str, scope: Scope, where: str) -> sp.Expr:
     return _Converter(scope, where).convert(_tree(text, where))
 
 
+def parse_block_condition(text: str, scope: Scope, where: str) -> sp.Basic:
+    """A condition on ``blockDim`` and constants, e.g. ``4096 % (blockDim.x * 3) != 0 || 4096 % blockDim.y != 0``."""
+    where = f"{where}: {text!r}"
+    condition = _Converter(scope, where, block_condition=True).convert(_tree(text, where))
+    if not isinstance(condition, sp.logic.boolalg.Boolean):
+        raise HarvestError(f"{where} is no condition")
+    if condition.free_symbols - set(BDIM):
+        raise HarvestError(f"{where}: may depend on blockDim and constants only, not on "
+                           f"{', '.join(sorted(map(str, condition.free_symbols - set(BDIM))))}")
+    return condition
+
+
 def parse_access(text: str, scope: Scope, where: str) -> tuple[str, tuple[sp.Expr, ...]]:
     """``name[i][j]`` or ``name[i, j]`` -> (name, index expressions); `where` names the access."""
     match = _ACCESS.match(text) if isinstance(text, str) else None
@@ -88,8 +102,8 @@ def parse_access(text: str, scope: Scope, where: str) -> tuple[str, tuple[sp.Exp
 
 
 class _Converter:
-    def __init__(self, scope: Scope, where: str):
-        self.scope, self.where = scope, where
+    def __init__(self, scope: Scope, where: str, block_condition: bool = False):
+        self.scope, self.where, self.block_condition = scope, where, block_condition
 
     def fail(self, what: str):
         raise HarvestError(f"{self.where}: {what}")
@@ -131,6 +145,8 @@ class _Converter:
             return a - b
         if isinstance(node.op, ast.Mult):
             return a * b
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and self.block_condition and not (a.is_Integer and b.is_Integer):
+            return sp.Mod(a, b) if isinstance(node.op, ast.Mod) else sp.floor(a / b)  # positive block sizes
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
             if not (a.is_Integer and b.is_Integer) or b == 0:
                 self.fail(f"{ast.unparse(node)!r}: integer division or remainder of a non-constant is not affine")
@@ -145,6 +161,8 @@ class _Converter:
         return sp.And(*relations)
 
     def _BoolOp(self, node):
+        if isinstance(node.op, ast.Or) and self.block_condition:
+            return sp.Or(*(self.convert(v) for v in node.values))
         if not isinstance(node.op, ast.And):
             self.fail("a guard must be comparisons joined by 'and' / '&&'")
         return sp.And(*(self.convert(v) for v in node.values))

@@ -1,6 +1,7 @@
 """Described hand-written CUDA kernels: consequences that follow from the hardware, and clear errors."""
 
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -159,3 +160,52 @@ def test_malformed_toml_is_named(case, tmp_path):
 def test_from_dict_needs_a_table():
     with pytest.raises(pp.HarvestError, match="expected a table of keys"):
         from_dict(["name"])
+
+
+def _tiled_column(guard: str | None, guarded_when: str | None = None) -> CudaKernel:
+    """Each thread sums a 3-point column window for 4 outputs one row apart: rows y..y+5 (6 distinct loads)."""
+    return CudaKernel(
+        name="column window", arrays=(Array("a", "float", (1030, 256)), Array("b", "float", (1024, 256))),
+        threads=(256, 256), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "(blockIdx.y * blockDim.y + threadIdx.y) * 4 + t"},
+        loops={"t": (0, 4)}, loads=("a[y][x]", "a[y + 1][x]", "a[y + 2][x]"), stores=("b[y][x]",),
+        guard=guard, guarded_when=guarded_when)
+
+
+def _loads_per_thread(kernel, block):
+    from pystencils_perf.estimate.addresses import compile_kernel
+
+    return sum(i.kind.value == "load" for i in compile_kernel(kernel.model(), block).instructions)
+
+
+def test_loads_under_their_own_guards_are_not_merged():
+    """nvcc loads a value that two iterations share once only where both run under one condition."""
+    assert _loads_per_thread(_tiled_column(None), (32, 4, 1)) == 6  # a per-thread guard: shared rows merge
+    assert _loads_per_thread(_tiled_column("y < 1024 && x < 256"), (32, 4, 1)) == 12  # each iteration its own if
+    # the guard compiled only where the block does not divide 256 (Kernel Tuner's #if): 32 does, 48 does not
+    conditional = _tiled_column("y < 1024 && x < 256", guarded_when="256 % blockDim.x != 0")
+    assert _loads_per_thread(conditional, (32, 4, 1)) == 6
+    assert _loads_per_thread(conditional, (48, 4, 1)) == 12
+
+
+def test_guarded_when_names_what_it_may_not_depend_on():
+    with pytest.raises(pp.HarvestError, match=r"guarded_when.*blockDim and constants only, not on tid.x"):
+        _tiled_column("y < 1024", guarded_when="threadIdx.x % 2 != 0").model()
+    with pytest.raises(pp.HarvestError, match="guarded_when.*is no condition"):
+        _tiled_column("y < 1024", guarded_when="blockDim.x % 2").model()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_source_is_compiled_for_registers(tmp_path):
+    """A described kernel with its source gets the registers ptxas allocates, with the defines applied."""
+    source = tmp_path / "scale.cu"
+    source.write_text('extern "C" __global__ void scale(float *b, const float *a) {\n'
+                      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float s = 0;\n"
+                      "  #pragma unroll\n  for (int k = 0; k < TAPS; k++) s += a[i + k] * (k + 1);\n  b[i] = s;\n}\n")
+    kernel = CudaKernel(name="scale", arrays=(Array("a", "float", (4096 + 64,)), Array("b", "float", (4096,))),
+                        threads=(4096,), loads=tuple(f"a[blockIdx.x * blockDim.x + threadIdx.x + {k}]" for k in range(4)),
+                        stores=("b[blockIdx.x * blockDim.x + threadIdx.x]",), source=str(source), defines={"TAPS": 4})
+    ranking = pp.rank(kernel, "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
+    assert "registers per fold 1x1x1:" in ranking.resources_note and "sm_80" in ranking.resources_note
+    assert ranking.best.metrics.registers_per_thread == ranking.resources[(1, 1, 1)].registers_per_thread
+    with pytest.raises(pp.HarvestError, match="source .*missing.cu' is not a file"):
+        pp.rank(replace(kernel, source=str(tmp_path / "missing.cu")), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
