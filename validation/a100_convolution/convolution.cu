@@ -1,9 +1,9 @@
-// A 15x15 convolution without shared memory, written for pystencils-perf to compile for registers
-// (the description in convolution.py names it as its `source`). It re-implements, in our own code,
+// A 15x15 convolution without shared memory, written for pystencils-perf to check on its PTX which
+// loads nvcc merges (see the docstring of convolution.py). It re-implements, in our own code,
 // the behaviour of Kernel Tuner's convolution benchmark as measured on the A100 (use_shmem 0,
 // use_cmem 1): per-thread tiles strided by the block size, fully unrolled loops, guards only where
 // the tile does not divide the image, and __ldg loads when read_only is 1. The macros are Kernel
-// Tuner's tunable parameters, set by the description's `defines`.
+// Tuner's tunable parameters, set with -D.
 #define IMAGE 4096
 #define FILTER 15
 #define INPUT (IMAGE + FILTER - 1)
