@@ -29,6 +29,8 @@ BID = _index_symbols("bid")
 #: blockDim.x..z
 BDIM = _index_symbols("bdim")
 THREAD_SYMBOLS = frozenset(TID + BID + BDIM)
+#: the per-thread loop counters that `KernelModel.folded` adds, one per axis
+FOLD_COUNTERS = _index_symbols("fold")
 
 
 class AccessKind(str, Enum):
@@ -166,9 +168,10 @@ class KernelModel:
     #: registers per thread of the generated code of each fold, ((fx, fy, fz), registers) pairs;
     #: `folded` and `registers_for` use them where known
     registers_by_fold: tuple[tuple[tuple[int, int, int], int], ...] = ()
-    #: a value that several loop iterations (folded points) load is one instruction even where their
-    #: guards differ, as in pystencils' folded code; hand-written code with an ``if`` inside the loop
-    #: is False: nvcc merges identical loads only under the same condition
+    #: a value that several iterations of the kernel's own loops load is one instruction even where
+    #: their guards differ, as in pystencils' code; hand-written code with an ``if`` inside the loop is
+    #: False: nvcc merges identical loads only under the same condition. Folding (`folded`) always
+    #: merges: folded code loads a shared value once, before the per-point guards
     merges_accesses_across_guards: bool = True
     #: a condition on ``blockDim`` (Kernel Tuner's ``#if``): for block sizes where it is false the code
     #: has no guard at all, every access runs and every point is active
@@ -216,7 +219,7 @@ class KernelModel:
         for a, f in enumerate(fold):
             if f == 1:
                 continue
-            k = sp.Symbol(f"fold.{AXES[a]}", integer=True, nonnegative=True)
+            k = FOLD_COUNTERS[a]
             subs[TID[a]] = f * TID[a] + k
             subs[BDIM[a]] = f * BDIM[a]
             loops.append(Loop(k, 0, f))

@@ -22,7 +22,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import HarvestError
-from ..kernel import BDIM, BID, TID, AccessKind, KernelModel
+from ..kernel import BDIM, BID, FOLD_COUNTERS, TID, AccessKind, KernelModel
 
 COORDS = TID + BID  # the order of the coefficient vectors
 
@@ -167,11 +167,13 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
 
     An access that several iterations make at one address is one instruction
     (active where any of them is), unless the model says its code keeps one per
-    distinct guard (`KernelModel.merges_accesses_across_guards`).
+    distinct guard of its own loops (`KernelModel.merges_accesses_across_guards`);
+    iterations of a fold always share it.
     """
     domain, accesses = _symbolic_forms(model)
     if not guards_compiled(model, block):
         domain, accesses = (), [(f, k, a, ()) for f, k, a, _ in accesses]
+    unfolded = dict.fromkeys(FOLD_COUNTERS, 0)  # a fold's points share their loads whatever their guards
     merged: dict[tuple, list] = {}
     points = []
     for values in itertools.product(*(lp.values for lp in model.loops)):
@@ -182,7 +184,7 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
             conj = tuple(t.at(numbers) for t in guard)
             key = (field_name, kind, address.at(numbers))
             if not model.merges_accesses_across_guards:
-                key += (conj,)
+                key += (tuple(t.at({**numbers, **unfolded}) for t in guard),)
             guards = merged.setdefault(key, [])
             if conj not in guards:
                 guards.append(conj)
