@@ -1,0 +1,144 @@
+"""The 15x15 convolution on two GPUs held out of every fit (RTX A4000, RTX A6000): limiters and throughput model.
+
+    nice -n 10 python3 validation/convolution_gpus/validate_gpus.py [--quick] [--out validation/convolution_gpus]
+
+The same Kernel Tuner benchmark as validation/a100_convolution (same kernel description,
+`convolution.py` there), measured on two more NVIDIA GPUs (validation/data/external/README.md).
+Nothing is fitted here: the throughput model uses its documented [defaults] constants on these
+devices and their latencies from models/data/throughput.toml. `--quick` ranks the tile 1x1 rows
+only (a check while iterating, not the reported numbers). Writes report.md and, per GPU and model,
+a full report with plots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+use_temporary_pystencils_cache("pystencils-perf-")
+
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
+from pystencils_perf.models import throughput  # noqa: E402
+from pystencils_perf.validate import Validation, validate_tuned, write_report  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent / "data" / "external"
+DESCRIPTION = HERE.parent / "a100_convolution" / "convolution.py"
+#: device name (pystencils_perf/devices/data) -> its reduced Kernel Tuner cache
+GPUS = {
+    "RTX-A4000": DATA / "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz",
+    "RTX-A6000": DATA / "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz",
+}
+MODELS = ("limiters", "throughput")
+
+
+def tile(pair) -> tuple[int, int]:
+    """(tile_size_x, tile_size_y) of a pair's variant label."""
+    params = dict(item.split("=") for item in pair.variant.split())
+    return int(params["tile_size_x"]), int(params["tile_size_y"])
+
+
+def read_only(pair) -> int:
+    return 1 if "read_only=1" in pair.variant else 0
+
+
+#: the row subsets of the summary table
+SUBSETS = (
+    ("all", lambda p: True),
+    ("tile 1x1", lambda p: tile(p) == (1, 1)),
+    ("tiles > 1", lambda p: tile(p) != (1, 1)),
+    ("read_only 0", lambda p: read_only(p) == 0),
+    ("read_only 1", lambda p: read_only(p) == 1),
+    ("tile 1x1, read_only 0", lambda p: tile(p) == (1, 1) and read_only(p) == 0),
+    ("tile 1x1, read_only 1", lambda p: tile(p) == (1, 1) and read_only(p) == 1),
+)
+
+
+def quality_row(title: str, v: Validation) -> str | None:
+    q, e = v.quality, v.error("glups")
+    if q is None:
+        return None
+    return (f"| {title}: {q.points} | {q.spearman:.3f} | {100 * q.best_fraction:.1f} % | "
+            f"{q.measured_best_predicted_rank} | {e.mape_percent:.1f} | {e.mean_error_percent:+.1f} | "
+            f"{100 * q.median_fraction:.1f} % |")
+
+
+HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
+          "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
+
+
+def summary(name: str, validation: Validation) -> list[str]:
+    """The ranking and error numbers over the row subsets (all, tile 1x1, tiles > 1, read_only 0/1)."""
+    rows = [quality_row(title, validation.subset(keep)) for title, keep in SUBSETS]
+    return [f"### {name}", "", *HEADER, *[r for r in rows if r], ""]
+
+
+def by_variant(name: str, validation: Validation) -> list[str]:
+    """The same numbers per tile size (both read_only pooled) and per read_only: where the errors are."""
+    tiles = sorted({tile(p) for p in validation.pairs})
+    rows = []
+    for tx, ty in tiles:
+        for ro in (None, 0, 1):
+            keep = (lambda p, t=(tx, ty), r=ro: tile(p) == t and (r is None or read_only(p) == r))
+            label = f"tile {tx}x{ty}" + ("" if ro is None else f", read_only {ro}")
+            rows.append(quality_row(label, validation.subset(keep)))
+    return [f"#### {name}: per variant", "", *HEADER, *[r for r in rows if r], ""]
+
+
+def measured_best_variants(validation: Validation) -> str:
+    best = max(validation.pairs, key=lambda p: p.measured.values["glups"])
+    return f"measured best: {best.label} at {best.measured.values['glups']:.2f} GLup/s"
+
+
+def validate_gpu(device: str, spec, quick: bool) -> dict[str, Validation]:
+    only_1x1 = (lambda params: params["tile_size_x"] == params["tile_size_y"] == 1) if quick else None
+    data = read_kernel_tuner(GPUS[device])
+    return {model: validate_tuned(data, spec, device, model=model, keep_variant=only_1x1) for model in MODELS}
+
+
+def constants_line(device) -> str:
+    c = throughput.constants_for(device)
+    return ("Throughput model constants: latencies L1 / L2 / DRAM "
+            f"{c.l1_hit_latency_cycles:.1f} / {c.l2_hit_latency_cycles:.1f} / {c.dram_latency_cycles:.1f} cycles, "
+            f"l1_tag_lookups_per_cycle {c.l1_tag_lookups_per_cycle:g}, read_only_tag_lookups_per_cycle "
+            f"{c.read_only_tag_lookups_per_cycle:g}, loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
+            f"overlap_exponent {c.overlap_exponent:g} ({c.fitted_on or 'the [defaults]: not fitted'}).")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tile 1x1 rows only (a check, not the reported numbers)")
+    parser.add_argument("--out", default=str(HERE), help="folder for report.md and the per-GPU reports")
+    args = parser.parse_args(argv)
+    spec = load_tunable_spec(DESCRIPTION)
+    out = Path(args.out)
+    lines = ["# 15x15 convolution on RTX A4000 and RTX A6000: limiters and throughput model, nothing fitted", "",
+             ("Held-out GPUs: the throughput model's four constants were fitted on the A100 only "
+              "(validation/a100_convolution); here it runs with its documented `[defaults]`. "
+              f"Data: validation/data/external (benchmark_hub Kernel Tuner caches, use_shmem 0, use_padding 0, "
+              f"valid runs). Kernel description: `validation/a100_convolution/convolution.py`. Reproduce: "
+              f"`python3 validation/convolution_gpus/validate_gpus.py{' --quick' if args.quick else ''}`."), ""]
+    details = []
+    for device, path in GPUS.items():
+        runs = validate_gpu(device, spec, args.quick)
+        lines += [f"## {device} (`{path.name}`, {len(runs['limiters'].pairs)} measured configurations)", "",
+                  constants_line(runs["throughput"].ranking.device), "", measured_best_variants(runs["limiters"]), ""]
+        details += [f"## {device}", ""]
+        for model, validation in runs.items():
+            lines += summary(f"{model}{' (the default model)' if model == 'limiters' else ''}", validation)
+            details += by_variant(model, validation)
+            folder = out / device / model
+            write_report(validation, folder)
+            lines.append(f"Full report with plots: [{device} {model}]({device}/{model}/report.md).\n")
+    text = "\n".join(lines + ["# Per variant (tile size, read_only)", ""] + details)
+    print(text)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
