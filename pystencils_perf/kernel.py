@@ -249,6 +249,10 @@ class KernelModel:
         if self.registers_per_thread is not None:
             lines.append(f"  registers/thread: {self.registers_per_thread}")
         lines.append(f"  active points: {self.domain}")
+        if self.guards_compiled_when is not sp.true:
+            lines.append(f"  guards compiled only where {self.guards_compiled_when}")
+        if not self.merges_accesses_across_guards:
+            lines.append("  a value loaded under different guards of the kernel's loops is loaded once per guard")
         for f in self.fields:
             lines.append(
                 f"  field {f.name}: {f.dtype or str(f.element_bytes) + ' B'} shape {f.shape} strides {f.strides}"

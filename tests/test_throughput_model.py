@@ -79,9 +79,18 @@ def test_a_device_without_data_is_named():
         throughput.constants_for(pp.get_device("MI210"))
 
 
+def test_a_device_without_its_own_fit_borrows_one_and_says_so():
+    own = throughput.constants_for(pp.get_device("A100-PCIe-40GB"))
+    held_out = throughput.constants_for(pp.get_device("RTX-A4000"))
+    assert held_out.fitted_on.startswith("borrowed from A100-PCIe-40GB, not fitted on RTX-A4000")
+    assert held_out.read_only_tag_lookups_per_cycle == own.read_only_tag_lookups_per_cycle
+    assert held_out.l2_hit_latency_cycles != own.l2_hit_latency_cycles  # latencies stay the device's own
+
+
 def test_every_number_in_the_data_file_has_kind_and_source():
     data = tomllib.loads(throughput.DATA_FILE.read_text())
-    entries = list(data["defaults"].values())
+    entries = [v for k, v in data["defaults"].items() if k != "fit"]
+    assert "fit" in data["devices"][data["defaults"]["fit"]["borrowed_from"]]
     for device in data["devices"].values():
         entries += [v for k, v in device.items() if k != "fit"]
         fit = device.get("fit", {})

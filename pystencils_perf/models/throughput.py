@@ -73,15 +73,21 @@ def _values(table: dict) -> dict:
 
 
 def constants_for(device) -> ThroughputConstants:
-    """The model's data for `device`: its measured latencies, and its fit (or the documented defaults)."""
-    devices = _table()["devices"]
+    """The model's data for `device`: its latencies, the defaults, and its own fit or the one ``[defaults.fit]`` borrows."""
+    table = _table()
+    devices = table["devices"]
     if device.name not in devices:
         raise DeviceError(f"the throughput model has no data for device {device.name!r} "
                           f"(models/data/throughput.toml knows {', '.join(sorted(devices))})")
     entry = devices[device.name]
-    fit = entry.get("fit", {})
-    values = {**_values(_table()["defaults"]), **_values(entry), **_values(fit)}
-    return ThroughputConstants(**values, fitted_on=fit.get("data", ""))
+    if "fit" in entry:
+        fit, fitted_on = entry["fit"], entry["fit"]["data"]
+    else:
+        lender = table["defaults"]["fit"]["borrowed_from"]
+        fit = devices[lender]["fit"]
+        fitted_on = f"borrowed from {lender}, not fitted on {device.name}: {fit['data']}"
+    values = {**_values(table["defaults"]), **_values(entry), **_values(fit)}
+    return ThroughputConstants(**values, fitted_on=fitted_on)
 
 
 # -- what a candidate asks of L1 and the schedulers ---------------------------------------------

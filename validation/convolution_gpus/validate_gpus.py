@@ -4,8 +4,9 @@
 
 The same Kernel Tuner benchmark as validation/a100_convolution (same kernel description,
 `convolution.py` there), measured on two more NVIDIA GPUs (validation/data/external/README.md).
-Nothing is fitted here: the throughput model uses its documented [defaults] constants on these
-devices and their latencies from models/data/throughput.toml. `--quick` ranks the tile 1x1 rows
+Nothing is fitted on these GPUs: the throughput model borrows the A100's fit (tile 1x1 rows of the
+A100 convolution; `[defaults.fit]` in models/data/throughput.toml) and uses each device's own
+latencies. `--quick` ranks the tile 1x1 rows
 only (a check while iterating, not the reported numbers). Writes report.md and, per GPU and model,
 a full report with plots.
 """
@@ -105,7 +106,7 @@ def constants_line(device) -> str:
             f"{c.l1_hit_latency_cycles:.1f} / {c.l2_hit_latency_cycles:.1f} / {c.dram_latency_cycles:.1f} cycles, "
             f"l1_tag_lookups_per_cycle {c.l1_tag_lookups_per_cycle:g}, read_only_tag_lookups_per_cycle "
             f"{c.read_only_tag_lookups_per_cycle:g}, loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
-            f"overlap_exponent {c.overlap_exponent:g} ({c.fitted_on or 'the [defaults]: not fitted'}).")
+            f"overlap_exponent {c.overlap_exponent:g} ({c.fitted_on}).")
 
 
 def main(argv=None) -> int:
@@ -115,9 +116,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     spec = load_tunable_spec(DESCRIPTION)
     out = Path(args.out)
-    lines = ["# 15x15 convolution on RTX A4000 and RTX A6000: limiters and throughput model, nothing fitted", "",
-             ("Held-out GPUs: the throughput model's four constants were fitted on the A100 only "
-              "(validation/a100_convolution); here it runs with its documented `[defaults]`. "
+    lines = ["# 15x15 convolution on RTX A4000 and RTX A6000: limiters and throughput model, nothing fitted on them", "",
+             ("Held-out GPUs: the throughput model's fitted constants come from the A100's tile 1x1 rows only "
+              "(validation/a100_convolution), borrowed here through `[defaults.fit]`. "
               f"Data: validation/data/external (benchmark_hub Kernel Tuner caches, use_shmem 0, use_padding 0, "
               f"valid runs). Kernel description: `validation/a100_convolution/convolution.py`. Reproduce: "
               f"`python3 validation/convolution_gpus/validate_gpus.py{' --quick' if args.quick else ''}`."), ""]
