@@ -180,11 +180,12 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
         numbers = dict(zip(BDIM, block))
         numbers.update({lp.counter: v for lp, v in zip(model.loops, values)})
         points.append(tuple(t.at(numbers) for t in domain))
+        merge_numbers = {**numbers, **unfolded}
         for field_name, kind, address, guard in accesses:
             conj = tuple(t.at(numbers) for t in guard)
             key = (field_name, kind, address.at(numbers))
             if not model.merges_accesses_across_guards:
-                key += (tuple(t.at({**numbers, **unfolded}) for t in guard),)
+                key += (tuple(t.at(merge_numbers) for t in guard),)
             guards = merged.setdefault(key, [])
             if conj not in guards:
                 guards.append(conj)
