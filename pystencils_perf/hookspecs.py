@@ -24,7 +24,9 @@ The flow of one ranking::
 The command line asks plugins for their options (`perf_addoption`), footprint
 backends (`perf_footprint_backends`), models and filters (`perf_models`,
 `perf_prune_filters`), so that an installed plugin's choices appear in
-``--help`` and a misspelt name is refused with the list of known ones.
+``--help`` and a misspelt name is refused with the list of known ones. A SPEC
+file that is not Python (a TOML description) is read by the plugin that
+recognises it (`perf_load_spec`).
 """
 
 from __future__ import annotations
@@ -58,6 +60,16 @@ def perf_harvest(kernel: Any, options: HarvestOptions) -> KernelModel | None:
     :param options: domain shape for variable-size fields, alignment.
     :return: a `KernelModel`, or None if this adapter does not recognise `kernel`.
         Raise `HarvestError` if it recognises the kernel but cannot describe it.
+    """
+
+
+@hookspec(firstresult=True)
+def perf_load_spec(path: str) -> dict[str, Any] | None:
+    """Read a SPEC file that is not Python (a TOML description, say).
+
+    :return: the names a Python SPEC would define (``kernel``, ``domain_shape``; for Kernel Tuner
+        data ``kernel_for``, ``lattice_updates``, ``fixed_parameters``, ``block_parameters``),
+        or None if this plugin does not read `path`. Raise `PerfError` naming what is wrong.
     """
 
 

@@ -132,12 +132,17 @@ class Access:
 
 @dataclass(frozen=True)
 class Loop:
-    """A per-thread loop with a constant trip count (thread folding, grid-stride)."""
+    """A per-thread loop with a constant trip count (thread folding, grid-stride).
+
+    `updates` is False for a loop that only loads (a block's cooperative copy into shared
+    memory): its iterations are not lattice updates, and the domain may not depend on it.
+    """
 
     counter: sp.Symbol
     start: int
     stop: int
     step: int = 1
+    updates: bool = True
 
     @property
     def values(self) -> range:
@@ -164,6 +169,9 @@ class KernelModel:
     fold: tuple[int, int, int] = (1, 1, 1)
     registers_per_thread: int | None = None
     shared_memory_bytes: int = 0
+    #: shared memory per block that grows with the block size (a tile-plus-halo copy), an expression of
+    #: ``blockDim`` in bytes on top of `shared_memory_bytes` (see `shared_memory_for`)
+    block_shared_memory_bytes: sp.Basic = sp.Integer(0)
     generator: str = ""
     #: registers per thread of the generated code of each fold, ((fx, fy, fz), registers) pairs;
     #: `folded` and `registers_for` use them where known
@@ -190,6 +198,14 @@ class KernelModel:
     @property
     def stores(self) -> tuple[Access, ...]:
         return tuple(a for a in self.accesses if a.kind is AccessKind.STORE)
+
+    def shared_memory_for(self, block: tuple[int, int, int]) -> int:
+        """Shared memory per block of `block` threads, in bytes."""
+        extra = self.block_shared_memory_bytes.xreplace(dict(zip(BDIM, block)))
+        if not extra.is_Integer:
+            raise HarvestError(f"kernel {self.name!r}: shared memory {self.block_shared_memory_bytes} "
+                               f"is not a whole number of bytes for blockDim = {tuple(block)}")
+        return self.shared_memory_bytes + int(extra)
 
     def registers_for(self, fold: tuple[int, int, int]) -> int | None:
         """Registers per thread when folded by `fold` (compiled code if known, else the unfolded kernel's)."""
@@ -259,7 +275,8 @@ class KernelModel:
                 f" base offset {f.base_offset_bytes} B"
             )
         for lp in self.loops:
-            lines.append(f"  loop {lp.counter} in range({lp.start}, {lp.stop}, {lp.step})")
+            kind = "" if lp.updates else "   (loads only: no updates)"
+            lines.append(f"  loop {lp.counter} in range({lp.start}, {lp.stop}, {lp.step}){kind}")
         n_load, n_store = len(self.loads), len(self.stores)
         lines.append(f"  accesses: {n_load} loads, {n_store} stores")
         for acc in self.accesses:

@@ -181,6 +181,7 @@ def perf_check_candidate(model, launch, device):
             return f"{regs} registers per thread exceed {device.name}'s {device.max_registers_per_thread}"
         if regs * launch.threads_per_block > device.registers_per_sm:
             return f"{regs} registers x {launch.threads_per_block} threads exceed {device.registers_per_sm} registers per SM"
-    if model.shared_memory_bytes > device.shared_memory_per_sm_bytes:
-        return f"{model.shared_memory_bytes} B shared memory exceed {device.shared_memory_per_sm_bytes} B per SM"
+    shared = model.shared_memory_for(launch.block)
+    if shared > device.shared_memory_per_sm_bytes:
+        return f"{shared} B shared memory exceed {device.shared_memory_per_sm_bytes} B per SM"
     return None

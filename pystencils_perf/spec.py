@@ -1,4 +1,4 @@
-"""SPEC files: a Python file that defines `kernel` or `assignments`.
+"""SPEC files: a Python file that defines `kernel` or `assignments`, or a file a plugin reads.
 
 ``kernel`` is a pystencils/lbmpy GPU kernel (or anything an adapter plugin
 recognises); ``assignments`` are pystencils assignments on fixed-size fields,
@@ -24,18 +24,31 @@ class Spec:
     domain_shape: tuple[int, ...] | None = None
 
 
-def load_spec(path: str | os.PathLike) -> Spec:
-    """Run a SPEC file and return what it defines; problems name the file."""
+def spec_namespace(path: str | os.PathLike) -> dict:
+    """The names a SPEC file defines: a plugin's reading (`perf_load_spec`, e.g. TOML) or the Python file run."""
+    from .plugins import get_plugin_manager
+
     path = Path(path)
     if not path.is_file():
         raise PerfError(f"SPEC file {path} does not exist")
     use_temporary_pystencils_cache()
+    if path.suffix != ".py":
+        namespace = get_plugin_manager().hook.perf_load_spec(path=str(path))
+        if namespace is None:
+            raise PerfError(f"SPEC file {path} is not Python, and no plugin reads it (a TOML SPEC needs a [kernel] "
+                            "table and pystencils-perf-cuda)")
+        return namespace
     try:
-        namespace = runpy.run_path(str(path), run_name="__pystencils_perf_spec__")
+        return runpy.run_path(str(path), run_name="__pystencils_perf_spec__")
     except PerfError:
         raise
     except Exception as e:
         raise PerfError(f"SPEC file {path} failed: {type(e).__name__}: {e}") from e
+
+
+def load_spec(path: str | os.PathLike) -> Spec:
+    """Read a SPEC file and return what it defines; problems name the file."""
+    namespace = spec_namespace(path)
     kernel = namespace.get("kernel", namespace.get("assignments"))
     if kernel is None:
         raise PerfError(f"SPEC file {path} defines neither `kernel` nor `assignments`")

@@ -16,6 +16,7 @@ is installed, and a Markdown report that states the numbers.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,8 +196,8 @@ class Validation:
             counts[p.candidate.prediction.limiter] = counts.get(p.candidate.prediction.limiter, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
-    NO_THROUGHPUT = ("throughput was not measured in this data set (meas_glups is empty): "
-                     "no rank correlation, best-candidate fraction or top-5 recall")
+    NO_THROUGHPUT = ("no measured throughput is compared (meas_glups is empty, or left out where the description "
+                     "does not model the run time): no rank correlation, best-candidate fraction or top-5 recall")
 
     def quality_items(self) -> list[tuple[str, str]]:
         """The ranking-quality numbers as (what, value); none without measured throughput."""
@@ -244,7 +245,7 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
     """
     dev = get_device(device)
     pairs, candidates, rejected, rows = [], [], [], []
-    chosen = [v for v in variants(data, spec) if keep_variant is None or keep_variant(v.params)]
+    chosen = [v for v in variants(data, spec, dev.l2_sector_bytes) if keep_variant is None or keep_variant(v.params)]
     if not chosen:
         raise MeasurementError(f"{data.path}: no variant of the tunable parameters is left to validate")
     for variant in chosen:
@@ -453,7 +454,7 @@ def write_report(validation: Validation, out_dir, *, command: str = "") -> Repor
     lines = [
         f"# Validation: {validation.title}",
         "",
-        f"Measured data: `{validation.dataset.path}`, {len(validation.pairs)} launch candidates "
+        f"Measured data: `{os.path.relpath(validation.dataset.path)}`, {len(validation.pairs)} launch candidates "
         f"(blocks x thread foldings). Device model: `{Path(dev.path).name}`.",
     ]
     if command:

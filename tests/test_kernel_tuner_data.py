@@ -1,5 +1,6 @@
 """Kernel Tuner caches (JSON, .json.gz, interrupted JSON, CSV) as measured data, and validate on them."""
 
+import csv
 import gzip
 import json
 from pathlib import Path
@@ -70,6 +71,18 @@ def _write(tmp_path, name, data, gz=False):
     return path
 
 
+def test_counters_in_a_cache_are_volumes_not_parameters(tmp_path):
+    """Kernel Tuner's observers may store Nsight Compute metrics beside the time: they are no tunable parameter."""
+    entry = {**_entry(32, 4, 1, 0, 0.2), "lts__t_sectors_op_read.sum": N * N // 4}
+    data = read_kernel_tuner(_write(tmp_path, "c.json", {"cache": {"32,4,1,0": entry}}))
+    assert "lts__t_sectors_op_read.sum" not in data.runs[0].params
+    (group,) = variants(data, load_tunable_spec(_write(tmp_path, "s.py", SPEC)))
+    assert group.dataset.rows[0].values["l2_load"] == pytest.approx(8.0)  # 32-B sectors, one per 4 updates
+    entry["lts__t_sectors_op_read.sum"] = "n/a"
+    with pytest.raises(MeasurementError, match="cache entry '32,4,1,0': counter lts__t_sectors_op_read.sum = 'n/a'"):
+        read_kernel_tuner(_write(tmp_path, "c.json", {"cache": {"32,4,1,0": entry}}))
+
+
 def test_json_gz_and_interrupted_json_read_alike(tmp_path):
     plain = read_kernel_tuner(_write(tmp_path, "c.json", CACHE))
     packed = read_kernel_tuner(_write(tmp_path, "c.json.gz", CACHE, gz=True))
@@ -96,6 +109,38 @@ def test_flat_csv_with_mean_time_column(tmp_path, spec):
     assert is_kernel_tuner_file(csv_path) and not is_kernel_tuner_file(ROOT / "validation/data/v100/v100_star3d_r2_1024_folding.csv")
     groups = variants(read_kernel_tuner(csv_path), spec)  # use_shmem is not a column: the fixed value is assumed
     assert [len(g.dataset.rows) for g in groups] == [1, 1]
+
+
+KTT_HEADER = ("BLOCK_SIZE_X,BLOCK_SIZE_Y,TILE_SIZE_Y,use_shmem,registers,shared_mem_bytes,grid_x,grid_y,duration_us,"
+              "dram__sectors_read.sum,lts__t_sectors_op_read.sum,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum,"
+              "sm__warps_active.avg.pct_of_peak_sustained_active\n")
+
+
+def test_ktt_export_with_counters_gives_volumes_except_where_registers_spill(tmp_path):
+    """KTT's capitals, its time in microseconds and Nsight Compute counters: volumes per update, none a parameter."""
+    csv_path = tmp_path / "ktt.csv"
+    sectors = N * N // 8  # one float per update, in 32-B sectors: 4 B/update
+    csv_path.write_text(KTT_HEADER + f"32,4,1,0,28,0,128,1024,200.0,{sectors},{3 * sectors},0,97.5\n"
+                                     f"64,2,1,0,40,0,64,2048,250.0,{sectors},{5 * sectors},1000,80.0\n")
+    assert is_kernel_tuner_file(csv_path)
+    spec_path = tmp_path / "ktt_spec.py"
+    spec_path.write_text(SPEC + "block_parameters = ('BLOCK_SIZE_X', 'BLOCK_SIZE_Y')\n"
+                         "def kernel_for(params, _described=kernel_for):\n"
+                         "    return _described({'tile_size_y': params['TILE_SIZE_Y']})\n")
+    data = read_kernel_tuner(csv_path)
+    assert [r.params for r in data.runs] == [{"BLOCK_SIZE_X": 32, "BLOCK_SIZE_Y": 4, "TILE_SIZE_Y": 1, "use_shmem": 0},
+                                             {"BLOCK_SIZE_X": 64, "BLOCK_SIZE_Y": 2, "TILE_SIZE_Y": 1, "use_shmem": 0}]
+    assert [r.spills for r in data.runs] == [False, True]
+    (group,) = variants(data, load_tunable_spec(spec_path), sector_bytes=32)
+    rows = {r.launch.block: r.values for r in group.dataset.rows}
+    assert rows[(32, 4, 1)] == pytest.approx({"glups": N * N / 200e-6 / 1e9, "dram_load": 4.0, "l2_load": 12.0})
+    assert rows[(64, 2, 1)] == pytest.approx({"glups": N * N / 250e-6 / 1e9})  # spills: its counters hold them too
+    csv_path.write_text(KTT_HEADER + "32,4,1,0,28,0,128,1024,200.0,-5,0,0,97.5\n")
+    with pytest.raises(MeasurementError, match="line 2: counter dram__sectors_read.sum = '-5' is not a non-negative"):
+        read_kernel_tuner(csv_path)
+    csv_path.write_text(KTT_HEADER + "32,4,1,0,28,0,128,1024,0,0,0,0,97.5\n")
+    with pytest.raises(MeasurementError, match="line 2: time 0 is not a positive number of microseconds"):
+        read_kernel_tuner(csv_path)
 
 
 @pytest.mark.parametrize("data, message", [
@@ -140,3 +185,32 @@ def test_the_a100_convolution_cache_and_its_flat_extract_agree():
     from_csv = variants(read_kernel_tuner(SHARED / "a100_convolution15_noshmem.csv"), spec)
     assert len(from_cache) == len(from_csv) == 32  # tile_size_x, tile_size_y in 1..4, read_only 0/1
     assert sum(len(v.dataset.rows) for v in from_cache) == sum(len(v.dataset.rows) for v in from_csv) == 1789
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared measured data is not beside this checkout")
+def test_ktt_shared_memory_convolution_l2_loads_on_the_2080_ti():
+    """KTT's counters of the shared-memory convolution: its copy's L2 loads are the sectors of each block's
+    tile plus halo, and the description's shared memory is KTT's per block size (PADDING = 0)."""
+    import pystencils_perf as pp
+
+    data = read_kernel_tuner(SHARED / "rtx2080ti_convolution15_ktt_counters.csv")
+    spec = load_tunable_spec(ROOT / "validation/rtx2080ti_convolution/convolution_shmem.py")
+    groups = {tuple(sorted(g.params.items())): g for g in variants(data, spec)}
+    assert len(groups) == 94 and all("PADDING" not in g for g in groups)  # 47 tile sizes x READ_ONLY; PADDING = 0 only
+    with open(SHARED / "rtx2080ti_convolution15_ktt_counters.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["PADDING"] == "0"]
+    models = {}
+    for row in rows:
+        tile = (int(row["TILE_SIZE_X"]), int(row["TILE_SIZE_Y"]))
+        if tile not in models:
+            models[tile] = spec.kernel_for({"TILE_SIZE_X": tile[0], "TILE_SIZE_Y": tile[1], "READ_ONLY": 0}).model()
+        model = models[tile]
+        block = (int(row["BLOCK_SIZE_X"]), int(row["BLOCK_SIZE_Y"]), 1)
+        assert model.shared_memory_for(block) == int(row["shared_mem_bytes"]), row
+    tile = groups[(("READ_ONLY", 0), ("TILE_SIZE_X", 1), ("TILE_SIZE_Y", 1))]
+    measured = {r.launch.block: r.values["l2_load"] for r in tile.dataset.rows}
+    blocks = [(32, 32, 1), (16, 16, 1), (128, 4, 1)]
+    ranking = pp.rank(spec.kernel_for(tile.params), "RTX 2080 Ti", blocks=blocks, folds=[(1, 1, 1)])
+    for c in ranking.candidates:
+        assert c.metrics.l2_load_bytes_per_lup == pytest.approx(measured[c.launch.block], rel=0.05), c.launch.block
+

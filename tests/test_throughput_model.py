@@ -126,3 +126,19 @@ def _ptx_global_loads(block) -> int:
     ptx = subprocess.run(["nvcc", "-ptx", "-arch=sm_80", *(f"-D{k}={v}" for k, v in defines.items()), "-o", "-", str(source)],
                          capture_output=True, text=True, check=True).stdout
     return ptx.count("ld.global")
+
+
+def test_the_toml_spec_of_the_convolution_predicts_what_the_python_one_does():
+    """`convolution.toml` (window as load loops, tunable constants) and `convolution.py` (225 listed loads)."""
+    from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+
+    here = Path(__file__).parents[1] / "validation/a100_convolution"
+    toml, python = load_tunable_spec(here / "convolution.toml"), load_tunable_spec(here / "convolution.py")
+    assert (toml.lattice_updates, toml.fixed_parameters) == (python.lattice_updates, python.fixed_parameters)
+    for params in ({"tile_size_x": 1, "tile_size_y": 4, "read_only": 0}, {"tile_size_x": 2, "tile_size_y": 1, "read_only": 1}):
+        a, b = toml.kernel_for(params).model(), python.kernel_for(params).model()
+        assert a.lattice_updates == b.lattice_updates and a.read_only_fields == b.read_only_fields
+        for block in ((64, 1, 1), (48, 2, 1)):  # unguarded and guarded
+            ma = pp.rank(toml.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput")
+            mb = pp.rank(python.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput")
+            assert ma.candidates[0].metrics == mb.candidates[0].metrics, (params, block)

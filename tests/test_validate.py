@@ -82,7 +82,7 @@ def test_report_with_plots(v100_validation, tmp_path):
         assert f"]({name})" in text
     dram = v100_validation.error("dram_load")
     assert f"| DRAM load | B/Lup | 90 | {dram.mape_percent:.2f} |" in text
-    assert "not measured in this data set" in text and text.count("| 4x16x16 |") == 3  # one row per folding
+    assert "No measured throughput is compared" in text and text.count("| 4x16x16 |") == 3  # one row per folding
 
 
 def test_report_without_matplotlib(v100_validation, tmp_path, monkeypatch):

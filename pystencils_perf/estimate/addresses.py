@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -162,34 +163,67 @@ def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
     return value is sp.true
 
 
+def never_satisfied(conjunction: tuple[Affine, ...], block: tuple[int, int, int]) -> bool:
+    """Whether some constraint that depends on the thread index alone fails for every thread of `block`."""
+    for c in conjunction:
+        if not any(c.coeffs[3:]):
+            largest = c.offset + sum(max(0, k * (n - 1)) for k, n in zip(c.coeffs[:3], block))
+            if largest < 0:
+                return True
+    return False
+
+
+def _loop_symbols(*terms: _Terms) -> set:
+    return {f for t in terms for _, _, factors in t.terms for f in factors}
+
+
 def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledKernel:
     """Unroll `model`'s loops and fix ``blockDim = block``.
 
     An access that several iterations make at one address is one instruction
     (active where any of them is), unless the model says its code keeps one per
     distinct guard of its own loops (`KernelModel.merges_accesses_across_guards`);
-    iterations of a fold always share it.
+    iterations of a fold always share it. Each access is unrolled over the loops
+    it depends on only; instructions and their guards keep the order of the
+    fully unrolled code (iteration, then access).
     """
     domain, accesses = _symbolic_forms(model)
     if not guards_compiled(model, block):
         domain, accesses = (), [(f, k, a, ()) for f, k, a, _ in accesses]
-    unfolded = dict.fromkeys(FOLD_COUNTERS, 0)  # a fold's points share their loads whatever their guards
-    merged: dict[tuple, list] = {}
+    loops = model.loops
+    sizes = [len(lp.values) for lp in loops]
+    strides = [math.prod(sizes[i + 1:]) for i in range(len(loops))]
+    blockdim = dict(zip(BDIM, block))
     points = []
-    for values in itertools.product(*(lp.values for lp in model.loops)):
-        numbers = dict(zip(BDIM, block))
-        numbers.update({lp.counter: v for lp, v in zip(model.loops, values)})
-        points.append(tuple(t.at(numbers) for t in domain))
-        merge_numbers = {**numbers, **unfolded}
-        for field_name, kind, address, guard in accesses:
-            conj = tuple(t.at(numbers) for t in guard)
-            key = (field_name, kind, address.at(numbers))
-            if not model.merges_accesses_across_guards:
-                key += (tuple(t.at(merge_numbers) for t in guard),)
-            guards = merged.setdefault(key, [])
-            if conj not in guards:
-                guards.append(conj)
-    instructions = tuple(Instruction(f, k, a, tuple(g)) for (f, k, a, *_), g in merged.items())
+    update_loops = [lp for lp in loops if lp.updates]
+    for values in itertools.product(*(lp.values for lp in update_loops)):
+        numbers = {**blockdim, **{lp.counter: v for lp, v in zip(update_loops, values)}}
+        point = tuple(t.at(numbers) for t in domain)
+        if not never_satisfied(point, block):
+            points.append(point)
+    unfolded = dict.fromkeys(FOLD_COUNTERS, 0)  # a fold's points share their loads whatever their guards
+    by_loops: dict[tuple, list] = {}  # the loops an access depends on -> (its order, the access)
+    for order, access in enumerate(accesses):
+        used = _loop_symbols(access[2], *access[3])
+        by_loops.setdefault(tuple(i for i, lp in enumerate(loops) if lp.counter in used), []).append((order, access))
+    merged: dict[tuple, dict] = {}  # key -> {conjunction: first (iteration, access)}
+    for relevant, group in by_loops.items():
+        for positions in itertools.product(*(range(sizes[i]) for i in relevant)):
+            numbers = {**blockdim, **{loops[i].counter: loops[i].values[p] for i, p in zip(relevant, positions)}}
+            merge_numbers = {**numbers, **unfolded}
+            iteration = sum(p * strides[i] for i, p in zip(relevant, positions))
+            for order, (field_name, kind, address, guard) in group:
+                conj = tuple(t.at(numbers) for t in guard)
+                if never_satisfied(conj, block):
+                    continue  # no thread of any block runs it in this iteration (e.g. past a copy loop's bound)
+                key = (field_name, kind, address.at(numbers))
+                if not model.merges_accesses_across_guards:
+                    key += (tuple(t.at(merge_numbers) for t in guard),)
+                guards = merged.setdefault(key, {})
+                if conj not in guards or (iteration, order) < guards[conj]:
+                    guards[conj] = (iteration, order)
+    ordered = sorted(merged.items(), key=lambda kv: min(kv[1].values()))
+    instructions = tuple(Instruction(f, k, a, tuple(sorted(g, key=g.get))) for (f, k, a, *_), g in ordered)
     return CompiledKernel(instructions, tuple(points))
 
 

@@ -35,8 +35,9 @@ class Occupancy:
     limited_by: str
 
 
-def occupancy(model: KernelModel, threads_per_block: int, device) -> Occupancy:
-    """Resident blocks per SM from threads, and where known registers and shared memory."""
+def occupancy(model: KernelModel, threads_per_block: int, device, block: tuple[int, int, int] | None = None) -> Occupancy:
+    """Resident blocks per SM from threads, and where known registers and shared memory (that of
+    `block` where given, else the model's fixed part)."""
     warps = -(-threads_per_block // device.warp_size)
     limits = {
         "blocks": device.max_blocks_per_sm,
@@ -46,8 +47,9 @@ def occupancy(model: KernelModel, threads_per_block: int, device) -> Occupancy:
         unit = device.register_allocation_unit
         per_warp = -(-model.registers_per_thread * device.warp_size // unit) * unit
         limits["registers"] = device.registers_per_sm // (per_warp * warps)
-    if model.shared_memory_bytes:
-        limits["shared memory"] = device.shared_memory_per_sm_bytes // model.shared_memory_bytes
+    shared = model.shared_memory_for(block) if block is not None else model.shared_memory_bytes
+    if shared:
+        limits["shared memory"] = device.shared_memory_per_sm_bytes // shared
     limiter = min(limits, key=limits.get)
     return Occupancy(max(0, limits[limiter]), limiter)
 
@@ -167,7 +169,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
     compiled = compile_kernel(model, block)
     fields = {f.name: f for f in model.fields}
     grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
-    occ = occupancy(model, math.prod(block), device)
+    occ = occupancy(model, math.prod(block), device, block)
     counter = FootprintCounter(compiled, fields, backend)
     sector, line = device.l1_sector_bytes, device.l1_line_bytes
 

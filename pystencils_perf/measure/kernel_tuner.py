@@ -7,6 +7,13 @@ The block-size parameters (``block_size_x/y/z`` by default, Kernel Tuner's own
 names) become the launch's block; every other parameter (tile sizes, switches)
 picks a *variant* of the kernel, which the SPEC describes (`TunableSpec`).
 Throughput is the SPEC's lattice updates per launch over the measured time.
+
+A flat CSV may also be a KTT export (its kernel time in ``duration_us``) with
+Nsight Compute counters as columns (names with ``__``, e.g.
+``dram__sectors_read.sum``): those of `ncu.COUNTER_METRICS` become measured
+volumes per lattice update, none of them is a tunable parameter, and a run with
+local-memory (spill) traffic keeps its time but not its volumes, since the
+spills are in its L2 and DRAM counters.
 """
 
 from __future__ import annotations
@@ -15,23 +22,28 @@ import csv
 import gzip
 import json
 import math
-import runpy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import MeasurementError, PerfError
 from ..launch import LaunchConfig
 from .dataset import Dataset, Measurement
+from .ncu import SPILL_COUNTERS, counters_per_lattice_update
 
 #: Kernel Tuner's default names of the block-size parameters
 BLOCK_PARAMETERS = ("block_size_x", "block_size_y", "block_size_z")
-#: columns a flat CSV may give the mean time in milliseconds under, first match wins
-TIME_COLUMNS = ("time", "time_ms_mean", "time_ms")
-#: cache fields that are results, not tunable parameters
+#: columns a flat CSV may give the mean kernel time under, first match wins: name -> milliseconds per unit
+TIME_COLUMNS = {"time": 1.0, "time_ms_mean": 1.0, "time_ms": 1.0, "duration_us": 1e-3}
+#: fields that are results (Kernel Tuner's, and what KTT reports of a launch), not tunable parameters
 RESULT_FIELDS = {"time", "times", "compile_time", "verification_time", "benchmark_time", "strategy_time",
-                 "framework_time", "timestamp", "GFLOP/s"}
+                 "framework_time", "timestamp", "GFLOP/s", "registers", "shared_mem_bytes", "grid_x", "grid_y"}
+
+
+def is_counter(column: str) -> bool:
+    """Nsight Compute names every counter ``unit__quantity``; no tunable parameter looks like that."""
+    return "__" in column.strip("_")
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,13 @@ class TunedRun:
 
     params: dict[str, Any]
     time_ms: float
+    #: Nsight Compute counter totals of the run, by counter name (empty for Kernel Tuner caches)
+    counters: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def spills(self) -> bool:
+        """Whether the run moved local memory (register spills), which its volume counters include."""
+        return any(self.counters.get(c, 0.0) > 0 for c in SPILL_COUNTERS)
 
 
 @dataclass(frozen=True)
@@ -60,15 +79,23 @@ def _number(value: str) -> int | float | str:
     return value
 
 
-def _time(path, where, value) -> float | None:
+def _time(path, where, value, unit_ms: float = 1.0) -> float | None:
     """The measured time in ms, or None for Kernel Tuner's failure markers; anything else is an error."""
     if isinstance(value, str):
         if value.endswith("Config") or not value.strip():
             return None
         value = _number(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-        raise MeasurementError(f"{path} {where}: time {value!r} is not a positive number of milliseconds")
-    return float(value)
+        unit = "milliseconds" if unit_ms == 1.0 else "microseconds" if unit_ms == 1e-3 else f"{unit_ms} ms units"
+        raise MeasurementError(f"{path} {where}: time {value!r} is not a positive number of {unit}")
+    return float(value) * unit_ms
+
+
+def _counter(path, where: str, name: str, value) -> float:
+    number = _number(value) if isinstance(value, str) else value
+    if not isinstance(number, (int, float)) or isinstance(number, bool) or not math.isfinite(number) or number < 0:
+        raise MeasurementError(f"{path} {where}: counter {name} = {value!r} is not a non-negative number")
+    return float(number)
 
 
 def _load_json(path: Path) -> dict:
@@ -102,7 +129,9 @@ def _read_json(path: Path) -> TunerData:
         if time_ms is None:
             failed += 1
             continue
-        runs.append(TunedRun({k: v for k, v in entry.items() if k not in RESULT_FIELDS}, time_ms))
+        params = {k: v for k, v in entry.items() if k not in RESULT_FIELDS and not is_counter(k)}
+        counters = {k: _counter(path, f"cache entry {key!r}", k, v) for k, v in entry.items() if is_counter(k)}
+        runs.append(TunedRun(params, time_ms, counters))
     return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), failed)
 
 
@@ -116,16 +145,18 @@ def _read_csv(path: Path) -> TunerData:
         raise MeasurementError(f"cannot read Kernel Tuner file {path}: {e}") from None
     column = next((c for c in TIME_COLUMNS if c in header), None)
     if column is None:
-        raise MeasurementError(f"{path} has no time column ({', '.join(TIME_COLUMNS)}, in ms)")
+        raise MeasurementError(f"{path} has no time column ({', '.join(TIME_COLUMNS)})")
     skip = set(TIME_COLUMNS) | RESULT_FIELDS | {"gpu", "device_name", "time_ms_min", "time_ms_median", "n_reps"}
+    counters = [c for c in header if is_counter(c)]
     runs, failed, devices = [], 0, set()
     for line, raw in enumerate(lines, start=2):
-        time_ms = _time(path, f"line {line}", raw[column])
+        time_ms = _time(path, f"line {line}", raw[column], TIME_COLUMNS[column])
         if time_ms is None:
             failed += 1
             continue
         devices.add(raw.get("device_name", ""))
-        runs.append(TunedRun({k: _number(v) for k, v in raw.items() if k not in skip}, time_ms))
+        params = {k: _number(v) for k, v in raw.items() if k not in skip and not is_counter(k)}
+        runs.append(TunedRun(params, time_ms, {c: _counter(path, f"line {line}", c, raw[c]) for c in counters}))
     return TunerData(str(path), ", ".join(sorted(d for d in devices if d)), tuple(runs), failed)
 
 
@@ -138,7 +169,8 @@ def read_kernel_tuner(path: str | Path) -> TunerData:
 
 
 def is_kernel_tuner_file(path: str | Path) -> bool:
-    """True for JSON caches and for CSVs with Kernel Tuner's block-size columns (not the bx,by,... schema)."""
+    """True for JSON caches and for CSVs with Kernel Tuner's block-size columns (not the bx,by,... schema);
+    KTT exports name them in capitals."""
     path = Path(path)
     if path.suffix != ".csv":
         return path.name.endswith((".json", ".json.gz"))
@@ -147,7 +179,7 @@ def is_kernel_tuner_file(path: str | Path) -> bool:
             header = next(csv.reader(fh), [])
     except OSError:
         return False
-    return BLOCK_PARAMETERS[0] in header
+    return BLOCK_PARAMETERS[0] in (h.lower() for h in header)
 
 
 @dataclass(frozen=True)
@@ -168,17 +200,11 @@ class TunableSpec:
 
 
 def load_tunable_spec(path: str | Path) -> TunableSpec:
-    """Run a Python SPEC that defines `kernel_for(params)` and `lattice_updates` (and optionally
-    `fixed_parameters`, `block_parameters`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise PerfError(f"SPEC file {path} does not exist")
-    try:
-        namespace = runpy.run_path(str(path), run_name="__pystencils_perf_spec__")
-    except PerfError:
-        raise
-    except Exception as e:
-        raise PerfError(f"SPEC file {path} failed: {type(e).__name__}: {e}") from e
+    """Read a SPEC that defines `kernel_for(params)` and `lattice_updates` (and optionally
+    `fixed_parameters`, `block_parameters`): a Python file, or one a plugin reads (`spec.spec_namespace`)."""
+    from ..spec import spec_namespace
+
+    namespace = spec_namespace(path)
     for name in ("kernel_for", "lattice_updates"):
         if name not in namespace:
             raise PerfError(f"SPEC file {path} lacks `{name}`, which validating Kernel Tuner data needs")
@@ -211,8 +237,9 @@ def _launch(path, run: TunedRun, block_parameters) -> LaunchConfig:
         raise MeasurementError(f"{path}: block parameters of {run.params} are not positive integers") from None
 
 
-def variants(data: TunerData, spec: TunableSpec) -> list[Variant]:
-    """Group the runs that match `spec.fixed_parameters` by their non-block parameters; throughput per run."""
+def variants(data: TunerData, spec: TunableSpec, sector_bytes: int = 32) -> list[Variant]:
+    """Group the runs that match `spec.fixed_parameters` by their non-block parameters; throughput per run,
+    and volumes per lattice update from the counters of runs without spills (`sector_bytes`: L2 and DRAM sector)."""
     groups: dict[tuple, dict] = {}
     for run in data.runs:
         if any(k in run.params and run.params[k] != v for k, v in spec.fixed_parameters.items()):
@@ -223,7 +250,8 @@ def variants(data: TunerData, spec: TunableSpec) -> list[Variant]:
         if launch in rows:
             raise MeasurementError(f"{data.path}: {launch.label} with {others} is measured twice")
         glups = spec.lattice_updates / (run.time_ms * 1e-3) / 1e9
-        rows[launch] = Measurement(launch, {"glups": glups}, {"time_ms": f"{run.time_ms:.6g}"})
+        volumes = {} if run.spills else counters_per_lattice_update(run.counters, spec.lattice_updates, sector_bytes)
+        rows[launch] = Measurement(launch, {"glups": glups, **volumes}, {"time_ms": f"{run.time_ms:.6g}"})
     if not groups:
         raise MeasurementError(f"{data.path}: no measured configuration matches {spec.fixed_parameters}")
     return [Variant(dict(key), Dataset(data.path, tuple(rows.values()))) for key, rows in sorted(groups.items())]

@@ -29,6 +29,18 @@ NCU_METRICS = {
     # L1 data-pipe wavefronts of global (and local) loads: one per L1 cycle, the estimator's L1 cycles
     "l1tex__data_pipe_lsu_wavefronts_mem_lg_cmd_read.sum": ("l1_load", "wavefront"),
 }
+#: counters that other tools' exports (KTT's, for one) name differently, by the same metric names;
+#: DRAM counts 32-B sectors like L2 (Nsight Compute Kernel Profiling Guide, memory tables)
+OTHER_COUNTER_METRICS = {
+    "dram__sectors_read.sum": ("dram_load", "sector"),
+    "dram__sectors_write.sum": ("dram_store", "sector"),
+    "lts__t_sectors_op_read.sum": ("l2_load", "sector"),
+    "lts__t_sectors_op_write.sum": ("l2_store", "sector"),
+}
+#: every counter a data file may give a data-set metric by
+COUNTER_METRICS = {**NCU_METRICS, **OTHER_COUNTER_METRICS}
+#: local-memory (register spill) traffic: where nonzero, it is in the L2 and DRAM counters too
+SPILL_COUNTERS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum")
 
 
 def ncu_profile_command(ncu: str, report: Path, kernel_names: list[str], child_argv: list[str]) -> list[str]:
@@ -71,11 +83,20 @@ def _number(row: dict, column: str) -> float:
         raise MeasurementError(f"ncu reports {column} = {row.get(column)!r} for launch {row.get('ID')}") from None
 
 
+def counters_per_lattice_update(counters: dict[str, float], lattice_updates: int, sector_bytes: int) -> dict[str, float]:
+    """Data-set metrics per lattice update from counter totals of one launch (`COUNTER_METRICS`; others ignored)."""
+    scale = {"byte": 1, "sector": sector_bytes, "wavefront": 1}
+    out = {}
+    for counter, total in counters.items():
+        if counter in COUNTER_METRICS:
+            name, unit = COUNTER_METRICS[counter]
+            out[name] = total * scale[unit] / lattice_updates
+    return out
+
+
 def per_lattice_update(row: dict, lattice_updates: int, sector_bytes: int) -> dict[str, float]:
     """Measured values per lattice update, by data-set metric name, from one profiled launch."""
-    scale = {"byte": 1, "sector": sector_bytes, "wavefront": 1}
-    return {name: _number(row, counter) * scale[unit] / lattice_updates
-            for counter, (name, unit) in NCU_METRICS.items()}
+    return counters_per_lattice_update({c: _number(row, c) for c in NCU_METRICS}, lattice_updates, sector_bytes)
 
 
 def _block_of(row: dict) -> tuple[int, ...] | None:

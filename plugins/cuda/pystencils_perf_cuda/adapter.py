@@ -8,12 +8,18 @@ from pystencils_perf.adapters.nvcc import arch_for, compile_resources, nvcc_path
 from pystencils_perf.errors import HarvestError
 from pystencils_perf.hookspecs import hookimpl
 
-from .description import CudaKernel
+from .description import CudaKernel, spec_from_toml
 
 
 @hookimpl
 def perf_harvest(kernel, options):
     return kernel.model(options) if isinstance(kernel, CudaKernel) else None
+
+
+@hookimpl
+def perf_load_spec(path):
+    """A TOML SPEC: a description in ``[kernel]``, for Kernel Tuner data with ``[kernel_tuner]``."""
+    return spec_from_toml(path) if path.endswith(".toml") else None
 
 
 def translation_unit(kernel: CudaKernel) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import sympy as sp
 from pystencils_perf.errors import HarvestError
@@ -38,8 +38,9 @@ class Array:
     order: str = "C"
     strides: tuple[int | str, ...] | None = None
     base_offset_bytes: int = 0
-    #: loaded through the read-only (texture) data path: ``__ldg`` or ``const __restrict__``
-    read_only: bool = False
+    #: loaded through the read-only (texture) data path: ``__ldg`` or ``const __restrict__``;
+    #: or the name of a constant that says so (nonzero: read-only), for a tunable switch
+    read_only: bool | str = False
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,19 @@ class CudaKernel:
         for the other block sizes every access runs and every point counts.
     :param loops: per-thread loops ``{counter: (start, stop)}`` or ``(start, stop, step)``;
         every iteration counts as one update.
+    :param load_loops: per-thread loops that only load, such as a block's cooperative copy of
+        its tile into shared memory (``for (i = threadIdx.y; i < h; i += blockDim.y)``, written
+        as a counter over the copy's rows with ``threadIdx.y + i * blockDim.y < h`` in
+        `load_guard`); their iterations are not updates, the stores run once per update.
     :param constants: integers the other entries may name.
     :param source: the kernel's CUDA file; where nvcc is on PATH it is compiled
         (with `defines` as ``-D`` macros) for the device's architecture, so that
         occupancy follows from the registers of the code and not from
         `registers_per_thread` or the thread count alone.
     :param function: the ``__global__`` function in `source` (default: `name`).
+    :param shared_memory_bytes: shared memory per block in bytes: a number, or an expression of
+        ``blockDim`` and constants where the kernel sizes its shared array by the block, e.g.
+        ``"(blockDim.y + 2) * (blockDim.x + 2) * 4"``; occupancy counts it per block size.
     """
 
     name: str
@@ -90,10 +98,11 @@ class CudaKernel:
     load_guard: str | None = None
     guarded_when: str | None = None
     loops: dict[str, tuple] = field(default_factory=dict)
+    load_loops: dict[str, tuple] = field(default_factory=dict)
     constants: dict[str, int] = field(default_factory=dict)
     flops_per_lup: float = 0.0
     registers_per_thread: int | None = None
-    shared_memory_bytes: int = 0
+    shared_memory_bytes: int | str = 0
     source: str | None = None
     function: str | None = None
     defines: dict[str, int | str] = field(default_factory=dict)
@@ -112,6 +121,10 @@ class _Builder:
                 raise HarvestError(f"{self.where}: constant {name!r} = {value!r} is not an integer")
         self.scope = Scope(constants=dict(desc.constants), indices=dict(desc.indices))
         self.loops = [self._loop(name, bounds) for name, bounds in desc.loops.items()]
+        clash = set(desc.loops) & set(desc.load_loops)
+        if clash:
+            raise HarvestError(f"{self.where}: {sorted(clash)[0]!r} is both a loop and a load loop")
+        self.load_loops = [replace(self._loop(name, bounds), updates=False) for name, bounds in desc.load_loops.items()]
 
     def _integer(self, value, where: str) -> int:
         result = parse(value, self.scope, where) if isinstance(value, str) else value
@@ -189,6 +202,22 @@ class _Builder:
             require_affine(rel.lhs - rel.rhs, f"{where} {text!r}")
         return guard
 
+    def _read_only(self, array: Array) -> bool:
+        if isinstance(array.read_only, str):
+            return self._integer(array.read_only, f"{self.where}: array {array.name!r}: read_only") != 0
+        return bool(array.read_only)
+
+    def _shared_memory(self) -> dict:
+        value, where = self.desc.shared_memory_bytes, f"{self.where}: shared_memory_bytes"
+        if not isinstance(value, str):
+            if type(value) is not int or value < 0:
+                raise HarvestError(f"{where} = {value!r} is not a non-negative integer or an expression of blockDim")
+            return {"shared_memory_bytes": value}
+        expr = parse(value, self.scope, where)
+        if isinstance(expr, sp.logic.boolalg.Boolean) or expr.free_symbols - set(BDIM):
+            raise HarvestError(f"{where} {value!r} is not an expression of blockDim and constants")
+        return {"block_shared_memory_bytes": expr}
+
     def _threads(self) -> tuple[int, int, int]:
         where = f"{self.where}: threads"
         if not 1 <= len(self.desc.threads) <= 3:
@@ -216,6 +245,13 @@ class _Builder:
         threads = self._threads()
         domain = self._guard(self.desc.guard, "guard", threads)
         load_guard = domain if self.desc.load_guard is None else self._guard(self.desc.load_guard, "load_guard", threads)
+        copy_counters = {lp.counter for lp in self.load_loops}
+        if domain.free_symbols & copy_counters:
+            raise HarvestError(f"{self.where}: guard {self.desc.guard!r} depends on a load loop; an update happens once "
+                               "per thread and loop iteration, whatever the loads before it")
+        if self.desc.guarded_when is not None and load_guard.free_symbols & copy_counters:
+            raise HarvestError(f"{self.where}: guarded_when would compile the load loops' bounds in load_guard out with "
+                               "the other guards; leave guarded_when out and write load_guard for every block size")
         guarded_when = (sp.true if self.desc.guarded_when is None
                         else parse_block_condition(self.desc.guarded_when, self.scope, f"{self.where}: guarded_when"))
         accesses = [self._access(t, AccessKind.LOAD, fields_, load_guard) for t in self.desc.loads]
@@ -230,12 +266,12 @@ class _Builder:
             work_items=threads,
             lattice_updates=math.prod(threads) * math.prod(len(lp.values) for lp in self.loops),
             domain=domain,
-            loops=tuple(self.loops),
+            loops=tuple(self.loops + self.load_loops),
             flops_per_lup=float(self.desc.flops_per_lup),
             registers_per_thread=self.desc.registers_per_thread,
-            shared_memory_bytes=int(self.desc.shared_memory_bytes),
+            **self._shared_memory(),
             generator="hand-written CUDA (pystencils-perf-cuda description)",
-            read_only_fields=tuple(a.name for a in arrays if a.read_only),
+            read_only_fields=tuple(a.name for a in arrays if self._read_only(a)),
             merges_accesses_across_guards=False,  # written by hand: nvcc merges loads under one condition only
             guards_compiled_when=guarded_when,
         )
@@ -267,15 +303,64 @@ def from_dict(data: dict, source: str = "description") -> CudaKernel:
     values = {**data, "arrays": tuple(arrays), "threads": tuple(threads) if isinstance(threads, list) else (threads,)}
     for key in ("loads", "stores"):
         values[key] = tuple(data.get(key, ()))
-    values["loops"] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.get("loops", {}).items()}
+    for key in ("loops", "load_loops"):
+        values[key] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.get(key, {}).items()}
     return CudaKernel(**values)
+
+
+def _read_toml(path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as err:
+        raise HarvestError(f"{path}: not valid TOML ({err})") from None
 
 
 def load(path) -> CudaKernel:
     """A `CudaKernel` from a TOML file (see the plugin's README for the keys)."""
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as err:
-        raise HarvestError(f"{path}: not valid TOML ({err})") from None
-    return from_dict(data, str(path))
+    return from_dict(_read_toml(path), str(path))
+
+
+#: the keys of a TOML SPEC's ``[kernel_tuner]`` table
+TUNER_KEYS = ("lattice_updates", "constants", "fixed_parameters", "block_parameters")
+
+
+def spec_from_toml(path) -> dict | None:
+    """The names a SPEC defines, from a TOML file with a ``[kernel]`` description (None without one).
+
+    With a ``[kernel_tuner]`` table it describes Kernel Tuner data: ``constants`` maps kernel
+    constants to the tunable parameters that set them, and `kernel_for(params)` is the description
+    with those values (its name says them).
+    """
+    data = _read_toml(path)
+    if "kernel" not in data:
+        return None
+    unknown = sorted(set(data) - {"kernel", "kernel_tuner", "domain_shape"})
+    if unknown:
+        raise HarvestError(f"{path}: unknown table {unknown[0]!r} (known: kernel, kernel_tuner, domain_shape)")
+    if "kernel_tuner" not in data:
+        return {"kernel": from_dict(data["kernel"], f"{path} [kernel]"), "domain_shape": data.get("domain_shape")}
+    tuner, where = data["kernel_tuner"], f"{path} [kernel_tuner]"
+    if not isinstance(tuner, dict) or set(tuner) - set(TUNER_KEYS):
+        raise HarvestError(f"{where}: known keys are {', '.join(TUNER_KEYS)}")
+    mapping = tuner.get("constants", {})
+    if not isinstance(mapping, dict) or not all(isinstance(v, str) for v in mapping.values()):
+        raise HarvestError(f"{where}: constants must map constant names to tunable parameter names")
+    template = data["kernel"]
+
+    def kernel_for(params: dict) -> CudaKernel:
+        missing = [p for p in mapping.values() if p not in params]
+        if missing:
+            raise HarvestError(f"{where}: the data has no tunable parameter {missing[0]!r} (it has {', '.join(params)})")
+        values = {c: params[p] for c, p in mapping.items()}
+        wrong = [p for c, p in mapping.items() if type(values[c]) is not int]
+        if wrong:
+            raise HarvestError(f"{where}: tunable parameter {wrong[0]!r} = {params[wrong[0]]!r} is not an integer")
+        label = " ".join(f"{p}={params[p]}" for p in mapping.values())
+        table = {**template, "constants": {**template.get("constants", {}), **values},
+                 "name": f"{template.get('name', 'kernel')} {label}".strip()}
+        return from_dict(table, f"{path} [kernel] with {label}")
+
+    namespace = {"kernel_for": kernel_for, "fixed_parameters": tuner.get("fixed_parameters", {})}
+    namespace.update({k: tuner[k] for k in ("lattice_updates", "block_parameters") if k in tuner})
+    return namespace

@@ -209,3 +209,91 @@ def test_source_is_compiled_for_registers(tmp_path):
     assert ranking.best.metrics.registers_per_thread == ranking.resources[(1, 1, 1)].registers_per_thread
     with pytest.raises(pp.HarvestError, match="source .*missing.cu' is not a file"):
         pp.rank(replace(kernel, source=str(tmp_path / "missing.cu")), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
+
+
+def _tile_copy(shared_memory_bytes="(blockDim.y + 2) * (blockDim.x + 2) * 4"):
+    """A block copies its tile and a one-point halo (rows and columns 0 .. blockDim + 1 from the block's
+    corner) into shared memory, then stores one point per thread: a 3x3 box filter's global accesses."""
+    n = 256
+    return CudaKernel(
+        name="box3 shared", arrays=(Array("a", "float", (n + 2, n + 2)), Array("b", "float", (n, n))),
+        threads=(n, n),
+        indices={"row": "threadIdx.y + r * blockDim.y", "col": "threadIdx.x + c * blockDim.x"},
+        load_loops={"r": (0, 3), "c": (0, 3)},  # ceil((blockDim + 2) / blockDim) <= 3 for blocks of 1 and more
+        load_guard="row < blockDim.y + 2 && col < blockDim.x + 2",
+        loads=("a[blockIdx.y * blockDim.y + row][blockIdx.x * blockDim.x + col]",),
+        stores=("b[blockIdx.y * blockDim.y + threadIdx.y][blockIdx.x * blockDim.x + threadIdx.x]",),
+        shared_memory_bytes=shared_memory_bytes)
+
+
+def _sectors_of_box(block, bid, width=258, sector_bytes=32):
+    """Brute force: the sectors of the (by + 2) x (bx + 2) floats a block copies."""
+    bx, by = block[:2]
+    return len({((bid[1] * by + r) * width + bid[0] * bx + c) * 4 // sector_bytes
+                for r in range(by + 2) for c in range(bx + 2)})
+
+
+def test_load_loops_copy_a_tile_once_and_are_no_updates():
+    from pystencils_perf.estimate.addresses import compile_kernel
+    from pystencils_perf.estimate import get_backend
+    from pystencils_perf.estimate.volumes import estimate_volumes, representative_blocks
+
+    model = _tile_copy().model()
+    assert model.lattice_updates == 256 * 256  # the copy's iterations are not updates
+    compiled = compile_kernel(model, (32, 4, 1))
+    loads = [i for i in compiled.instructions if i.kind.value == "load"]
+    stores = [i for i in compiled.instructions if i.kind.value == "store"]
+    # copy rows 0..5 in two passes of 4 (the third pass runs on no thread), columns 0..33 in two of 32
+    assert len(loads) == 4 and len(stores) == 1 and len(compiled.points) == 1
+    for block in ((32, 4, 1), (16, 16, 1), (64, 2, 1)):
+        metrics = estimate_volumes(model, block, pp.get_device("A100"), get_backend("enum"))
+        bids = representative_blocks((256 // block[0], 256 // block[1], 1))  # the blocks the estimate averages
+        expected = sum(_sectors_of_box(block, bid) for bid in bids) * 32 / len(bids) / (block[0] * block[1])
+        assert metrics.l1_compulsory_bytes_per_lup == pytest.approx(expected), block
+
+
+def test_shared_memory_that_grows_with_the_block_sets_occupancy():
+    from pystencils_perf.estimate.volumes import occupancy
+    model = _tile_copy().model()
+    assert model.shared_memory_for((32, 4, 1)) == 6 * 34 * 4
+    a100 = pp.get_device("A100")
+    assert occupancy(model, 1024, a100, (32, 32, 1)).blocks_per_sm == 2  # threads limit: 1024 of 2048
+    big = _tile_copy("(blockDim.y + 2) * (blockDim.x + 2) * 4 * 40").model()  # 32640 B per 32x4 block
+    assert occupancy(big, 128, a100, (32, 4, 1)).blocks_per_sm == a100.shared_memory_per_sm_bytes // 32640
+    assert occupancy(big, 128, a100, (32, 4, 1)).limited_by == "shared memory"
+    with pytest.raises(pp.HarvestError, match="shared_memory_bytes 'threadIdx.x \\* 4' is not an expression of blockDim"):
+        _tile_copy("threadIdx.x * 4").model()
+    with pytest.raises(pp.HarvestError, match="shared_memory_bytes = -4 is not a non-negative integer"):
+        _tile_copy(-4).model()
+
+
+def test_load_loops_are_refused_where_they_would_change_updates_or_lose_bounds():
+    with pytest.raises(pp.HarvestError, match="guarded_when would compile the load loops' bounds in load_guard out"):
+        replace(_tile_copy(), guarded_when="256 % blockDim.x != 0").model()
+    with pytest.raises(pp.HarvestError, match="guard 'r < 1' depends on a load loop"):
+        replace(_tile_copy(), guard="r < 1").model()
+    with pytest.raises(pp.HarvestError, match="'r' is both a loop and a load loop"):
+        replace(_tile_copy(), loops={"r": (0, 2)}).model()
+
+
+def test_a_toml_spec_with_a_kernel_table_ranks_from_the_command_line(tmp_path, capsys):
+    """`[kernel]` makes a TOML file a SPEC (the `perf_load_spec` hook); other TOML files are refused by name."""
+    from pystencils_perf.cli import main
+    from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+
+    text = (EXAMPLES / "transpose.toml").read_text()
+    body = text.replace("[constants]", "[kernel.constants]").replace("[indices]", "[kernel.indices]")
+    spec = tmp_path / "transpose_spec.toml"
+    spec.write_text("[kernel]\n" + body.replace("[[arrays]]", "[[kernel.arrays]]"))
+    assert main(["rank", str(spec), "--device", "V100", "--head", "3"]) == 0
+    assert "transpose" in capsys.readouterr().out
+    assert main(["rank", str(EXAMPLES / "transpose.toml"), "--device", "V100"]) == 2  # a description, no [kernel]
+    assert "is not Python, and no plugin reads it (a TOML SPEC needs a [kernel] table" in capsys.readouterr().err
+    spec.write_text("[kernel]\nname = 'k'\n[kernel_tuner]\nlattice_update = 1\n")
+    with pytest.raises(pp.HarvestError, match=r"\[kernel_tuner\]: known keys are lattice_updates, constants"):
+        load_tunable_spec(spec)
+    spec.write_text("[kernel]\nname = 'k'\n[kernel_tuner]\nconstants = { n = 'size' }\nlattice_updates = 1\n")
+    with pytest.raises(pp.HarvestError, match="the data has no tunable parameter 'size'"):
+        load_tunable_spec(spec).kernel_for({"block_size_x": 32})
+    with pytest.raises(pp.HarvestError, match="tunable parameter 'size' = 1.5 is not an integer"):
+        load_tunable_spec(spec).kernel_for({"size": 1.5})

@@ -30,7 +30,7 @@ REGIONS_EXTRA = "ryoo_regions_per_thread"
 
 def points_per_thread(model) -> int:
     """Lattice updates one thread performs: the product of its loops' trip counts (1 without loops)."""
-    return math.prod(len(loop.values) for loop in model.loops)
+    return math.prod(len(loop.values) for loop in model.loops if loop.updates)
 
 
 def distinct_accesses_per_thread(model) -> int:

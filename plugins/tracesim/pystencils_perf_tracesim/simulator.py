@@ -375,7 +375,7 @@ def simulate(model_or_kernel, launch, device, options: SimulationOptions = Simul
     latencies = options.latencies or latencies_for(dev)
     model = _model_for(model_or_kernel, launch, harvest_options)
     block = launch.block
-    occ = occupancy(model, launch.threads_per_block, dev)
+    occ = occupancy(model, launch.threads_per_block, dev, block)
     if occ.blocks_per_sm < 1:
         raise PerfError(f"kernel {model.name!r}, block {block}: no block fits on an SM of {dev.name} ({occ.limited_by})")
     grid = launch.grid(model.work_items)
