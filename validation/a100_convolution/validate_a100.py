@@ -21,6 +21,8 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared tables
+
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 
 use_temporary_pystencils_cache("pystencils-perf-")
@@ -28,39 +30,21 @@ use_temporary_pystencils_cache("pystencils-perf-")
 import numpy as np
 from scipy.optimize import minimize
 
+from convolution_summary import limiters_prediction, read_only, summary, with_predictions
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
 from pystencils_perf.predict import Prediction
-from pystencils_perf.validate import (
-    Validation,
-    metric_errors,
-    ranking_quality,
-    validate_tuned,
-    write_report,
-)
+from pystencils_perf.validate import Validation, validate_tuned, write_report
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", HERE.parents[2] / "shared" / "data")) / "external" / \
     "a100_convolution15_kernel_tuner_cache.json.gz"
 DEVICE = "A100-PCIe-40GB"
 FITTED = ("read_only_tag_lookups_per_cycle", "overlap_exponent")
-LIMITERS = ("FP", "L1 banks", "L2", "DRAM")
 
 
 def is_fit_row(pair) -> bool:
     return "tile_size_x=1 tile_size_y=1" in pair.variant
-
-
-def with_predictions(validation: Validation, predict) -> Validation:
-    """The same pairs with predictions from `predict(pair) -> Prediction` (no re-estimation)."""
-    pairs = [replace(p, candidate=replace(p.candidate, prediction=predict(p))) for p in validation.pairs]
-    return Validation(validation.dataset, validation.ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
-
-
-def limiters_prediction(pair) -> Prediction:
-    times = {k: pair.candidate.prediction.seconds_per_lup[k] for k in LIMITERS}
-    limiter = max(times, key=times.get)
-    return Prediction(1.0 / times[limiter], limiter, times)
 
 
 def throughput_prediction(pair, device, constants) -> Prediction:
@@ -106,23 +90,15 @@ def write_fit(values: dict, mape_percent: float, points: int) -> None:
     throughput._table.cache_clear()
 
 
-def summary(name: str, validation: Validation) -> list[str]:
-    header = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
-              "throughput MAPE % | mean error % | random pick (median) |")
-    out = [f"### {name}", "", header, "|---|---|---|---|---|---|---|"]
-    for title, keep in (("all", lambda p: True), ("tile 1x1 (fitted)", is_fit_row),
-                        ("tiles > 1 (held out)", lambda p: not is_fit_row(p)),
-                        ("read_only 0", lambda p: "read_only=0" in p.variant),
-                        ("read_only 1", lambda p: "read_only=1" in p.variant),
-                        ("tile 1x1, read_only 0", lambda p: is_fit_row(p) and "read_only=0" in p.variant)):
-        v = validation.subset(keep)
-        q, e = v.quality, v.error("glups")
-        if q is None:
-            continue
-        out.append(f"| {title}: {q.points} | {q.spearman:.3f} | {100 * q.best_fraction:.1f} % | "
-                   f"{q.measured_best_predicted_rank} | {e.mape_percent:.1f} | {e.mean_error_percent:+.1f} | "
-                   f"{100 * q.median_fraction:.1f} % |")
-    return out + [""]
+#: the row subsets of the summary tables: the fitted rows and the held-out ones apart
+SUBSETS = (
+    ("all", lambda p: True),
+    ("tile 1x1 (fitted)", is_fit_row),
+    ("tiles > 1 (held out)", lambda p: not is_fit_row(p)),
+    ("read_only 0", lambda p: read_only(p) == 0),
+    ("read_only 1", lambda p: read_only(p) == 1),
+    ("tile 1x1, read_only 0", lambda p: is_fit_row(p) and read_only(p) == 0),
+)
 
 
 def main(argv=None) -> int:
@@ -150,8 +126,8 @@ def main(argv=None) -> int:
               "Reproduce: `python3 validation/a100_convolution/validate_a100.py --fit`."), "",
              "Fitted constants (tile 1x1 only): " + ", ".join(f"{k} = {getattr(constants, k):.4g}" for k in FITTED)
              + f" ({constants.fitted_on or 'defaults: not fitted'}).", ""]
-    lines += summary("limiters (the default model)", limiters)
-    lines += summary("throughput model", model)
+    lines += summary("limiters (the default model)", limiters, SUBSETS)
+    lines += summary("throughput model", model, SUBSETS)
     text = "\n".join(lines)
     print(text)
     out = Path(args.out)

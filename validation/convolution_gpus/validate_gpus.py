@@ -17,10 +17,13 @@ import argparse
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared tables
+
 from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
+from convolution_summary import HEADER, limiters_prediction, quality_row, read_only, summary, tile, with_predictions  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.models import throughput  # noqa: E402
 from pystencils_perf.validate import Validation, validate_tuned, write_report  # noqa: E402
@@ -33,17 +36,6 @@ GPUS = {
     "RTX-A4000": DATA / "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz",
     "RTX-A6000": DATA / "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz",
 }
-MODELS = ("limiters", "throughput")
-
-
-def tile(pair) -> tuple[int, int]:
-    """(tile_size_x, tile_size_y) of a pair's variant label."""
-    params = dict(item.split("=") for item in pair.variant.split())
-    return int(params["tile_size_x"]), int(params["tile_size_y"])
-
-
-def read_only(pair) -> int:
-    return 1 if "read_only=1" in pair.variant else 0
 
 
 #: the row subsets of the summary table
@@ -56,25 +48,6 @@ SUBSETS = (
     ("tile 1x1, read_only 0", lambda p: tile(p) == (1, 1) and read_only(p) == 0),
     ("tile 1x1, read_only 1", lambda p: tile(p) == (1, 1) and read_only(p) == 1),
 )
-
-
-def quality_row(title: str, v: Validation) -> str | None:
-    q, e = v.quality, v.error("glups")
-    if q is None:
-        return None
-    return (f"| {title}: {q.points} | {q.spearman:.3f} | {100 * q.best_fraction:.1f} % | "
-            f"{q.measured_best_predicted_rank} | {e.mape_percent:.1f} | {e.mean_error_percent:+.1f} | "
-            f"{100 * q.median_fraction:.1f} % |")
-
-
-HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
-          "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
-
-
-def summary(name: str, validation: Validation) -> list[str]:
-    """The ranking and error numbers over the row subsets (all, tile 1x1, tiles > 1, read_only 0/1)."""
-    rows = [quality_row(title, validation.subset(keep)) for title, keep in SUBSETS]
-    return [f"### {name}", "", *HEADER, *[r for r in rows if r], ""]
 
 
 def by_variant(name: str, validation: Validation) -> list[str]:
@@ -95,9 +68,10 @@ def measured_best_variants(validation: Validation) -> str:
 
 
 def validate_gpu(device: str, spec, quick: bool) -> dict[str, Validation]:
+    """Both models' validations from one ranking with the throughput model (`limiters_prediction`)."""
     only_1x1 = (lambda params: params["tile_size_x"] == params["tile_size_y"] == 1) if quick else None
-    data = read_kernel_tuner(GPUS[device])
-    return {model: validate_tuned(data, spec, device, model=model, keep_variant=only_1x1) for model in MODELS}
+    ranked = validate_tuned(read_kernel_tuner(GPUS[device]), spec, device, model="throughput", keep_variant=only_1x1)
+    return {"limiters": with_predictions(ranked, limiters_prediction), "throughput": ranked}
 
 
 def constants_line(device) -> str:
@@ -129,7 +103,7 @@ def main(argv=None) -> int:
                   constants_line(runs["throughput"].ranking.device), "", measured_best_variants(runs["limiters"]), ""]
         details += [f"## {device}", ""]
         for model, validation in runs.items():
-            lines += summary(f"{model}{' (the default model)' if model == 'limiters' else ''}", validation)
+            lines += summary(f"{model}{' (the default model)' if model == 'limiters' else ''}", validation, SUBSETS)
             details += by_variant(model, validation)
             folder = out / device / model
             write_report(validation, folder)

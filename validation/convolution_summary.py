@@ -1,0 +1,55 @@
+"""Tables shared by the convolution validations (A100, RTX A4000/A6000): ranking quality per row subset.
+
+Both scripts rank every measured configuration once with the throughput model; that model keeps
+the four limiter times among its terms, so the limiter model's prediction of the same candidates
+is ``1 / max(FP, L1 banks, L2, DRAM)`` (`limiters_prediction`), without ranking again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pystencils_perf.predict import Prediction
+from pystencils_perf.validate import Validation, metric_errors, ranking_quality
+
+LIMITERS = ("FP", "L1 banks", "L2", "DRAM")
+HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
+          "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
+
+
+def tile(pair) -> tuple[int, int]:
+    """(tile_size_x, tile_size_y) of a pair's variant label."""
+    params = dict(item.split("=") for item in pair.variant.split())
+    return int(params["tile_size_x"]), int(params["tile_size_y"])
+
+
+def read_only(pair) -> int:
+    return 1 if "read_only=1" in pair.variant else 0
+
+
+def with_predictions(validation: Validation, predict) -> Validation:
+    """The same pairs with predictions from `predict(pair) -> Prediction` (no re-estimation)."""
+    pairs = [replace(p, candidate=replace(p.candidate, prediction=predict(p))) for p in validation.pairs]
+    return Validation(validation.dataset, validation.ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
+
+
+def limiters_prediction(pair) -> Prediction:
+    """The limiter model's prediction from a throughput-model candidate's limiter times."""
+    times = {k: pair.candidate.prediction.seconds_per_lup[k] for k in LIMITERS}
+    limiter = max(times, key=times.get)
+    return Prediction(1.0 / times[limiter], limiter, times)
+
+
+def quality_row(title: str, v: Validation) -> str | None:
+    q, e = v.quality, v.error("glups")
+    if q is None:
+        return None
+    return (f"| {title}: {q.points} | {q.spearman:.3f} | {100 * q.best_fraction:.1f} % | "
+            f"{q.measured_best_predicted_rank} | {e.mape_percent:.1f} | {e.mean_error_percent:+.1f} | "
+            f"{100 * q.median_fraction:.1f} % |")
+
+
+def summary(name: str, validation: Validation, subsets) -> list[str]:
+    """The ranking and error numbers over `subsets`, (title, keep(pair)) pairs."""
+    rows = [quality_row(title, validation.subset(keep)) for title, keep in subsets]
+    return [f"### {name}", "", *HEADER, *[r for r in rows if r], ""]
