@@ -28,25 +28,29 @@ def a100():
     return pp.get_device("A100-PCIe-40GB")
 
 
-@pytest.mark.parametrize("load, block, lines_per_request", [
-    ("a[y][x]", (32, 4, 1), 1),      # a warp's 32 floats fill one aligned 128-B line
-    ("a[y][x + 1]", (32, 4, 1), 2),  # shifted by one float: the warp straddles two lines
-    ("a[y][x]", (16, 8, 1), 2),      # a 16-wide block: one warp spans two rows, two lines
+@pytest.mark.parametrize("load, block, lines_per_request, passes_per_request", [
+    ("a[y][x]", (32, 4, 1), 1, 1),      # a warp's 32 floats fill one aligned 128-B line
+    ("a[y][x + 1]", (32, 4, 1), 2, 1),  # shifted by one float: the warp straddles two lines
+    ("a[y][x]", (16, 8, 1), 2, 1),      # a 16-wide block: one warp spans two rows, two lines
+    ("a[y][x]", (4, 32, 1), 8, 2),      # 8 rows of 4 floats: 8 lines, 4 per tag-stage pass
+    ("a[y][x + 1]", (2, 64, 1), 16, 4),
 ])
-def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, lines_per_request):
+def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, lines_per_request, passes_per_request):
     model = pp.harvest(_copy(load))
-    counts = throughput.request_counts(model, LaunchConfig(block), a100)
+    counts = throughput.request_counts(model, LaunchConfig(block), a100, tag_lookups_per_pass=4)
     assert counts["load_requests_per_lup"] == pytest.approx(1 / 32)  # one load per update, one request per warp
     assert counts["l1_tag_lookups_per_lup"] == pytest.approx(lines_per_request / 32)
+    assert counts["l1_tag_passes_per_lup"] == pytest.approx(passes_per_request / 32)
     assert counts["read_only_load_requests_per_lup"] == 0
     # a load, a store and one FMA (2 flops) per thread: three warp instructions per 32 updates
     assert counts["warp_instructions_per_lup"] == pytest.approx(3 / 32)
 
 
 def test_read_only_arrays_are_counted_apart(a100):
-    counts = throughput.request_counts(pp.harvest(_copy("a[y][x + 1]", read_only=True)), LaunchConfig((32, 4, 1)), a100)
+    counts = throughput.request_counts(pp.harvest(_copy("a[y][x + 1]", read_only=True)), LaunchConfig((32, 4, 1)), a100, 4)
     assert counts["load_requests_per_lup"] == 0 and counts["l1_tag_lookups_per_lup"] == 0
     assert counts["read_only_l1_tag_lookups_per_lup"] == pytest.approx(2 / 32)
+    assert counts["read_only_l1_tag_passes_per_lup"] == pytest.approx(1 / 32) and counts["l1_tag_passes_per_lup"] == 0
 
 
 def test_overlap_exponent_spans_max_to_sum_and_tail_adds_the_idle_wave():
@@ -83,7 +87,7 @@ def test_a_device_without_its_own_fit_borrows_one_and_says_so():
     own = throughput.constants_for(pp.get_device("A100-PCIe-40GB"))
     held_out = throughput.constants_for(pp.get_device("RTX-A4000"))
     assert held_out.fitted_on.startswith("borrowed from A100-PCIe-40GB, not fitted on RTX-A4000")
-    assert held_out.read_only_tag_lookups_per_cycle == own.read_only_tag_lookups_per_cycle
+    assert held_out.read_only_tag_passes_per_cycle == own.read_only_tag_passes_per_cycle
     assert held_out.l2_hit_latency_cycles != own.l2_hit_latency_cycles  # latencies stay the device's own
 
 
@@ -98,7 +102,7 @@ def test_every_number_in_the_data_file_has_kind_and_source():
         if fit:
             assert "points" in fit["data"] and "MAPE" in fit["data"] and "held out" in fit["data"]
     for entry in entries:
-        assert entry["kind"] in ("measured", "datasheet", "estimate", "fitted") and entry["source"]
+        assert entry["kind"] in ("measured", "datasheet", "documented", "estimate", "fitted") and entry["source"]
 
 
 def test_convolution_tiles_share_loads_only_where_the_code_has_no_guards():

@@ -5,9 +5,11 @@ update (seconds) that one resource alone would need, all named in
 `Prediction.seconds_per_lup` so that a report shows why a candidate is slow:
 
 - ``FP``, ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`).
-- ``L1 tags``: distinct 128-B lines per warp load request (one tag lookup each; a
-  misaligned or row-straddling warp needs two or more) over the SM's tag-lookup rate;
-  loads through the read-only path (`read_only_fields` of a CUDA description) at their own rate.
+- ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
+  distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
+  stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
+  request takes ``ceil(lines / that)`` passes, one per cycle; requests through the read-only
+  path (`read_only_fields` of a CUDA description) pass at their own, fitted rate.
 - ``issue``: warp instructions (loads, stores, one FMA per two flops) over the
   warp schedulers (one instruction per scheduler and cycle).
 - ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
@@ -44,7 +46,8 @@ MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
-          "read_only_l1_tag_lookups_per_lup", "warp_instructions_per_lup", "resident_warps_per_sm", "waves")
+          "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup", "read_only_l1_tag_passes_per_lup",
+          "warp_instructions_per_lup", "resident_warps_per_sm", "waves")
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ class ThroughputConstants:
     dram_latency_cycles: float
     warp_schedulers_per_sm: int
     l1_tag_lookups_per_cycle: float
-    read_only_tag_lookups_per_cycle: float
+    read_only_tag_passes_per_cycle: float
     loads_in_flight_per_warp: float
     overlap_exponent: float
     fitted_on: str = ""
@@ -104,8 +107,9 @@ def _distinct_per_warp(values: np.ndarray, active: np.ndarray, warp: int) -> np.
     return np.sum(new & (v >= 0), axis=-1)
 
 
-def request_counts(model, launch, device) -> dict[str, float]:
-    """Warp load requests, tag lookups (distinct lines per request) and warp instructions, per lattice update."""
+def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[str, float]:
+    """Warp load requests, tag lookups (distinct lines per request), tag-stage passes (`tag_lookups_per_pass`
+    lines each, at least one per request) and warp instructions, per lattice update."""
     block = launch.block
     compiled = compile_kernel(model, block)
     fields = {f.name: f for f in model.fields}
@@ -116,7 +120,8 @@ def request_counts(model, launch, device) -> dict[str, float]:
     stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
     lups = max(sum(int(satisfies(conj, coords).sum()) for conj in compiled.points), 1)
     counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
-                            "read_only_l1_tag_lookups_per_lup"), 0.0)
+                            "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
+                            "read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
         f = [fields[i.field] for i in loads]
         coeffs = np.array([i.address.coeffs for i in loads], dtype=np.int64)
@@ -131,6 +136,9 @@ def request_counts(model, launch, device) -> dict[str, float]:
         counts["read_only_load_requests_per_lup"] = float(requests[ro].sum()) / lups
         counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
+        passes = np.ceil(lines / tag_lookups_per_pass)
+        counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
+        counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
     warps = -(-len(coords) // device.warp_size)
     store_requests = warps * len(stores) / lups
     fma_instructions = model.flops_per_lup / 2 / device.warp_size
@@ -144,7 +152,7 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     warps_per_block = -(-launch.threads_per_block // device.warp_size)
     total_blocks = math.prod(metrics.grid)
     return {
-        **request_counts(model, launch, device),
+        **request_counts(model, launch, device, constants_for(device).l1_tag_lookups_per_cycle),
         "resident_warps_per_sm": float(max(metrics.blocks_per_sm, 1) * warps_per_block),
         "waves": total_blocks / max(metrics.wave_blocks, 1),
     }
@@ -171,8 +179,8 @@ def term_times(model, device, metrics, c: ThroughputConstants) -> dict[str, floa
     return {
         "FP": limiters["FP"],
         "L1 banks": limiters["L1"],
-        "L1 tags": (x["l1_tag_lookups_per_lup"] / c.l1_tag_lookups_per_cycle
-                    + x["read_only_l1_tag_lookups_per_lup"] / c.read_only_tag_lookups_per_cycle) / sm_cycles_per_second,
+        "L1 tags": (x["l1_tag_passes_per_lup"] + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle)
+                   / sm_cycles_per_second,
         "L2": limiters["L2"],
         "DRAM": limiters["DRAM"],
         "issue": x["warp_instructions_per_lup"] / c.warp_schedulers_per_sm / sm_cycles_per_second,

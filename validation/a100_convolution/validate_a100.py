@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", HERE.parents[2] / "shared" / "data")) / "external" / \
     "a100_convolution15_kernel_tuner_cache.json.gz"
 DEVICE = "A100-PCIe-40GB"
-FITTED = ("read_only_tag_lookups_per_cycle", "overlap_exponent")
+FITTED = ("read_only_tag_passes_per_cycle", "overlap_exponent")
 
 
 def is_fit_row(pair) -> bool:

@@ -78,8 +78,8 @@ def constants_line(device) -> str:
     c = throughput.constants_for(device)
     return ("Throughput model constants: latencies L1 / L2 / DRAM "
             f"{c.l1_hit_latency_cycles:.1f} / {c.l2_hit_latency_cycles:.1f} / {c.dram_latency_cycles:.1f} cycles, "
-            f"l1_tag_lookups_per_cycle {c.l1_tag_lookups_per_cycle:g}, read_only_tag_lookups_per_cycle "
-            f"{c.read_only_tag_lookups_per_cycle:g}, loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
+            f"l1_tag_lookups_per_cycle {c.l1_tag_lookups_per_cycle:g}, read_only_tag_passes_per_cycle "
+            f"{c.read_only_tag_passes_per_cycle:g}, loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
             f"overlap_exponent {c.overlap_exponent:g} ({c.fitted_on}).")
 
 
