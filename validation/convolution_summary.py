@@ -17,9 +17,14 @@ HEADER = ("| rows | Spearman | predicted best / measured best | measured best's 
           "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
 
 
+def variant_params(pair) -> dict[str, str]:
+    """The tunable parameters of a pair's variant label (``name=value ...``)."""
+    return dict(item.split("=") for item in pair.variant.split())
+
+
 def tile(pair) -> tuple[int, int]:
     """(tile_size_x, tile_size_y) of a pair's variant label."""
-    params = dict(item.split("=") for item in pair.variant.split())
+    params = variant_params(pair)
     return int(params["tile_size_x"]), int(params["tile_size_y"])
 
 

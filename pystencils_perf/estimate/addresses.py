@@ -138,18 +138,25 @@ def _constraint_terms(pred: sp.Basic, numeric: set, where: str) -> tuple[_Terms,
     raise HarvestError(f"{where}: guard {pred} is not a conjunction of affine inequalities")
 
 
+def _loop_symbols(*terms: _Terms) -> set:
+    return {f for t in terms for _, _, factors in t.terms for f in factors}
+
+
 @functools.lru_cache(maxsize=16)
 def _symbolic_forms(model: KernelModel):
-    """Everything symbolic about `model`, done once: terms of addresses, guards and the domain."""
+    """Everything symbolic about `model`, done once: terms of addresses, guards and the domain, and the
+    accesses (by position) grouped by the loops their address or guard depends on."""
     numeric = set(BDIM) | {lp.counter for lp in model.loops}
     domain = _constraint_terms(model.domain, numeric, f"kernel {model.name!r}: domain guard")
     accesses = []
-    for acc in model.accesses:
+    by_loops: dict[tuple[int, ...], list[int]] = {}
+    for order, acc in enumerate(model.accesses):
         where = f"kernel {model.name!r}: {acc.kind.value} of field {acc.field!r}"
-        accesses.append(
-            (acc.field, acc.kind, _terms(acc.address, numeric, where), _constraint_terms(acc.predicate, numeric, where))
-        )
-    return domain, accesses
+        address, guard = _terms(acc.address, numeric, where), _constraint_terms(acc.predicate, numeric, where)
+        accesses.append((acc.field, acc.kind, address, guard))
+        used = _loop_symbols(address, *guard)
+        by_loops.setdefault(tuple(i for i, lp in enumerate(model.loops) if lp.counter in used), []).append(order)
+    return domain, accesses, by_loops
 
 
 def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
@@ -173,10 +180,6 @@ def never_satisfied(conjunction: tuple[Affine, ...], block: tuple[int, int, int]
     return False
 
 
-def _loop_symbols(*terms: _Terms) -> set:
-    return {f for t in terms for _, _, factors in t.terms for f in factors}
-
-
 def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledKernel:
     """Unroll `model`'s loops and fix ``blockDim = block``.
 
@@ -187,8 +190,9 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
     it depends on only; instructions and their guards keep the order of the
     fully unrolled code (iteration, then access).
     """
-    domain, accesses = _symbolic_forms(model)
+    domain, accesses, by_loops = _symbolic_forms(model)
     if not guards_compiled(model, block):
+        # no guards: an access still runs over its guard's loops too, which only repeats its instructions
         domain, accesses = (), [(f, k, a, ()) for f, k, a, _ in accesses]
     loops = model.loops
     sizes = [len(lp.values) for lp in loops]
@@ -202,17 +206,14 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
         if not never_satisfied(point, block):
             points.append(point)
     unfolded = dict.fromkeys(FOLD_COUNTERS, 0)  # a fold's points share their loads whatever their guards
-    by_loops: dict[tuple, list] = {}  # the loops an access depends on -> (its order, the access)
-    for order, access in enumerate(accesses):
-        used = _loop_symbols(access[2], *access[3])
-        by_loops.setdefault(tuple(i for i, lp in enumerate(loops) if lp.counter in used), []).append((order, access))
     merged: dict[tuple, dict] = {}  # key -> {conjunction: first (iteration, access)}
     for relevant, group in by_loops.items():
         for positions in itertools.product(*(range(sizes[i]) for i in relevant)):
             numbers = {**blockdim, **{loops[i].counter: loops[i].values[p] for i, p in zip(relevant, positions)}}
             merge_numbers = {**numbers, **unfolded}
             iteration = sum(p * strides[i] for i, p in zip(relevant, positions))
-            for order, (field_name, kind, address, guard) in group:
+            for order in group:
+                field_name, kind, address, guard = accesses[order]
                 conj = tuple(t.at(numbers) for t in guard)
                 if never_satisfied(conj, block):
                     continue  # no thread of any block runs it in this iteration (e.g. past a copy loop's bound)

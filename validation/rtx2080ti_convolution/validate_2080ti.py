@@ -20,10 +20,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from pystencils_perf.tempcache import use_temporary_pystencils_cache
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared helpers
+
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
+from convolution_summary import variant_params  # noqa: E402
 from pystencils_perf.measure.dataset import METRIC_BY_NAME  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.validate import Validation, metric_errors, validate_tuned, write_report  # noqa: E402
@@ -43,7 +46,7 @@ def volumes_only(validation: Validation) -> Validation:
 
 
 def points_per_thread(pair) -> int:
-    params = dict(item.split("=") for item in pair.variant.split())
+    params = variant_params(pair)
     return int(params["TILE_SIZE_X"]) * int(params["TILE_SIZE_Y"])
 
 
