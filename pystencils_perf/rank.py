@@ -211,7 +211,7 @@ def rank(
     :param recipe: what the adapter regenerates folded variants from (pystencils:
         ``ApplyOptions(assignments, config)``; assignments are their own recipe).
     :param compile_resources: ask the `perf_resources` plugins for each fold's registers
-        (the pystencils adapter compiles with nvcc, about a second per fold, cached).
+        (the pystencils adapter compiles with nvcc or NVRTC, about a second per fold, cached).
     """
     from .estimate import get_backend
 

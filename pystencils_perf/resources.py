@@ -2,7 +2,7 @@
 
 Occupancy (resident blocks per SM) follows from these, and folding changes them;
 only a compiler knows them. Adapters supply them per fold (`perf_resources`,
-e.g. the pystencils adapter through nvcc); `rank`, `create_kernel`, `measure` and
+e.g. the pystencils adapter through nvcc or NVRTC); `rank`, `create_kernel`, `measure` and
 `validate` all ask the same hook, and a ranking says when nothing answered and
 occupancy rests on the thread count alone.
 """
@@ -14,17 +14,20 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class ResourceUsage:
-    """What ptxas allocated for one kernel function on one architecture."""
+    """What ptxas allocated for one kernel function on one architecture, and which compiler asked it."""
 
     arch: str
     registers_per_thread: int
     spill_store_bytes: int
     spill_load_bytes: int
     shared_memory_bytes: int
+    #: e.g. "nvcc 13.0" or "NVRTC 11.8 + ptxas": register counts differ between CUDA releases
+    compiler: str = ""
 
     def __str__(self) -> str:
         spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded" if self.spilled else ""
-        return f"{self.registers_per_thread} registers ({self.arch}){spills}"
+        built = f"{self.arch}, {self.compiler}" if self.compiler else self.arch
+        return f"{self.registers_per_thread} registers ({built}){spills}"
 
     @property
     def spilled(self) -> bool:
@@ -51,7 +54,7 @@ def with_resources(model, resources: ResourcesByFold):
 def resources_note(resources: ResourcesByFold, folds) -> str:
     """One line for reports: what the registers come from, or that occupancy is assumed."""
     if not resources:
-        return "occupancy assumed from threads per block: no plugin measured registers (nvcc not on PATH, or a kernel it cannot compile)"
+        return "occupancy assumed from threads per block: no plugin measured registers (neither nvcc on PATH nor NVRTC wheels, or a kernel they cannot compile)"
     measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))
     missing = [f for f in folds if f not in resources]
     tail = f"; folds {', '.join('x'.join(map(str, f)) for f in missing)} assume the unfolded count" if missing else ""

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import pystencils_perf as pp
-from pystencils_perf.adapters import nvcc
+from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.adapters.pystencils.folding import FoldedLaunchConfiguration, create_folded_kernel
 from pystencils_perf.estimate.addresses import compile_kernel, thread_coords
 
@@ -165,31 +165,72 @@ ptxas info    : Used 255 registers, used 0 barriers, 384 bytes smem
 
 
 def test_ptxas_report_is_read():
-    usage = nvcc.parse_resource_usage(PTXAS_REPORT, "star3d_r4", "sm_90")
+    usage = cuda_compiler.parse_resource_usage(PTXAS_REPORT, "star3d_r4", "sm_90", "nvcc 13.0")
     assert (usage.registers_per_thread, usage.spill_store_bytes, usage.spill_load_bytes) == (255, 16, 24)
     assert usage.shared_memory_bytes == 384 and usage.spilled
+    assert str(usage).startswith("255 registers (sm_90, nvcc 13.0), spills 16 B stored")
     with pytest.raises(pp.PerfError, match="no resource usage for kernel 'other'"):
-        nvcc.parse_resource_usage(PTXAS_REPORT, "other", "sm_90")
+        cuda_compiler.parse_resource_usage(PTXAS_REPORT, "other", "sm_90")
+
+
+def _compilers():
+    """Each compiler this machine has, as a pytest parameter (a skip where there is none)."""
+    found = cuda_compiler.available_compilers()
+    return [pytest.param(c, id=type(c).__name__) for c in found] or [
+        pytest.param(None, marks=pytest.mark.skip(reason="neither nvcc on PATH nor the NVRTC wheels"))]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH: registers cannot be compiled")
-def test_nvcc_registers_of_generated_variants(folded):
+@pytest.mark.parametrize("compiler", _compilers())
+def test_registers_of_generated_variants(folded, compiler):
     """Folding the Allen-Cahn kernel keeps two cells' populations in registers: more registers."""
-    unfolded = nvcc.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 1)), "sm_90")
-    twice = nvcc.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), "sm_90")
+    arch = "sm_80"  # built by every CUDA release since 11.0
+    unfolded = cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 1)), arch, compiler)
+    twice = cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), arch, compiler)
     assert 0 < unfolded.registers_per_thread < twice.registers_per_thread <= 255
-    assert not unfolded.spilled
-    calls = nvcc.compile_resources.cache_info().hits
-    nvcc.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), "sm_90")
-    assert nvcc.compile_resources.cache_info().hits == calls + 1  # cached per source text
+    assert not unfolded.spilled and unfolded.compiler == compiler.name
+    calls = cuda_compiler.compile_resources.cache_info().hits
+    cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), arch, compiler)
+    assert cuda_compiler.compile_resources.cache_info().hits == calls + 1  # cached per source text
 
 
-def test_arch_for_device():
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc is not on PATH: its architectures are unknown")
-    assert nvcc.arch_for("9.0") == "sm_90"
-    assert nvcc.arch_for("7.0") in nvcc.supported_archs()  # Volta, dropped by nvcc 13: the nearest one
+@pytest.mark.skipif(cuda_compiler.find_nvrtc() is None, reason="the NVRTC and ptxas wheels are not installed")
+def test_nvrtc_leaves_the_locale_alone():
+    """NVRTC sets its thread's locale to "C"; kept so, Python would then read UTF-8 files as ASCII."""
+    import locale
+    import threading
+
+    def compile_between_two_looks(seen):  # in a thread of its own: it starts with the process's locale
+        seen.append(locale.getpreferredencoding(False))
+        source = 'extern "C" __global__ void fill(float *a) { a[threadIdx.x] = 1.0f; }\n'
+        seen.append(cuda_compiler.compile_resources(source, "fill", "sm_70", cuda_compiler.find_nvrtc()))
+        seen.append(locale.getpreferredencoding(False))
+
+    seen = []
+    thread = threading.Thread(target=compile_between_two_looks, args=(seen,))
+    thread.start()
+    thread.join()
+    before, usage, after = seen
+    assert usage.arch == "sm_70" and usage.registers_per_thread > 0 and usage.compiler.startswith("NVRTC")
+    assert after == before
+
+
+def test_compiler_for_device(monkeypatch):
+    """The first compiler that builds the architecture exactly; the nearest one only where none does."""
+    nvcc13 = cuda_compiler.Nvcc("/opt/cuda-13/bin/nvcc")
+    nvrtc11 = cuda_compiler.Nvrtc("libnvrtc.so.11.2", "ptxas", ())
+    archs = {nvcc13: ("sm_75", "sm_80", "sm_90"), nvrtc11: ("sm_70", "sm_75", "sm_80")}
+    for compiler in archs:
+        object.__setattr__(compiler, "archs", archs[compiler])  # what cached_property would hold
+    monkeypatch.setattr(cuda_compiler, "available_compilers", lambda: (nvcc13, nvrtc11))
+    assert cuda_compiler.compiler_for("9.0") == (nvcc13, "sm_90")
+    assert cuda_compiler.compiler_for("8.0") == (nvcc13, "sm_80")
+    assert cuda_compiler.compiler_for("7.0") == (nvrtc11, "sm_70")  # Volta, which nvcc 13 dropped
+    monkeypatch.setattr(cuda_compiler, "available_compilers", lambda: (nvcc13,))
+    assert cuda_compiler.compiler_for("7.0") == (nvcc13, "sm_75")  # nearest, same register file
+    assert cuda_compiler.compiler_for(None) == (nvcc13, "sm_90")
+    monkeypatch.setattr(cuda_compiler, "available_compilers", lambda: ())
+    assert cuda_compiler.compiler_for("9.0") is None
 
 
 def _gpu_available() -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pystencils_perf.adapters.nvcc import arch_for, compile_resources, nvcc_path
+from pystencils_perf.adapters.cuda_compiler import compile_resources, compiler_for
 from pystencils_perf.errors import HarvestError
 from pystencils_perf.hookspecs import hookimpl
 
@@ -34,9 +34,10 @@ def translation_unit(kernel: CudaKernel) -> str:
 @hookimpl
 def perf_resources(kernel, recipe, model, folds, device):
     """Registers and spills of the described kernel's source (unfolded only: a description has no folded code)."""
-    if not isinstance(kernel, CudaKernel) or kernel.source is None or nvcc_path() is None or device.vendor != "nvidia":
+    if not isinstance(kernel, CudaKernel) or kernel.source is None or device.vendor != "nvidia":
         return None
-    if (1, 1, 1) not in [tuple(f) for f in folds]:
+    chosen = compiler_for(device.compute_capability)
+    if chosen is None or (1, 1, 1) not in [tuple(f) for f in folds]:
         return None
-    usage = compile_resources(translation_unit(kernel), kernel.function or kernel.name, arch_for(device.compute_capability))
-    return {(1, 1, 1): usage}
+    compiler, arch = chosen
+    return {(1, 1, 1): compile_resources(translation_unit(kernel), kernel.function or kernel.name, arch, compiler)}

@@ -78,7 +78,7 @@ class CudaKernel:
         as a counter over the copy's rows with ``threadIdx.y + i * blockDim.y < h`` in
         `load_guard`); their iterations are not updates, the stores run once per update.
     :param constants: integers the other entries may name.
-    :param source: the kernel's CUDA file; where nvcc is on PATH it is compiled
+    :param source: the kernel's CUDA file; where nvcc or NVRTC is installed it is compiled
         (with `defines` as ``-D`` macros) for the device's architecture, so that
         occupancy follows from the registers of the code and not from
         `registers_per_thread` or the thread count alone.

@@ -1,7 +1,6 @@
 """Described hand-written CUDA kernels: consequences that follow from the hardware, and clear errors."""
 
 import re
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest  # noqa: E402
 import sympy as sp  # noqa: E402
 
 import pystencils_perf as pp  # noqa: E402
+from pystencils_perf.adapters.cuda_compiler import compiler_for  # noqa: E402
 from pystencils_perf.kernel import BDIM, BID, TID  # noqa: E402
 from pystencils_perf_cuda import Array, CudaKernel, from_dict, load  # noqa: E402
 from pystencils_perf_cuda.examples import matvec, transpose  # noqa: E402
@@ -194,7 +194,7 @@ def test_guarded_when_names_what_it_may_not_depend_on():
         _tiled_column("y < 1024", guarded_when="blockDim.x % 2").model()
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+@pytest.mark.skipif(compiler_for("8.0") is None, reason="needs nvcc or the NVRTC wheels")
 def test_source_is_compiled_for_registers(tmp_path):
     """A described kernel with its source gets the registers ptxas allocates, with the defines applied."""
     source = tmp_path / "scale.cu"

@@ -7,7 +7,7 @@ any external adapter. Its modules, each doing one thing:
 - `expressions`: pystencils integer expressions as sympy;
 - `folding`: thread folding as pystencils code generation;
 - `apply`: regenerating a kernel for a chosen launch (`perf_apply`), and each fold's
-  registers from nvcc (`perf_resources`);
+  registers from nvcc or NVRTC (`perf_resources`);
 - `compat`: the pystencils internals the folding driver relies on, per version;
 - `api`, `lbm`: ``create_kernel`` and ``create_lb_kernel`` choosing their launch;
 - `gpu`, `measure`: timing candidates on a CUDA GPU through cupy.

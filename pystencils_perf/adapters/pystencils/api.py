@@ -1,8 +1,8 @@
 """`create_kernel`: pystencils' ``create_kernel`` with the launch configuration chosen for a device.
 
 The choice intercepts pystencils' lowering: the kernel is generated, its lowered
-AST harvested, every candidate folding generated and compiled with nvcc for its
-registers (where nvcc is on PATH), the candidates ranked for the device, the
+AST harvested, every candidate folding generated and compiled with nvcc or NVRTC for
+its registers (where one is installed), the candidates ranked for the device, the
 `perf_select` plugins choose, and the `perf_apply` plugins regenerate the
 kernel with the chosen block size and folding. What was chosen and the whole
 ranking stay in ``kernel.metadata["pystencils_perf"]`` (a `KernelChoice`).
@@ -46,7 +46,7 @@ class KernelChoice:
         """One line: block, fold, predicted throughput and limiter, registers."""
         c = self.chosen
         usage = self.resources.get(c.launch.fold)
-        registers = str(usage) if usage else "registers not measured (no nvcc)"
+        registers = str(usage) if usage else "registers not measured (no nvcc or NVRTC)"
         return (
             f"{self.ranking.kernel} on {self.device.name}: block {'x'.join(map(str, c.launch.block))}, "
             f"fold {'x'.join(map(str, c.launch.fold))}, {c.prediction.glups:.2f} GLup/s predicted "
@@ -78,7 +78,7 @@ def create_kernel(
     :param blocks: explicit candidate blocks ``[(bx, by, bz), ...]``.
     :param folds: candidate foldings ``[(fx, fy, fz), ...]`` (default (1,1,1), (1,2,1), (1,1,2)).
     :param backend, align, domain_shape, model, prune: as for `pystencils_perf.rank`.
-    :param nvcc: compile every candidate fold for its registers where nvcc is on PATH.
+    :param nvcc: compile every candidate fold for its registers where nvcc or NVRTC is installed.
     """
     options = RankOptions.of(threads, blocks, folds, backend, model, prune)
     dev = get_device(device)

@@ -73,12 +73,13 @@ def perf_apply(kernel, launch, options):
 
 @hookimpl
 def perf_resources(kernel, recipe, model, folds, device):
-    """Each fold's registers, spills and shared memory from nvcc, where nvcc is on PATH and the GPU is NVIDIA's."""
+    """Each fold's registers, spills and shared memory from nvcc or NVRTC, where one is installed and the GPU is NVIDIA's."""
     from pystencils.codegen.kernel import GpuKernel
 
-    from ..nvcc import arch_for, kernel_resources, nvcc_path
+    from ..cuda_compiler import compiler_for, kernel_resources
 
-    if nvcc_path() is None or device.vendor != "nvidia":
+    chosen = compiler_for(device.compute_capability) if device.vendor == "nvidia" else None
+    if chosen is None:
         return None
     if recipe is None and is_assignments(kernel):
         recipe = ApplyOptions(kernel)
@@ -86,7 +87,7 @@ def perf_resources(kernel, recipe, model, folds, device):
         recipe = kernel
     if not isinstance(recipe, ApplyOptions) and not isinstance(kernel, GpuKernel):
         return None
-    arch = arch_for(device.compute_capability)
+    compiler, arch = chosen
     resources = {}
     for fold in folds:
         if isinstance(recipe, ApplyOptions):
@@ -95,5 +96,5 @@ def perf_resources(kernel, recipe, model, folds, device):
             variant = kernel
         else:
             continue  # a generated kernel cannot be folded without its assignments
-        resources[tuple(fold)] = kernel_resources(variant, arch)
+        resources[tuple(fold)] = kernel_resources(variant, arch, compiler)
     return resources

@@ -10,5 +10,5 @@ point aligned, so validate and calibrate with ``--align interior``:
 
 from pystencils_perf.catalog import star_3d_recipe
 
-# assignments with their configuration: each measured folding is compiled (nvcc) for its registers
+# assignments with their configuration: each measured folding is compiled (nvcc or NVRTC) for its registers
 kernel = star_3d_recipe(radius=2, domain=(596, 596, 508))
