@@ -46,6 +46,23 @@ def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, line
     assert counts["warp_instructions_per_lup"] == pytest.approx(3 / 32)
 
 
+def test_a_warp_issues_for_all_its_lanes(a100):
+    """A 48-thread block runs two warps, the second half idle: 2 requests and 2 FMAs per 48 updates, not 1.5, and
+    FP time grows by 64 / 48; the same threads in 64-wide blocks fill their warps."""
+    width = 48 * 64  # every block of 48 or 64 threads lies inside the domain
+    kernel = CudaKernel(
+        name="copy", arrays=(Array("a", "float", (64, width)), Array("b", "float", (64, width))), threads=(width, 64),
+        indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
+        loads=("a[y][x]",), stores=("b[y][x]",), flops_per_lup=2.0)
+    counts = throughput.request_counts(pp.harvest(kernel), LaunchConfig((48, 1, 1)), a100, tag_lookups_per_pass=4)
+    assert counts["load_requests_per_lup"] == pytest.approx(2 / 48)
+    assert counts["warp_instructions_per_lup"] == pytest.approx(3 * 2 / 48)  # load, store, FMA in each warp
+    assert counts["point_lane_utilization"] == pytest.approx(48 / 64)
+    terms = {bx: pp.rank(kernel, a100, blocks=[(bx, 1, 1)], folds=[(1, 1, 1)], model="throughput").best
+             .prediction.seconds_per_lup["FP"] for bx in (48, 64)}
+    assert terms[48] == pytest.approx(terms[64] * 64 / 48)
+
+
 def test_read_only_arrays_are_counted_apart(a100):
     counts = throughput.request_counts(pp.harvest(_copy("a[y][x + 1]", read_only=True)), LaunchConfig((32, 4, 1)), a100, 4)
     assert counts["load_requests_per_lup"] == 0 and counts["l1_tag_lookups_per_lup"] == 0

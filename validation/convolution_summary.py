@@ -1,18 +1,18 @@
 """Tables shared by the convolution validations (A100, RTX A4000/A6000): ranking quality per row subset.
 
-Both scripts rank every measured configuration once with the throughput model; that model keeps
-the four limiter times among its terms, so the limiter model's prediction of the same candidates
-is ``1 / max(FP, L1 banks, L2, DRAM)`` (`limiters_prediction`), without ranking again.
+Both scripts rank every measured configuration once with the throughput model; its metrics hold
+everything the paper's four limiters need, so the limiter model's prediction of the same candidates
+is ``1 / max(FP, L1 banks, L2, DRAM)`` of `predict.limiter_times` (`limiters_prediction`), without
+ranking again.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from pystencils_perf.predict import Prediction
+from pystencils_perf.predict import Prediction, limiter_times
 from pystencils_perf.validate import Validation, metric_errors, ranking_quality
 
-LIMITERS = ("FP", "L1 banks", "L2", "DRAM")
 HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
           "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
 
@@ -38,9 +38,17 @@ def with_predictions(validation: Validation, predict) -> Validation:
     return Validation(validation.dataset, validation.ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
 
 
-def limiters_prediction(pair) -> Prediction:
-    """The limiter model's prediction from a throughput-model candidate's limiter times."""
-    times = {k: pair.candidate.prediction.seconds_per_lup[k] for k in LIMITERS}
+class FloatFields:
+    """What `limiter_times` reads of a kernel model: its fields' element sizes (the convolutions' floats)."""
+
+    fields = (type("Field", (), {"element_bytes": 4})(),)
+
+
+def limiters_prediction(pair, device) -> Prediction:
+    """The limiter model's prediction of a throughput-model candidate, from its metrics (L1 named as the
+    throughput model names it)."""
+    times = limiter_times(FloatFields, device, pair.candidate.metrics)
+    times = {("L1 banks" if k == "L1" else k): v for k, v in times.items()}
     limiter = max(times, key=times.get)
     return Prediction(1.0 / times[limiter], limiter, times)
 

@@ -31,8 +31,9 @@ class BlockRequests:
     lattice_updates: int
 
 
-def _rows_of(values: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
-    """Per instruction (first axis), values in rows of `width` consecutive threads; inactive as a sentinel."""
+def rows_of(values: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
+    """Values in rows of `width` consecutive threads (the last axis: one block's threads, padded per block, so
+    that a row never holds two blocks' threads); inactive as a sentinel. Rows keep the order of the other axes."""
     v = np.where(mask, values, _INACTIVE)
     pad = (-v.shape[-1]) % width
     if pad:
@@ -100,7 +101,7 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     mask = np.stack([masks[i.guards] for i in instrs])
     is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
 
-    sectors = distinct_per_row(_rows_of(byte_addr // sector, mask, warp))
+    sectors = distinct_per_row(rows_of(byte_addr // sector, mask, warp))
     per_instr = sectors.reshape(len(instrs), -1).sum(axis=1) * weight
     store_sectors = int(per_instr[is_store].sum())
     load_sectors = int(per_instr[~is_store].sum())
@@ -109,7 +110,7 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     for eb in np.unique(elem[~is_store]):
         sel = ~is_store & (elem == eb)
         group = max(1, min(warp, device.l1_bank_count * device.l1_bank_width_bytes // int(eb)))
-        words = _rows_of(byte_addr[sel] // device.l1_bank_width_bytes, mask[sel], group)
+        words = rows_of(byte_addr[sel] // device.l1_bank_width_bytes, mask[sel], group)
         cycles += int(np.dot(bank_cycles_per_instruction(words, device.l1_bank_count, sel.sum()), weight[sel]))
     lups = sum(int(satisfies(conj, coords).sum()) for conj in compiled.points)
     return BlockRequests(cycles, load_sectors, store_sectors, lups)

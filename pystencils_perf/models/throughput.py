@@ -4,14 +4,18 @@ Opt-in (``rank(..., model="throughput")``). Every term is a time per lattice
 update (seconds) that one resource alone would need, all named in
 `Prediction.seconds_per_lup` so that a report shows why a candidate is slow:
 
-- ``FP``, ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`).
+- ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`).
 - ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
   stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
   request takes ``ceil(lines / that)`` passes, one per cycle; requests through the read-only
   path (`read_only_fields` of a CUDA description) pass at their own, fitted rate.
-- ``issue``: warp instructions (loads, stores, one FMA per two flops) over the
-  warp schedulers (one instruction per scheduler and cycle).
+- ``FP``: the limiters' FP time over the share of SIMT lanes that update a point when its
+  arithmetic issues (`point_lane_utilization`): a warp computes for all its 32 lanes, so a
+  16-thread block, the idle half of a 48-thread block's second warp, or threads past the
+  domain's edge cost FP throughput.
+- ``issue``: warp instructions (loads, stores, one FMA per two flops, per warp that
+  updates the point) over the warp schedulers (one instruction per scheduler and cycle).
 - ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
   flight per warp; the time per update is the requests per update x their mean
   latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that.
@@ -37,6 +41,7 @@ import numpy as np
 
 from ..errors import DeviceError
 from ..estimate.addresses import compile_kernel, satisfies, thread_coords
+from ..estimate.l1 import distinct_per_row, rows_of
 from ..estimate.volumes import representative_blocks
 from ..hookspecs import hookimpl
 from ..kernel import AccessKind
@@ -47,7 +52,7 @@ DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
           "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup", "read_only_l1_tag_passes_per_lup",
-          "warp_instructions_per_lup", "resident_warps_per_sm", "waves")
+          "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves")
 
 
 @dataclass(frozen=True)
@@ -95,30 +100,28 @@ def constants_for(device) -> ThroughputConstants:
 
 # -- what a candidate asks of L1 and the schedulers ---------------------------------------------
 
-def _distinct_per_warp(values: np.ndarray, active: np.ndarray, warp: int) -> np.ndarray:
-    """Per instruction and warp (rows of consecutive threads), the number of distinct active values."""
-    pad = (-values.shape[-1]) % warp
-    v = np.where(active, values, -1)
-    if pad:
-        v = np.concatenate([v, np.full(v.shape[:-1] + (pad,), -1)], axis=-1)
-    v = np.sort(v.reshape(v.shape[0], -1, warp), axis=-1)
-    new = np.ones_like(v, dtype=bool)
-    new[..., 1:] = v[..., 1:] != v[..., :-1]
-    return np.sum(new & (v >= 0), axis=-1)
+def _warps_with_an_active_lane(active: np.ndarray, warp: int) -> int:
+    """Warps (per block, rows of `warp` consecutive threads) in which some thread of `active` (blocks, threads) runs."""
+    return int(distinct_per_row(rows_of(np.zeros(active.shape, dtype=np.int64), active, warp)).sum())
 
 
 def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[str, float]:
     """Warp load requests, tag lookups (distinct lines per request), tag-stage passes (`tag_lookups_per_pass`
-    lines each, at least one per request) and warp instructions, per lattice update."""
+    lines each, at least one per request), warp instructions, and the share of SIMT lanes that update a point
+    when its arithmetic issues, per lattice update. A warp issues for all its lanes: a block of 48 threads
+    runs two warps, the second half idle, and the idle threads past the domain's edge still hold their lanes."""
     block = launch.block
+    warp = device.warp_size
     compiled = compile_kernel(model, block)
     fields = {f.name: f for f in model.fields}
     read_only = set(getattr(model, "read_only_fields", ()))
     grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
-    coords = np.concatenate([thread_coords(block, bid) for bid in representative_blocks(grid)])
+    coords = np.stack([thread_coords(block, bid) for bid in representative_blocks(grid)])  # (blocks, threads, 6)
     loads = [i for i in compiled.instructions if i.kind is AccessKind.LOAD]
     stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
-    lups = max(sum(int(satisfies(conj, coords).sum()) for conj in compiled.points), 1)
+    updating = [satisfies(conj, coords) for conj in compiled.points]
+    lups = max(sum(int(a.sum()) for a in updating), 1)
+    point_warps = max(sum(_warps_with_an_active_lane(a, warp) for a in updating), 1)
     counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
                             "read_only_l1_tag_passes_per_lup"), 0.0)
@@ -126,10 +129,11 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         f = [fields[i.field] for i in loads]
         coeffs = np.array([i.address.coeffs for i in loads], dtype=np.int64)
         offsets = np.array([i.address.offset for i in loads], dtype=np.int64)
-        byte_addr = (np.array([x.base_offset_bytes for x in f])[:, None]
-                     + np.array([x.element_bytes for x in f])[:, None] * (coeffs @ coords.T + offsets[:, None]))
+        address = np.einsum("ic,btc->ibt", coeffs, coords) + offsets[:, None, None]
+        byte_addr = (np.array([x.base_offset_bytes for x in f])[:, None, None]
+                     + np.array([x.element_bytes for x in f])[:, None, None] * address)
         active = np.stack([i.active(coords) for i in loads])
-        lines = _distinct_per_warp(byte_addr // device.l1_line_bytes, active, device.warp_size)
+        lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
         requests = lines > 0
         ro = np.array([i.field in read_only for i in loads])
         counts["load_requests_per_lup"] = float(requests[~ro].sum()) / lups
@@ -139,11 +143,11 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         passes = np.ceil(lines / tag_lookups_per_pass)
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
         counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
-    warps = -(-len(coords) // device.warp_size)
-    store_requests = warps * len(stores) / lups
-    fma_instructions = model.flops_per_lup / 2 / device.warp_size
+    store_requests = sum(_warps_with_an_active_lane(i.active(coords), warp) for i in stores) / lups
+    fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
+    counts["point_lane_utilization"] = lups / (warp * point_warps)
     return counts
 
 
@@ -177,7 +181,7 @@ def term_times(model, device, metrics, c: ThroughputConstants) -> dict[str, floa
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"]
     in_flight = x["resident_warps_per_sm"] * c.loads_in_flight_per_warp
     return {
-        "FP": limiters["FP"],
+        "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
         "L1 tags": (x["l1_tag_passes_per_lup"] + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle)
                    / sm_cycles_per_second,

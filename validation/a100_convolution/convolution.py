@@ -17,10 +17,11 @@ the PTX of our own re-implementation, `convolution.cu`: tile 1x4 has 270 global 
 -o - convolution.cu | grep -c ld.global``.
 
 Registers are left to the thread count: `convolution.cu` (our own code with the same loops, guards
-and loads) compiled by nvcc 13 for sm_80 needs 190-255 registers for 4x4 tiles (more for taller
-blocks, with spills), which would reject the 512-thread blocks that were measured, so the measured
-binary (Kernel Tuner's compiler of 2023) used fewer. Registers of another compiler's code are not
-the measured code's; `source=` is not given here for that reason.
+and loads) compiled for sm_80 (nvcc 13 and NVRTC 11.8 alike) needs 182-255 registers for 4x4 tiles
+in blocks of 1-8 rows, with spills for read_only 1, but 32-72 in blocks of 16 and more rows, where
+the cache's read_only 4x4 launches of 288 threads and more failed (more than 224 registers). So our
+code's counts are not the measured binary's (Kernel Tuner's compiler of 2023); `source=` is not
+given here for that reason, and the block sizes would have to be compiled in as macros.
 
 `kernel_for(params)` is what `pystencils-perf validate` calls per combination of the tunable
 parameters that are not the block size; `fixed_parameters` selects the rows of the cache it describes.

@@ -30,7 +30,7 @@ use_temporary_pystencils_cache("pystencils-perf-")
 import numpy as np
 from scipy.optimize import minimize
 
-from convolution_summary import limiters_prediction, read_only, summary, with_predictions
+from convolution_summary import FloatFields, limiters_prediction, read_only, summary, with_predictions
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
 from pystencils_perf.predict import Prediction
@@ -49,17 +49,9 @@ def is_fit_row(pair) -> bool:
 
 def throughput_prediction(pair, device, constants) -> Prediction:
     m = pair.candidate.metrics
-    model = _Fields(element_bytes=4)
-    times = throughput.term_times(model, device, m, constants)
+    times = throughput.term_times(FloatFields, device, m, constants)
     total, named = throughput.combine(times, m.extras["waves"], constants.overlap_exponent)
     return Prediction(1.0 / total, max(times, key=times.get), named)
-
-
-class _Fields:
-    """What `limiter_times` reads of a kernel model: its fields' element sizes (float here)."""
-
-    def __init__(self, element_bytes: int):
-        self.fields = (type("F", (), {"element_bytes": element_bytes})(),)
 
 
 def fit(validation: Validation, device, start) -> tuple:
@@ -118,7 +110,7 @@ def main(argv=None) -> int:
         constants = throughput.constants_for(device)
         print(f"fitted on {points} tile-1x1 rows: " + ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
               + f" (MAPE {mape_percent:.1f} %)")
-    limiters = with_predictions(ranked, limiters_prediction)
+    limiters = with_predictions(ranked, lambda p: limiters_prediction(p, device))
     model = with_predictions(ranked, lambda p: throughput_prediction(p, device, constants))
     lines = ["# A100 15x15 convolution: limiters and throughput model against measured run times", "",
              (f"Data: `{DATA.name}` (Kernel Tuner cache, {device.name}), use_shmem 0, every tile size and read_only: "
