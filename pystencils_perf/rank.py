@@ -250,7 +250,7 @@ def rank(
         note = "registers per fold given with the kernel model: " + ", ".join(
             f"{'x'.join(map(str, f))}: {r}" for f, r in kernel_model.registers_by_fold)
     elif compile_resources or resources:
-        note = resources_note(resources, space.folds)
+        note = resources_note(resources, space.folds, dev)
     else:
         note = "occupancy assumed from threads per block: register measurement switched off"
     return Ranking(dev, kernel_model.name, ranked, rejected, resources, note)

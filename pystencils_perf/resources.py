@@ -51,11 +51,17 @@ def with_resources(model, resources: ResourcesByFold):
     )
 
 
-def resources_note(resources: ResourcesByFold, folds) -> str:
-    """One line for reports: what the registers come from, or that occupancy is assumed."""
+def resources_note(resources: ResourcesByFold, folds, device=None) -> str:
+    """One line for reports: what the registers come from, or that occupancy is assumed; and where the code
+    was built for another architecture than `device`'s, that it was a stand-in."""
     if not resources:
-        return "occupancy assumed from threads per block: no plugin measured registers (neither nvcc on PATH nor NVRTC wheels, or a kernel they cannot compile)"
+        return ("occupancy assumed from threads per block: no plugin measured registers (neither nvcc on PATH "
+                "nor NVRTC wheels, `pip install 'pystencils-perf[nvrtc]'`, or a kernel they cannot compile)")
     measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))
     missing = [f for f in folds if f not in resources]
     tail = f"; folds {', '.join('x'.join(map(str, f)) for f in missing)} assume the unfolded count" if missing else ""
+    wanted = f"sm_{device.compute_capability.replace('.', '')}" if device and device.compute_capability else None
+    if wanted and any(r.arch != wanted for r in resources.values()):
+        tail += (f"; built for the nearest architecture the compiler knows, not {wanted} (registers differ: "
+                 "`pip install 'pystencils-perf[nvrtc]'` builds it)")
     return f"registers per fold {measured}{tail}"

@@ -59,7 +59,25 @@ def test_without_a_compiler_the_ranking_says_occupancy_is_assumed(ranking, monke
     plain = pp.rank(star_3d_assignments(1, (64, 32, 16)), "V100", blocks=BLOCKS[:1], folds=[(1, 1, 1)])
     assert plain.resources == {}
     assert "occupancy assumed from threads per block" in plain.table()
+    assert "pip install 'pystencils-perf[nvrtc]'" in plain.table()  # how to get registers without a toolkit
     assert plain.as_json()["resources"].startswith("occupancy assumed")
+
+
+def _nvcc_without_volta():
+    return [c for c in cuda_compiler.available_compilers() if isinstance(c, cuda_compiler.Nvcc) and "sm_70" not in c.archs]
+
+
+@pytest.mark.skipif(not _nvcc_without_volta(), reason="needs an nvcc that does not build sm_70 (nvcc 13)")
+def test_a_stand_in_architecture_is_said(monkeypatch):
+    """nvcc 13 alone builds a V100 kernel for sm_75; the registers can differ (58 against 32 for the range-4
+    star), so the ranking says so and how to build sm_70."""
+    nvcc = tuple(_nvcc_without_volta())
+    monkeypatch.setattr(cuda_compiler, "available_compilers", lambda: nvcc)
+    ranking = pp.rank(star_3d_assignments(1, (64, 32, 16)), "V100", blocks=BLOCKS[:1], folds=[(1, 1, 1)])
+    assert ranking.resources[(1, 1, 1)].arch != "sm_70"
+    assert "not sm_70" in ranking.resources_note and "pystencils-perf[nvrtc]" in ranking.resources_note
+    exact = pp.rank(star_3d_assignments(1, (64, 32, 16)), "A100", blocks=BLOCKS[:1], folds=[(1, 1, 1)])
+    assert exact.resources[(1, 1, 1)].arch == "sm_80" and "not sm_" not in exact.resources_note
 
 
 @pytest.mark.skipif(cuda_compiler.compiler_for("7.0") is None, reason="neither nvcc nor NVRTC")
