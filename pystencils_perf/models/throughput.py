@@ -24,6 +24,9 @@ update (seconds) that one resource alone would need, all named in
 - ``tail``: a last, partly filled wave: the time grows by ``ceil(waves) / waves``;
   reported as the extra time it adds.
 
+Candidates within the fit's MAPE on its own rows (`mape_on_fitted_rows`) of the best are
+tied, as the limiters' are within their measured DRAM-load error; `select` breaks the tie.
+
 Device data (latencies, schedulers, fitted constants with their provenance) live
 in ``models/data/throughput.toml``, keyed by device name; a device without an
 entry is a `DeviceError` naming it.
@@ -67,6 +70,9 @@ class ThroughputConstants:
     read_only_tag_passes_per_cycle: float
     loads_in_flight_per_warp: float
     overlap_exponent: float
+    #: the fit's MAPE of throughput on its own rows (a fraction): the measured error within which a ranking
+    #: calls candidates tied, as the limiters use their measured DRAM-load error
+    mape_on_fitted_rows: float
     fitted_on: str = ""
 
 
@@ -222,4 +228,4 @@ def perf_predict(model, launch, device, metrics, options):
     times = term_times(model, device, metrics, c)
     total, named = combine(times, metrics.extras["waves"], c.overlap_exponent)
     limiter = max(times, key=times.get)
-    return Prediction(1.0 / total, limiter, named)
+    return Prediction(1.0 / total, limiter, named, c.mape_on_fitted_rows)
