@@ -12,8 +12,8 @@ that number; only the compiler knows it. Two compilers can tell:
 
 Per architecture the first compiler that builds exactly it is used, nvcc before
 NVRTC; where none does (nvcc 13 dropped Volta's sm_70), the nearest architecture
-with the same register file. Compilation takes about a second per kernel, so
-results are cached per source text, architecture and compiler.
+one builds, and the ranking says that it stands in. Compilation takes about a
+second per kernel, so results are cached per source text, architecture and compiler.
 """
 
 from __future__ import annotations
