@@ -190,13 +190,13 @@ def _progress(items):
 
 
 def _ranking_table(ranking, head: int | None) -> str:
-    """The ranking's table; `head` limits the rejected candidates too, and the table says how many more."""
+    """The ranking's table; `head` limits the rejected candidates too (the table's last lines), and the table
+    says how many more; its first line still counts them all."""
+    table = ranking.table(head=head)
     if head is None or len(ranking.rejected) <= head:
-        return ranking.table(head=head)
-    lines = [replace(ranking, rejected=[]).table(head=head)]
-    lines += [f"  rejected {launch.label}: {reason}" for launch, reason in ranking.rejected[:head]]
-    lines.append(f"  ... {len(ranking.rejected) - head} more rejected")
-    return "\n".join(lines)
+        return table
+    lines = table.splitlines()[:-(len(ranking.rejected) - head)]
+    return "\n".join([*lines, f"  ... {len(ranking.rejected) - head} more rejected"])
 
 
 def _create_kernel_call(best, args, domain) -> str:

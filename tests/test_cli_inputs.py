@@ -144,6 +144,7 @@ def test_head_limits_candidates_and_rejected(tmp_path, capsys):
     _, out, ranking = _rank_jacobi(tmp_path, capsys, "--head", "2")
     rejected = len(ranking["rejected"])
     assert rejected > 2  # 1024-thread blocks wider than 64 points in x or y
+    assert f" candidates, {rejected} rejected\n" in out  # the first line counts them all
     rows = re.findall(r"^[= ] *\d+ +\d+x\d+x\d+ ", out, re.M)
     assert len(rows) == 2
     assert f"  ... {len(ranking['candidates']) - 2} more\n" in out
