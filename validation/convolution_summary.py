@@ -8,13 +8,22 @@ ranking again.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 
 from pystencils_perf.predict import Prediction, limiter_times
 from pystencils_perf.validate import Validation, metric_errors, ranking_quality
 
 HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
           "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
+
+
+def shared_external_data(name: str) -> Path:
+    """A measured data file of ``external/`` in the shared data folder: ``$PYSTENCILS_PERF_SHARED_DATA``, else
+    ``shared/data`` beside the checkout."""
+    root = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+    return root / "external" / name
 
 
 def variant_params(pair) -> dict[str, str]:

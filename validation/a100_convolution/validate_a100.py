@@ -15,7 +15,6 @@ fitted freely, drifted to a value without physical meaning (0.37 loads per warp)
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from datetime import date
@@ -30,15 +29,14 @@ use_temporary_pystencils_cache("pystencils-perf-")
 import numpy as np
 from scipy.optimize import minimize
 
-from convolution_summary import FloatFields, limiters_prediction, read_only, summary, with_predictions
+from convolution_summary import FloatFields, limiters_prediction, read_only, shared_external_data, summary, with_predictions
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
 from pystencils_perf.predict import Prediction
 from pystencils_perf.validate import Validation, validate_tuned, write_report
 
 HERE = Path(__file__).resolve().parent
-DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", HERE.parents[2] / "shared" / "data")) / "external" / \
-    "a100_convolution15_kernel_tuner_cache.json.gz"
+DATA = shared_external_data("a100_convolution15_kernel_tuner_cache.json.gz")
 DEVICE = "A100-PCIe-40GB"
 FITTED = ("read_only_tag_passes_per_cycle", "overlap_exponent")
 

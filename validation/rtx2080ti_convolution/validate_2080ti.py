@@ -15,7 +15,6 @@ the RTX 2080 Ti device file's capacity-miss curves are the V100's. Writes report
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -26,14 +25,13 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import variant_params  # noqa: E402
+from convolution_summary import shared_external_data, variant_params  # noqa: E402
 from pystencils_perf.measure.dataset import METRIC_BY_NAME  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.validate import Validation, metric_errors, validate_tuned, write_report  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", HERE.parents[2] / "shared" / "data")) / "external" / \
-    "rtx2080ti_convolution15_ktt_counters.csv"
+DATA = shared_external_data("rtx2080ti_convolution15_ktt_counters.csv")
 DEVICE = "RTX-2080-Ti"
 VOLUMES = tuple(METRIC_BY_NAME[m] for m in ("dram_load", "dram_store", "l2_load", "l2_store"))
 
