@@ -34,8 +34,10 @@ from .ncu import SPILL_COUNTERS, counters_per_lattice_update
 
 #: Kernel Tuner's default names of the block-size parameters
 BLOCK_PARAMETERS = ("block_size_x", "block_size_y", "block_size_z")
-#: columns a flat CSV may give the mean kernel time under, first match wins: name -> milliseconds per unit
-TIME_COLUMNS = {"time": 1.0, "time_ms_mean": 1.0, "time_ms": 1.0, "duration_us": 1e-3}
+#: the units a time column may be in: name -> (milliseconds per unit, the unit's name in errors)
+TIME_UNITS = {"ms": (1.0, "milliseconds"), "us": (1e-3, "microseconds")}
+#: columns a flat CSV may give the mean kernel time under, first match wins: name -> unit
+TIME_COLUMNS = {"time": "ms", "time_ms_mean": "ms", "time_ms": "ms", "duration_us": "us"}
 #: fields that are results (Kernel Tuner's, and what KTT reports of a launch), not tunable parameters
 RESULT_FIELDS = {"time", "times", "compile_time", "verification_time", "benchmark_time", "strategy_time",
                  "framework_time", "timestamp", "GFLOP/s", "registers", "shared_mem_bytes", "grid_x", "grid_y"}
@@ -79,16 +81,15 @@ def _number(value: str) -> int | float | str:
     return value
 
 
-def _time(path, where, value, unit_ms: float = 1.0) -> float | None:
+def _time(path, where, value, unit: str = "ms") -> float | None:
     """The measured time in ms, or None for Kernel Tuner's failure markers; anything else is an error."""
     if isinstance(value, str):
         if value.endswith("Config") or not value.strip():
             return None
         value = _number(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
-        unit = "milliseconds" if unit_ms == 1.0 else "microseconds" if unit_ms == 1e-3 else f"{unit_ms} ms units"
-        raise MeasurementError(f"{path} {where}: time {value!r} is not a positive number of {unit}")
-    return float(value) * unit_ms
+        raise MeasurementError(f"{path} {where}: time {value!r} is not a positive number of {TIME_UNITS[unit][1]}")
+    return float(value) * TIME_UNITS[unit][0]
 
 
 def _counter(path, where: str, name: str, value) -> float:
