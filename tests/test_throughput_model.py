@@ -1,8 +1,10 @@
 """The opt-in throughput model: request counts derived by hand, the combination, opt-in, device data."""
 
+import math
 import shutil
 import subprocess
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -70,13 +72,47 @@ def test_read_only_arrays_are_counted_apart(a100):
     assert counts["read_only_l1_tag_passes_per_lup"] == pytest.approx(1 / 32) and counts["l1_tag_passes_per_lup"] == 0
 
 
-def test_overlap_exponent_spans_max_to_sum_and_tail_adds_the_idle_wave():
+def test_overlap_exponent_spans_max_to_sum_and_pipeline_stages_take_the_slower():
     times = {"a": 1.0, "b": 1.0, "c": 0.5}
-    assert throughput.combine(times, 10.0, 1.0)[0] == pytest.approx(2.5)  # p = 1: no overlap, a sum
-    assert throughput.combine(times, 10.0, 200.0)[0] == pytest.approx(1.0, rel=0.01)  # p large: the max
-    total, named = throughput.combine(times, 1.5, 1.0)  # 1.5 waves run as 2: 4/3 of the time
-    assert total == pytest.approx(2.5 * 4 / 3)
-    assert named["overlap"] == pytest.approx(1.5) and named["tail"] == pytest.approx(2.5 / 3)
+    assert throughput.overlapped_seconds(times, 1.0) == pytest.approx(2.5)  # p = 1: no overlap, a sum
+    assert throughput.overlapped_seconds(times, 200.0) == pytest.approx(1.0, rel=0.01)  # p large: the max
+    # the L1 tag and data stages are one pipeline: the slower stage counts, then the sum (p = 1) with the rest
+    assert throughput.overlapped_seconds({"L1 tags": 1.0, "L1 banks": 0.5, "FP": 1.0}, 1.0) == pytest.approx(2.0)
+    assert throughput.overlapped_seconds({"L1 banks": 0.5, "FP": 1.0}, 1.0) == pytest.approx(1.5)
+
+
+def _row_copy(blocks: int):
+    """A one-row copy in `blocks` blocks of 32 threads (A100: 32 such blocks per SM, 3456 in a full wave)."""
+    width = 32 * blocks
+    return CudaKernel(name="row", arrays=(Array("a", "float", (1, width)), Array("b", "float", (1, width))),
+                      threads=(width, 1), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "0"},
+                      loads=("a[y][x]",), stores=("b[y][x]",), flops_per_lup=2.0)
+
+
+@pytest.mark.parametrize("blocks, waves, last_wave_blocks_per_sm, tail_share_without_latency", [
+    (3456 * 2, 2.0, 0, 0.0),   # two full waves: no tail
+    (3456 * 3 // 2, 1.5, 16, 0.0),  # half a wave more: 16 blocks on every SM, each at the same rate
+    (54, 54 / 3456, 1, 1.0),   # 54 blocks on 108 SMs: half of them idle, twice the time
+])
+def test_the_last_wave_costs_the_blocks_it_puts_on_the_busiest_sm(a100, blocks, waves, last_wave_blocks_per_sm,
+                                                                  tail_share_without_latency):
+    """Without latency (loads in flight without bound) only the busiest SM's share of blocks sets the tail; with
+    latency, an SM holding fewer blocks hides less of it, so the tail grows, but a partly filled last wave never
+    costs more than a full one."""
+    kernel = _row_copy(blocks)
+    m = pp.rank(kernel, a100, blocks=[(32, 1, 1)], folds=[(1, 1, 1)], model="throughput").best.metrics
+    assert (m.blocks_per_sm, m.extras["waves"], m.extras["last_wave_blocks_per_sm"]) == (32, pytest.approx(waves),
+                                                                                         last_wave_blocks_per_sm)
+    c = throughput.constants_for(a100)
+    total, named = throughput.predict_seconds(pp.harvest(kernel), a100, m, replace(c, loads_in_flight_per_warp=1e12))
+    assert named["tail"] == pytest.approx(tail_share_without_latency * (total - named["tail"]), abs=1e-18)
+    total, named = throughput.predict_seconds(pp.harvest(kernel), a100, m, c)
+    full = total - named["tail"]
+    if last_wave_blocks_per_sm:
+        whole_last_wave = full * (math.floor(waves) + 1) / waves  # the last wave as long as a full one
+        assert full * (1 + tail_share_without_latency) < total <= whole_last_wave
+    else:
+        assert named["tail"] == 0
 
 
 def test_opt_in_and_every_term_named(a100):

@@ -19,10 +19,19 @@ update (seconds) that one resource alone would need, all named in
 - ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
   flight per warp; the time per update is the requests per update x their mean
   latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that.
-- the combination is a power mean ``(sum t_i^p)^(1/p)``: p -> infinity is the
+- the combination: ``L1 tags`` and ``L1 banks`` are two stages of one pipeline, the
+  L1TEX unit, which a request's wavefronts pass one stage per cycle (NVIDIA developer
+  forum, 'What's the difference between wavefronts and sectors/req', answer 4,
+  forums.developer.nvidia.com/t/165293): the slower stage sets its rate, so the pipeline
+  counts with the larger of the two (`PIPELINE_STAGES`). Between different units the
+  terms overlap in part, a power mean ``(sum t_i^p)^(1/p)``: p -> infinity is the
   limiters' max, p = 1 a sum (no overlap); p is fitted per device.
-- ``tail``: a last, partly filled wave: the time grows by ``ceil(waves) / waves``;
-  reported as the extra time it adds.
+- ``tail``: a last, partly filled wave. Its blocks spread over the SMs, at most
+  ``last_wave_blocks_per_sm`` on one, and an SM that holds fewer blocks runs each faster
+  where the terms that do not depend on occupancy limit it: the last wave takes that many
+  blocks' work at the occupancy they leave (only the latency term changes), not a full
+  wave's time. The slowest SM sets the time, so a grid smaller than one wave leaves SMs
+  idle. Reported as the extra time it adds.
 
 Candidates within the fit's MAPE on its own rows (`mape_on_fitted_rows`) of the best are
 tied, as the limiters' are within their measured DRAM-load error; `select` breaks the tie.
@@ -55,7 +64,8 @@ DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
           "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup", "read_only_l1_tag_passes_per_lup",
-          "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves")
+          "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves",
+          "last_wave_blocks_per_sm")
 
 
 @dataclass(frozen=True)
@@ -160,11 +170,15 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
 def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     """Everything the terms need beyond the estimator's metrics (added to ``metrics.extras``)."""
     warps_per_block = -(-launch.threads_per_block // device.warp_size)
+    blocks_per_sm = max(metrics.blocks_per_sm, 1)
     total_blocks = math.prod(metrics.grid)
+    full_wave_blocks = device.sm_count * blocks_per_sm
+    last_wave_blocks = total_blocks % full_wave_blocks
     return {
         **request_counts(model, launch, device, constants_for(device).l1_tag_lookups_per_cycle),
-        "resident_warps_per_sm": float(max(metrics.blocks_per_sm, 1) * warps_per_block),
-        "waves": total_blocks / max(metrics.wave_blocks, 1),
+        "resident_warps_per_sm": float(blocks_per_sm * warps_per_block),
+        "waves": total_blocks / full_wave_blocks,
+        "last_wave_blocks_per_sm": float(-(-last_wave_blocks // device.sm_count)),
     }
 
 
@@ -179,13 +193,14 @@ def mean_latency_cycles(metrics, c: ThroughputConstants) -> float:
             + from_dram * (c.dram_latency_cycles - c.l2_hit_latency_cycles))
 
 
-def term_times(model, device, metrics, c: ThroughputConstants) -> dict[str, float]:
-    """Seconds per lattice update that each resource alone would need (before overlap and tail)."""
+def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_per_sm: float | None = None) -> dict[str, float]:
+    """Seconds per lattice update that each resource alone would need (before overlap and tail), with the
+    candidate's occupancy or `resident_warps_per_sm` (a partly filled last wave)."""
     x = metrics.extras
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"]
-    in_flight = x["resident_warps_per_sm"] * c.loads_in_flight_per_warp
+    in_flight = (resident_warps_per_sm or x["resident_warps_per_sm"]) * c.loads_in_flight_per_warp
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
@@ -198,14 +213,48 @@ def term_times(model, device, metrics, c: ThroughputConstants) -> dict[str, floa
     }
 
 
-def combine(times: dict[str, float], waves: float, overlap_exponent: float) -> tuple[float, dict[str, float]]:
-    """Total seconds per update: the power mean of the terms, times the tail factor; and the named terms."""
-    p = overlap_exponent
-    top = max(times.values())
-    overlapped = top * sum((t / top) ** p for t in times.values()) ** (1.0 / p)
-    tail_factor = math.ceil(waves - 1e-9) / waves if waves > 0 else 1.0
-    total = overlapped * tail_factor
-    return total, {**times, "overlap": overlapped - top, "tail": total - overlapped}
+#: terms that are stages of one pipeline: they overlap fully, and the slowest stage's time counts
+PIPELINE_STAGES = {"L1": ("L1 tags", "L1 banks")}
+
+
+def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> float:
+    """Seconds per update of the terms: a pipeline's stages by the slowest (`PIPELINE_STAGES`), then units that
+    overlap in part by their power mean ``(sum t_i^p)^(1/p)``."""
+    staged = {stage for stages in PIPELINE_STAGES.values() for stage in stages}
+    units = [t for name, t in times.items() if name not in staged]
+    units += [max(times[s] for s in stages if s in times) for stages in PIPELINE_STAGES.values()
+              if any(s in times for s in stages)]
+    top = max(units)
+    return top * sum((t / top) ** overlap_exponent for t in units) ** (1.0 / overlap_exponent)
+
+
+def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[float, dict[str, float]]:
+    """Seconds per update with the last wave's tail, and the named terms (each resource's time, plus what
+    overlap and tail add).
+
+    Per SM, the full waves run ``blocks_per_sm`` blocks at a time and the last wave
+    ``last_wave_blocks_per_sm``; the time is the busiest SM's, against the mean blocks per SM
+    (``waves x blocks_per_sm``) at full occupancy.
+    """
+    x = metrics.extras
+    times = term_times(model, device, metrics, c)
+    full = overlapped_seconds(times, c.overlap_exponent)
+    blocks_per_sm = max(metrics.blocks_per_sm, 1)
+    last = x["last_wave_blocks_per_sm"]
+    # the busiest SM's work in blocks at full occupancy: the full waves, then the last wave's blocks at theirs
+    busiest_sm_blocks = math.floor(x["waves"] + 1e-9) * blocks_per_sm
+    if last:
+        last_wave = term_times(model, device, metrics, c, x["resident_warps_per_sm"] * last / blocks_per_sm)
+        busiest_sm_blocks += last * overlapped_seconds(last_wave, c.overlap_exponent) / full
+    total = full * busiest_sm_blocks / (x["waves"] * blocks_per_sm)
+    return total, {**times, "overlap": full - max(times.values()), "tail": total - full}
+
+
+def prediction(model, device, metrics, c: ThroughputConstants) -> Prediction:
+    """The prediction under constants `c`: throughput, the largest term as the limiter, every term named."""
+    total, named = predict_seconds(model, device, metrics, c)
+    limiter = max((k for k in named if k not in ("overlap", "tail")), key=named.get)
+    return Prediction(1.0 / total, limiter, named, c.mape_on_fitted_rows)
 
 
 @hookimpl
@@ -224,8 +273,4 @@ def perf_estimate_extras(model, launch, device, options, metrics):
 def perf_predict(model, launch, device, metrics, options):
     if options.model != MODEL_NAME:
         return None
-    c = constants_for(device)
-    times = term_times(model, device, metrics, c)
-    total, named = combine(times, metrics.extras["waves"], c.overlap_exponent)
-    limiter = max(times, key=times.get)
-    return Prediction(1.0 / total, limiter, named, c.mape_on_fitted_rows)
+    return prediction(model, device, metrics, constants_for(device))

@@ -32,7 +32,6 @@ from scipy.optimize import minimize
 from convolution_summary import FloatFields, limiters_prediction, read_only, shared_external_data, summary, with_predictions
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
-from pystencils_perf.predict import Prediction
 from pystencils_perf.validate import Validation, validate_tuned, write_report
 
 HERE = Path(__file__).resolve().parent
@@ -45,20 +44,13 @@ def is_fit_row(pair) -> bool:
     return "tile_size_x=1 tile_size_y=1" in pair.variant
 
 
-def throughput_prediction(pair, device, constants) -> Prediction:
-    m = pair.candidate.metrics
-    times = throughput.term_times(FloatFields, device, m, constants)
-    total, named = throughput.combine(times, m.extras["waves"], constants.overlap_exponent)
-    return Prediction(1.0 / total, max(times, key=times.get), named)
-
-
 def fit(validation: Validation, device, start) -> tuple:
     rows = [p for p in validation.pairs if is_fit_row(p)]
     measured = np.array([p.measured.values["glups"] for p in rows])
 
     def mape(log_values):
         c = replace(start, **dict(zip(FITTED, np.exp(log_values))))
-        predicted = np.array([throughput_prediction(p, device, c).glups for p in rows])
+        predicted = np.array([throughput.prediction(FloatFields, device, p.candidate.metrics, c).glups for p in rows])
         return float(np.mean(np.abs(predicted - measured) / measured))
 
     x0 = np.log([getattr(start, k) for k in FITTED])
@@ -112,7 +104,7 @@ def main(argv=None) -> int:
         print(f"fitted on {points} tile-1x1 rows: " + ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
               + f" (MAPE {mape_percent:.1f} %)")
     limiters = with_predictions(ranked, lambda p: limiters_prediction(p, device))
-    model = with_predictions(ranked, lambda p: throughput_prediction(p, device, constants))
+    model = with_predictions(ranked, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants))
     lines = ["# A100 15x15 convolution: limiters and throughput model against measured run times", "",
              (f"Data: `{DATA.name}` (Kernel Tuner cache, {device.name}), use_shmem 0, every tile size and read_only: "
               f"{len(ranked.pairs)} measured configurations. Kernel description: `convolution.py`. "
