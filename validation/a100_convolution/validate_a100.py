@@ -75,6 +75,9 @@ def write_fit(values: dict, mape_percent: float, points: int) -> None:
     throughput._table.cache_clear()
 
 
+#: the heading of report.md's hand-written findings, which a rerun keeps
+FINDINGS = "## What this shows"
+
 #: the row subsets of the summary tables: the fitted rows and the held-out ones apart
 SUBSETS = (
     ("all", lambda p: True),
@@ -118,8 +121,10 @@ def main(argv=None) -> int:
     out = Path(args.out)
     write_report(model, out / "throughput")
     write_report(limiters, out / "limiters")
-    (out / "report.md").write_text(text + "\nFull reports with plots: [throughput model](throughput/report.md), "
-                                   "[limiters](limiters/report.md).\n")
+    report = out / "report.md"
+    findings = report.read_text().partition(FINDINGS)[2] if report.exists() else ""  # written by hand: kept
+    report.write_text(text + "\nFull reports with plots: [throughput model](throughput/report.md), "
+                      "[limiters](limiters/report.md).\n" + (FINDINGS + findings if findings else ""))
     return 0
 
 
