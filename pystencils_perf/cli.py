@@ -30,6 +30,7 @@ from pathlib import Path
 from . import __version__
 from .errors import ConfigurationError, PerfError
 from .launch import parse_triple
+from .tempcache import use_temporary_pystencils_cache
 
 
 class _Parser(argparse.ArgumentParser):
@@ -463,6 +464,8 @@ def _block_plugins(argv: list[str]) -> None:
 
 
 def main(argv=None) -> int:
+    # before any plugin imports pystencils, which creates its cache (~/.cache/pystencils unless told otherwise)
+    use_temporary_pystencils_cache()
     argv = _attach_dash_values(sys.argv[1:] if argv is None else list(argv))
     try:
         _block_plugins(argv)

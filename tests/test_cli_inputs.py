@@ -203,6 +203,24 @@ def test_example_writes_nothing_into_home_or_the_temporary_directory(tmp_path, s
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["home", "tmp"]
 
 
+@pytest.mark.parametrize("command", [["--help"], ["devices", "V100"]])
+def test_the_command_line_writes_nothing_into_home(tmp_path, command):
+    """Loading the plugins imports pystencils, whose cache would go to ~/.cache/pystencils."""
+    import os
+    import subprocess
+    import sys
+
+    home, temp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSTENCILS_CACHE_DIR", "MPLCONFIGDIR")}
+    env.update(HOME=str(home), TMPDIR=str(temp))
+    result = subprocess.run([sys.executable, "-m", "pystencils_perf.cli", *command], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["home", "tmp"]
+
+
 def test_measure_without_cupy_names_an_installable_package(capsys, tmp_path, traced_spec, monkeypatch):
     """pystencils-perf is on no package index: the hint names cupy's own package, or the extra of a checkout."""
     import sys
