@@ -184,7 +184,7 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
     if not out:
         return np.empty((0, 2), dtype=np.int64)
     intervals = np.concatenate(out)
-    return intervals[np.argsort(intervals[:, 0])]
+    return intervals[np.argsort(intervals[:, 0], kind="stable")]
 
 
 def _union_size_sorted(intervals: np.ndarray) -> int:
