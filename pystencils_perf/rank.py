@@ -113,6 +113,13 @@ class Ranking:
                         *(f"{m.value(k):.3f}" for k in (*VOLUME_FIELDS, "l1_cycles_per_lup"))])
         return out.getvalue()
 
+    def terms_line(self) -> str:
+        """What limits the pick (the best, or the tie's pick): the model's terms (`Prediction.seconds_per_lup`)."""
+        tied = self.tied
+        pick = tie_break(tied) if len(tied) > 1 else self.best
+        terms = ", ".join(f"{name} {1e12 * seconds:.1f}" for name, seconds in pick.prediction.seconds_per_lup.items())
+        return f"  {pick.launch.label}, the pick: picoseconds per update by term: {terms}"
+
     def table(self, head: int | None = None) -> str:
         """One readable row per candidate, best first, with its limiter and volumes."""
         rows = self.candidates if head is None else self.candidates[:head]
@@ -139,6 +146,8 @@ class Ranking:
             )
         if head is not None and head < len(self.candidates):
             lines.append(f"  ... {len(self.candidates) - head} more")
+        if self.candidates:
+            lines.append(self.terms_line())
         for launch, reason in self.rejected:
             lines.append(f"  rejected {launch.label}: {reason}")
         return "\n".join(lines)

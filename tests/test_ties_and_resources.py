@@ -38,6 +38,16 @@ def test_the_table_marks_a_tie_and_names_the_rule(ranking):
         assert "(marked =)" not in table
 
 
+def test_the_table_says_what_limits_the_pick(ranking):
+    """The candidate `select` takes, with every term of its prediction in picoseconds per update."""
+    pick = pp.select(ranking)
+    terms = pick.prediction.seconds_per_lup
+    line = next(line for line in ranking.table(head=1).splitlines() if "the pick" in line)
+    assert line == (f"  {pick.launch.label}, the pick: picoseconds per update by term: "
+                    + ", ".join(f"{name} {1e12 * terms[name]:.1f}" for name in ("FP", "L1", "L2", "DRAM")))
+    assert 1e12 * max(terms.values()) == pytest.approx(1e12 / pick.prediction.lups_per_second)  # the limiter's
+
+
 def test_select_breaks_ties_by_registers_then_l2_traffic(ranking):
     from dataclasses import replace
 
