@@ -114,9 +114,8 @@ class Ranking:
         return out.getvalue()
 
     def terms_line(self) -> str:
-        """What limits the pick (the best, or the tie's pick): the model's terms (`Prediction.seconds_per_lup`)."""
-        tied = self.tied
-        pick = tie_break(tied) if len(tied) > 1 else self.best
+        """What limits the candidate `select` takes: the model's terms (`Prediction.seconds_per_lup`)."""
+        pick = select(self)
         terms = ", ".join(f"{name} {1e12 * seconds:.1f}" for name, seconds in pick.prediction.seconds_per_lup.items())
         return f"  {pick.launch.label}, the pick: picoseconds per update by term: {terms}"
 
