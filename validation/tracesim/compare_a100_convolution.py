@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import runpy
 import sys
 from pathlib import Path
@@ -20,8 +19,10 @@ from pathlib import Path
 from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 use_temporary_pystencils_cache("tracesim-a100-")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared helpers
 
 import numpy as np  # noqa: E402
+from convolution_summary import shared_external_data  # noqa: E402
 from pystencils_perf_tracesim import simulate  # noqa: E402
 
 import pystencils_perf as pp  # noqa: E402
@@ -29,7 +30,7 @@ from pystencils_perf.launch import LaunchConfig  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SPEC = HERE.parent / "a100_convolution" / "convolution.py"
-DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", HERE.parents[2] / "shared" / "data")) / "external" / "a100_convolution15_noshmem.csv"
+DATA = shared_external_data("a100_convolution15_noshmem.csv")
 FLOPS_PER_OUTPUT = 450
 
 
