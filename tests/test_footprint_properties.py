@@ -104,3 +104,16 @@ def test_enum_isl_and_brute_force_agree(case, data):
 
     active = sum(int(satisfies(conj, thread_coords(block, b)).sum()) for b in bids for conj in compiled.points)
     assert count_points(compiled.points, wave) == active
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 20)), max_size=12), min_size=1, max_size=3))
+def test_union_of_intervals_with_firsts_and_lasts_sorted_apart_counts_each_granule_once(parts):
+    """`touched` pairs the sorted firsts with the sorted lasts: the union must not depend on the pairing."""
+    covered = {g for part in parts for first, length in part for g in range(first, first + length + 1)}
+    columns = [
+        footprint_enum._sorted_columns([np.array([f for f, _ in part], dtype=np.int64)],
+                                       [np.array([f + n for f, n in part], dtype=np.int64)])
+        for part in parts if part
+    ]
+    assert (footprint_enum.count_union(columns) if columns else 0) == len(covered)

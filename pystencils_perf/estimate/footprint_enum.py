@@ -130,8 +130,10 @@ def _merged_shifts(shifts: np.ndarray, min_row_span: int) -> tuple[np.ndarray, n
     """
     if len(shifts) == 1:
         return shifts, shifts
-    split = np.flatnonzero(shifts[1:] - shifts[:-1] > min_row_span)
-    return np.insert(shifts[split + 1], 0, shifts[0]), np.append(shifts[split], shifts[-1])
+    gap = np.empty(len(shifts) + 1, dtype=bool)
+    gap[0] = gap[-1] = True
+    np.greater(shifts[1:] - shifts[:-1], min_row_span, out=gap[1:-1])
+    return shifts[gap[:-1]], shifts[gap[1:]]
 
 
 def _ceil_div(a, b):
@@ -141,7 +143,11 @@ def _ceil_div(a, b):
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
     """The granules `instructions` of `threads` touch in `field` (backend interface).
 
-    Closed intervals ``[first, last]`` of granule indices, shape (n, 2), sorted by `first`.
+    Closed intervals of granule indices as their firsts and lasts, shape (n, 2),
+    each column sorted on its own: the firsts and lasts of the intervals the
+    threads touch, paired afresh. Every granule is covered by as many pairs as
+    before (``#firsts <= g`` minus ``#lasts < g``), so the union is the same,
+    and two 1-D sorts cost less than ordering pairs.
 
     Instructions that differ only by a constant offset (a stencil's neighbours)
     are shifted copies of one row set: rows are clipped once per group, and
@@ -180,35 +186,41 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
                 e_last = e_first
             first = (base + eb * e_first) // granule_bytes
             last = (base + eb * e_last + eb - 1) // granule_bytes
-            out.append(np.stack([first.ravel(), last.ravel()], axis=1))
+            out.append((first.ravel(), last.ravel()))
     if not out:
         return np.empty((0, 2), dtype=np.int64)
-    intervals = np.concatenate(out)
-    return intervals[np.argsort(intervals[:, 0], kind="stable")]
+    return _sorted_columns([f for f, _ in out], [la for _, la in out])
+
+
+def _sorted_columns(firsts: list[np.ndarray], lasts: list[np.ndarray]) -> np.ndarray:
+    """Firsts and lasts of intervals as an (n, 2) array whose columns are each sorted."""
+    intervals = np.empty((sum(len(f) for f in firsts), 2), dtype=np.int64)
+    intervals[:, 0] = np.sort(np.concatenate(firsts), kind="stable")
+    intervals[:, 1] = np.sort(np.concatenate(lasts), kind="stable")
+    return intervals
 
 
 def _union_size_sorted(intervals: np.ndarray) -> int:
-    """Number of integers covered by closed intervals sorted by their first element."""
+    """Number of integers covered by closed intervals whose firsts and lasts are each sorted.
+
+    Sweeping in order of the firsts, the intervals before the i-th reach up to
+    the (i-1)-th last, since the lasts are sorted too.
+    """
     if len(intervals) == 0:
         return 0
     lo, hi = intervals[:, 0], intervals[:, 1]
-    reach = np.maximum.accumulate(hi)
-    covered_before = np.empty_like(reach)  # the last granule covered by the intervals before each one
+    covered_before = np.empty_like(hi)  # the last granule covered by the intervals before each one
     covered_before[0] = lo[0] - 1
-    covered_before[1:] = reach[:-1]
-    return int(np.sum(np.maximum(0, hi - np.maximum(lo - 1, covered_before))))
+    covered_before[1:] = hi[:-1]
+    np.maximum(covered_before, lo - 1, out=covered_before)
+    return int(np.sum(np.maximum(hi - covered_before, 0)))
 
 
 def count_union(parts: list[np.ndarray]) -> int:
-    """Distinct granules in the union of `touched` results (backend interface).
-
-    Each part is sorted already, so a stable sort (timsort) of their
-    concatenation only merges runs.
-    """
+    """Distinct granules in the union of `touched` results (backend interface)."""
     if len(parts) == 1:
         return _union_size_sorted(parts[0])
-    intervals = np.concatenate(parts)
-    return _union_size_sorted(intervals[np.argsort(intervals[:, 0], kind="stable")])
+    return _union_size_sorted(_sorted_columns([p[:, 0] for p in parts], [p[:, 1] for p in parts]))
 
 
 def count_overlap(a: np.ndarray, b: np.ndarray) -> int:
