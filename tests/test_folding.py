@@ -131,6 +131,22 @@ def test_2d_kernels_fold_in_x_and_y(fold):
     assert stores == sorted(y * 15 + x for y in range(1, 8) for x in range(1, 14))
 
 
+@pytest.mark.parametrize("fold, guarded", [((1, 2, 1), False), ((1, 4, 1), False), ((2, 1, 1), True), ((3, 2, 1), True)])
+def test_a_fold_that_divides_the_points_of_an_axis_needs_no_guard_along_it(fold, guarded):
+    import pystencils as ps
+
+    src, dst = ps.fields("src, dst: double[10, 15]")  # 13 x 8 interior points: 2 and 4 divide y, nothing divides x
+    jacobi = [ps.Assignment(dst[0, 0], (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)]
+    kernel = create_folded_kernel(jacobi, fold=fold)
+    code = kernel.get_c_code()
+    assert (code.count("if(") > 1 or "?" in code) == guarded  # beyond the GPU axes' own guard
+    generated = pp.harvest(kernel)
+    accesses = launch_accesses(generated, (4, 2, 1))
+    assert accesses == launch_accesses(pp.harvest(create_folded_kernel(jacobi)).folded(fold), (4, 2, 1))
+    stores = sorted(element for _, element in accesses[("dst", "store")])
+    assert stores == sorted(y * 15 + x for y in range(1, 9) for x in range(1, 14))
+
+
 def test_block_size_is_the_launch_configurations(odd_domain_assignments):
     kernel = create_folded_kernel(odd_domain_assignments["star3d_r4"], fold=(1, 1, 2), block=(8, 2, 2))
     assert kernel.get_launch_configuration().evaluate() == ((8, 2, 2), (2, 4, 2))
