@@ -321,3 +321,24 @@ def test_folded_code_computes_what_pystencils_cpu_code_computes(cpu_results, fol
     cuda_emulation.run_emulated(kernel, emulated, tmp_path)
     for fname in expected:  # outputs alike, inputs and ghost layers untouched
         np.testing.assert_allclose(emulated[fname], expected[fname], rtol=1e-12, atol=1e-15, err_msg=fname)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH: generated code cannot be run on the CPU")
+def test_folds_that_divide_the_domain_compute_what_pystencils_cpu_code_computes(tmp_path):
+    """12 x 8 x 6 points: 2 divides every axis, so these folds' points carry no guards of their own."""
+    import pystencils as ps
+    from pystencils.jit import CpuJit
+
+    from pystencils_perf.catalog import star_3d_assignments
+
+    assignments = star_3d_assignments(4, (12, 8, 6))
+    cpu = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CPU, jit=CpuJit(objcache=tmp_path / "jit")))
+    for fold in [(2, 1, 1), (1, 2, 1), (1, 2, 2), (2, 2, 2)]:
+        kernel = create_folded_kernel(assignments, fold=fold)
+        assert kernel.get_c_code().count("if(") == 1  # only the GPU axes' own guard
+        expected, emulated = (cuda_emulation.field_arrays(kernel, seed=1) for _ in range(2))
+        cpu.compile()(**expected)
+        cuda_emulation.run_emulated(kernel, emulated, tmp_path)
+        for fname in expected:
+            np.testing.assert_allclose(emulated[fname], expected[fname], rtol=1e-12, atol=1e-15, err_msg=f"{fname} {fold}")
