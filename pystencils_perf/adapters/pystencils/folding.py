@@ -8,8 +8,8 @@ guard. Where the fold divides the points of an axis (sizes known when the code
 is generated), no point of a thread whose first point is inside can lie beyond,
 and that axis adds nothing to the guards: they would be instructions that are
 always true, and they change what ptxas allocates (the range-2 star on 596 x 596
-x 508 points, folded 2 or 4 times in z, needs 40 registers with them and 32
-without from CUDA 11.8 for sm_70, which decides between one and two blocks of
+x 508 points, folded 2 or 4 times in z, needs 40 registers with them and 32 or
+31 without from CUDA 11.8 for sm_70, which decides between one and two blocks of
 1024 threads per V100 SM). A value that several points of a thread load is
 loaded once: every distinct load is declared before the first point that needs
 it, guarded by the points that need it (a load only skipped points need is not
