@@ -138,6 +138,7 @@ class FoldingAxes:
         """One cube whose ranges step over folds, its body the unrolled points with shared loads."""
         folds = [self._fold[AXES.index(d)] for d in gpu_dims]
         points = list(itertools.product(*(range(f) for f in folds)))
+        guarded_axes = [not _fold_divides(r, f) for r, f in zip(cube.ranges, folds)]
         bodies = {k: self._point_body(cube, k) for k in points[1:]}
         bodies[points[0]] = cube.body
         hoisted: dict[tuple, tuple] = {}  # load key -> (symbol, access, points that load it), first user first
@@ -146,11 +147,11 @@ class FoldingAxes:
         statements = []
         for k in points:  # each load declared right before the first point that needs it: shorter live ranges
             statements += [
-                self._type_fold(PsDeclaration(PsSymbolExpr(symbol), self._guarded_load(cube, folds, access, users)))
+                self._type_fold(PsDeclaration(PsSymbolExpr(symbol), self._guarded_load(cube, guarded_axes, access, users)))
                 for symbol, access, users in hoisted.values()
                 if min(users) == k
             ]
-            guard = self._point_guard(cube, folds, k)
+            guard = self._point_guard(cube, guarded_axes, k)
             statements += bodies[k].statements if guard is None else [PsConditional(guard, bodies[k])]
         ranges = [
             PsAxisRange(r.counter, r.start, r.stop, self._type_fold(r.step.clone() * self._factory.parse_index(f)))
@@ -168,16 +169,17 @@ class FoldingAxes:
         subs = {r.counter.symbol: self._shifted(r, kk) for r, kk in zip(cube.ranges, k) if kk}
         return substitute_symbols(body, subs)
 
-    def _point_guard(self, cube: PsAxesCube, folds: list[int], k: tuple[int, ...]) -> PsExpression | None:
-        """Point `k` lies in the iteration space, or None where the GPU axes' own guard (point 0's) implies it."""
+    def _point_guard(self, cube: PsAxesCube, guarded_axes: list[bool], k: tuple[int, ...]) -> PsExpression | None:
+        """Point `k` lies in the iteration space, or None where the GPU axes' own guard (point 0's) implies it:
+        along the axes that are not `guarded_axes`, the fold divides the points."""
         terms = [PsLt(self._shifted(r, kk), r.stop.clone())
-                 for r, f, kk in zip(cube.ranges, folds, k) if kk and not _fold_divides(r, f)]
+                 for r, guarded, kk in zip(cube.ranges, guarded_axes, k) if kk and guarded]
         return self._type_fold(reduce(PsAnd, terms)) if terms else None
 
-    def _guarded_load(self, cube: PsAxesCube, folds: list[int], access: PsBufferAcc, users: set) -> PsExpression:
+    def _guarded_load(self, cube: PsAxesCube, guarded_axes: list[bool], access: PsBufferAcc, users: set) -> PsExpression:
         """The load, executed if any point that uses it is active."""
         minimal = [k for k in users if not any(o != k and all(a <= b for a, b in zip(o, k)) for o in users)]
-        guards = [self._point_guard(cube, folds, k) for k in sorted(minimal)]
+        guards = [self._point_guard(cube, guarded_axes, k) for k in sorted(minimal)]
         if any(g is None for g in guards):
             return access
         return PsTernary(reduce(PsOr, guards), access, PsExpression.make(PsConstant(0)))
