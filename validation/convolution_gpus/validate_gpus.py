@@ -71,8 +71,8 @@ def validate_gpu(device: str, spec, quick: bool) -> dict[str, Validation]:
     """Both models' validations from one ranking with the throughput model (`limiters_prediction`)."""
     only_1x1 = (lambda params: params["tile_size_x"] == params["tile_size_y"] == 1) if quick else None
     ranked = validate_tuned(read_kernel_tuner(GPUS[device]), spec, device, model="throughput", keep_variant=only_1x1)
-    device = ranked.ranking.device
-    return {"limiters": with_predictions(ranked, lambda p: limiters_prediction(p, device)), "throughput": ranked}
+    return {"limiters": with_predictions(ranked, lambda p: limiters_prediction(p, ranked.ranking.device)),
+            "throughput": ranked}
 
 
 def constants_line(device) -> str:
