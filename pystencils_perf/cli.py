@@ -10,6 +10,8 @@
                             [--repeats 7] [--warmup 3] [--ncu [--ncu-path ncu]]
     pystencils-perf validate DATA.csv|CACHE.json[.gz] --device NAME --spec SPEC.py [--model NAME] [--out DIR] [--align ...]
     pystencils-perf calibrate DATA.csv --device NAME --spec SPEC.py [--out FILE.toml] [--align ...]
+    pystencils-perf tune SPEC.py --device NAME [--budget 10] [--replay CACHE.json[.gz]] [--json OUT]
+                         [--model throughput] [--threads N] [--blocks ...] [--fold ...]
 
 Every input error prints one line ``pystencils-perf: error: ...`` and exits with 2
 (so does `measure` on a machine without cupy or a CUDA GPU). Options and output
@@ -19,10 +21,12 @@ paths are checked while parsing, before any kernel is generated or ranked.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
 import sys
+import tempfile
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -89,6 +93,12 @@ def _output_file(text: str) -> str:
     if path.is_dir():
         raise ConfigurationError(f"{path} is a folder, not a file")
     _existing_folder(path.parent)
+    return text
+
+
+def _existing_file(text: str) -> str:
+    if not Path(text).is_file():
+        raise ConfigurationError(f"file {text} does not exist")
     return text
 
 
@@ -359,6 +369,61 @@ def _cmd_calibrate(args) -> int:
     return 0
 
 
+def _replayed(args):
+    """Candidates and measurements of a Kernel Tuner cache, described by a `kernel_for` SPEC."""
+    from .measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
+    from .tune.record import kernel_hash
+    from .tune.replay import ReplaySource, replay_candidates
+
+    if args.domain or args.align != "base" or args.threads or args.blocks or args.fold:
+        raise ConfigurationError("--domain, --align, --threads, --blocks and --fold do not apply to --replay: "
+                                 "the cache's configurations are the candidates")
+    spec, data = load_tunable_spec(args.spec), read_kernel_tuner(args.replay)
+    space = replay_candidates(data, spec, args.device, model=args.model, backend=args.backend, progress=_progress)
+    kernel = kernel_hash(Path(args.spec).read_bytes(), [c.params for c in space.candidates])
+    title = (f"{Path(args.spec).stem} on {data.device_name or args.device}, replayed from {args.replay}: "
+             f"{len(space.candidates)} candidates, {len(space.rejected)} rejected by the model for {args.device}")
+    return title, space.candidates, ReplaySource(data), kernel
+
+
+def _cmd_tune(args) -> int:
+    from .tune.record import RecordStore
+    from .tune.tuner import tune
+
+    if args.replay:
+        title, candidates, source, kernel = _replayed(args)
+        result = tune(candidates, source, budget=args.budget, kernel=kernel, store=RecordStore())
+    else:
+        from .adapters.pystencils.gpu import require_cupy, runnable
+        from .adapters.pystencils.tuning import tune_on_gpu
+        from .rank import rank
+
+        require_cupy()  # before anything slow: fail in a second on machines without a GPU
+        spec, domain = _load(args)
+        kernel, recipe = runnable(spec.kernel)
+        ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model, progress=_progress,
+                       **_candidate_options(args, domain))
+        title = f"{ranking.kernel} on {args.device} (this machine's GPU): {len(ranking.candidates)} candidates"
+        result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align)
+    print(title)
+    print(result.table())
+    if result.record_path:
+        print(f"record: {result.record_path}")
+    if args.json:
+        _write_atomically(args.json, json.dumps({"title": title, "candidates": len(result.candidates),
+                                                 "measured_now": result.measured_now, **result.record.as_json()},
+                                                indent=1))
+    return 0
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write `text` to a temporary file beside `path`, then rename: a reader never sees half a file."""
+    folder = Path(path).absolute().parent
+    with tempfile.NamedTemporaryFile("w", dir=folder, prefix=f".{Path(path).name}.", suffix=".tmp", delete=False) as fh:
+        fh.write(text)
+    os.replace(fh.name, path)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .adapters.pystencils.measure import DEFAULT_WARMUP, MIN_REPEATS
 
@@ -448,6 +513,22 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(p)
     p.add_argument("--out", type=_argument_type(_output_file), help="device file to write (default DEVICE-calibrated.toml here)")
     p.set_defaults(run=_cmd_calibrate)
+
+    p = sub.add_parser("tune", help="measure the model's best candidates on this machine's GPU (or replay a Kernel "
+                                    "Tuner cache), learning from each; keep the result on disk")
+    p.add_argument("spec", help="SPEC: `kernel` or `assignments`; with --replay, `kernel_for(params)` and "
+                                "`lattice_updates` as for validate")
+    layout_args(p)
+    candidate_args(p, None)
+    p.add_argument("--budget", type=_argument_type(_positive_int), default=10,
+                   help="measure at most this many candidates (default 10), counting an earlier call's record")
+    p.add_argument("--replay", type=_argument_type(_existing_file),
+                   help="Kernel Tuner cache (.json, .json.gz) to take the measurements from instead of a GPU")
+    p.add_argument("--backend", default="auto", choices=backends, help="footprint backend (default auto)")
+    p.add_argument("--model", default="throughput", type=_argument_type(lambda t: _names("performance model", pm.hook.perf_models())(t)[0]),
+                   help="performance model whose order the search starts from (default throughput)")
+    p.add_argument("--json", type=_argument_type(_output_file), help="write the measurements and the best as JSON")
+    p.set_defaults(run=_cmd_tune)
     return parser
 
 

@@ -90,7 +90,7 @@ def test_json_gz_and_interrupted_json_read_alike(tmp_path):
     interrupted = read_kernel_tuner(_write(tmp_path, "i.json", json.dumps(CACHE)[:-2] + ",\n"))
     for data in (plain, packed, interrupted):
         assert data.device_name == "NVIDIA A100-PCIE-40GB"
-        assert len(data.runs) == 6 and data.failed == 1
+        assert len(data.runs) == 6 and len(data.failed) == 1
         assert {"times", "compile_time", "GFLOP/s"}.isdisjoint(data.runs[0].params)
 
 

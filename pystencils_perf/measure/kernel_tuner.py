@@ -68,8 +68,8 @@ class TunerData:
     path: str
     device_name: str
     runs: tuple[TunedRun, ...]
-    #: configurations in the file that did not run (failure markers, missing times)
-    failed: int = 0
+    #: parameters of the configurations in the file that did not run (failure markers, missing times)
+    failed: tuple[dict[str, Any], ...] = ()
 
 
 def _number(value: str) -> int | float | str:
@@ -120,20 +120,20 @@ def _read_json(path: Path) -> TunerData:
     data = _load_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
         raise MeasurementError(f"{path} is not a Kernel Tuner cache: no 'cache' table of configurations")
-    runs, failed = [], 0
+    runs, failed = [], []
     for key, entry in data["cache"].items():
         if not isinstance(entry, dict):
             raise MeasurementError(f"{path} cache entry {key!r} is not a table")
         if "time" not in entry:
             raise MeasurementError(f"{path} cache entry {key!r} has no 'time'")
         time_ms = _time(path, f"cache entry {key!r}", entry["time"])
-        if time_ms is None:
-            failed += 1
-            continue
         params = {k: v for k, v in entry.items() if k not in RESULT_FIELDS and not is_counter(k)}
+        if time_ms is None:
+            failed.append(params)
+            continue
         counters = {k: _counter(path, f"cache entry {key!r}", k, v) for k, v in entry.items() if is_counter(k)}
         runs.append(TunedRun(params, time_ms, counters))
-    return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), failed)
+    return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), tuple(failed))
 
 
 def _read_csv(path: Path) -> TunerData:
@@ -149,14 +149,14 @@ def _read_csv(path: Path) -> TunerData:
         raise MeasurementError(f"{path} has no time column ({', '.join(TIME_COLUMNS)})")
     skip = set(TIME_COLUMNS) | RESULT_FIELDS | {"gpu", "device_name", "time_ms_min", "time_ms_median", "n_reps"}
     counters = [c for c in header if is_counter(c)]
-    runs, failed, devices = [], 0, set()
+    runs, failed, devices = [], [], set()
     for line, raw in enumerate(lines, start=2):
         time_ms = _time(path, f"line {line}", raw[column], TIME_COLUMNS[column])
+        params = {k: _number(v) for k, v in raw.items() if k not in skip and not is_counter(k)}
         if time_ms is None:
-            failed += 1
+            failed.append(params)
             continue
         devices.add(raw.get("device_name", ""))
-        params = {k: _number(v) for k, v in raw.items() if k not in skip and not is_counter(k)}
         runs.append(TunedRun(params, time_ms, {c: _counter(path, f"line {line}", c, raw[c]) for c in counters}))
     return TunerData(str(path), ", ".join(sorted(d for d in devices if d)), tuple(runs), failed)
 
@@ -228,14 +228,23 @@ class Variant:
         return " ".join(f"{k}={v}" for k, v in self.params.items())
 
 
-def _launch(path, run: TunedRun, block_parameters) -> LaunchConfig:
-    if block_parameters[0] not in run.params:
-        raise MeasurementError(f"{path}: configuration {run.params} has no {block_parameters[0]}")
+def _launch(path, params: dict, block_parameters) -> LaunchConfig:
+    if block_parameters[0] not in params:
+        raise MeasurementError(f"{path}: configuration {params} has no {block_parameters[0]}")
     try:
-        block = tuple(int(run.params.get(p, 1)) for p in block_parameters)
+        block = tuple(int(params.get(p, 1)) for p in block_parameters)
         return LaunchConfig(block + (1,) * (3 - len(block)))
     except (TypeError, ValueError, PerfError):
-        raise MeasurementError(f"{path}: block parameters of {run.params} are not positive integers") from None
+        raise MeasurementError(f"{path}: block parameters of {params} are not positive integers") from None
+
+
+def split_parameters(path, params: dict, spec: TunableSpec) -> tuple[dict, LaunchConfig] | None:
+    """A configuration's variant (its parameters that are neither the block nor fixed) and launch, or None if
+    it does not match `spec.fixed_parameters` (a flat extract may have dropped a fixed column: missing matches)."""
+    if any(k in params and params[k] != v for k, v in spec.fixed_parameters.items()):
+        return None
+    others = {k: v for k, v in params.items() if k not in spec.block_parameters and k not in spec.fixed_parameters}
+    return others, _launch(path, params, spec.block_parameters)
 
 
 def variants(data: TunerData, spec: TunableSpec, sector_bytes: int = 32) -> list[Variant]:
@@ -243,10 +252,10 @@ def variants(data: TunerData, spec: TunableSpec, sector_bytes: int = 32) -> list
     and volumes per lattice update from the counters of runs without spills (`sector_bytes`: L2 and DRAM sector)."""
     groups: dict[tuple, dict] = {}
     for run in data.runs:
-        if any(k in run.params and run.params[k] != v for k, v in spec.fixed_parameters.items()):
-            continue  # a flat extract may have dropped a fixed column: a missing parameter matches
-        others = {k: v for k, v in run.params.items() if k not in spec.block_parameters and k not in spec.fixed_parameters}
-        launch = _launch(data.path, run, spec.block_parameters)
+        split = split_parameters(data.path, run.params, spec)
+        if split is None:
+            continue
+        others, launch = split
         rows = groups.setdefault(tuple(sorted(others.items())), {})
         if launch in rows:
             raise MeasurementError(f"{data.path}: {launch.label} with {others} is measured twice")

@@ -13,12 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ...devices import Device, get_device
+from ...errors import ConfigurationError
 from ...launch import LaunchConfig, RankOptions
 from ...plugins import get_plugin_manager
 from ...rank import RankedCandidate, Ranking, rank, select
 from ...resources import ResourceUsage
+from ...tune.tuner import TuneResult
 from .apply import ApplyOptions
 from .folding import create_folded_kernel
+from .tuning import tune_on_gpu
 
 METADATA_KEY = "pystencils_perf"
 
@@ -31,6 +34,8 @@ class KernelChoice:
     chosen: RankedCandidate
     ranking: Ranking
     resources: dict[tuple[int, int, int], ResourceUsage] = field(default_factory=dict)
+    #: what `create_kernel(..., tune=N)` measured (None: the model's choice, nothing measured)
+    tuning: TuneResult | None = None
 
     @property
     def launch(self) -> LaunchConfig:
@@ -40,17 +45,20 @@ class KernelChoice:
         """The summary, then the best `head` candidates of the ranking and how many were rejected."""
         table = replace(self.ranking, rejected=[]).table(head=head)
         rejected = f"\n  {len(self.ranking.rejected)} candidates rejected" if self.ranking.rejected else ""
-        return f"{self.summary()}\n{table}{rejected}"
+        measured = f"\nmeasured on the GPU:\n{self.tuning.table()}" if self.tuning else ""
+        return f"{self.summary()}\n{table}{rejected}{measured}"
 
     def summary(self) -> str:
         """One line: block, fold, predicted throughput and limiter, registers."""
         c = self.chosen
         usage = self.resources.get(c.launch.fold)
         registers = str(usage) if usage else "registers not measured (no nvcc or NVRTC)"
+        measured = (f", {self.tuning.best_ms:.4f} ms measured (best of {len(self.tuning.record.measured)})"
+                    if self.tuning else "")
         return (
             f"{self.ranking.kernel} on {self.device.name}: block {'x'.join(map(str, c.launch.block))}, "
             f"fold {'x'.join(map(str, c.launch.fold))}, {c.prediction.glups:.2f} GLup/s predicted "
-            f"({c.prediction.limiter}-bound), {registers}"
+            f"({c.prediction.limiter}-bound){measured}, {registers}"
         )
 
 
@@ -68,6 +76,7 @@ def create_kernel(
     model: str = "limiters",
     prune=(),
     nvcc: bool = True,
+    tune: int = 0,
 ):
     """A pystencils ``GpuKernel`` (``Target.CUDA``) with the block size and thread folding best for `device`.
 
@@ -79,12 +88,21 @@ def create_kernel(
     :param folds: candidate foldings ``[(fx, fy, fz), ...]`` (default (1,1,1), (1,2,1), (1,1,2)).
     :param backend, align, domain_shape, model, prune: as for `pystencils_perf.rank`.
     :param nvcc: compile every candidate fold for its registers where nvcc or NVRTC is installed.
+    :param tune: measure up to this many candidates on this machine's GPU, in the model's order corrected by each
+        measurement, and take the fastest measured (0: the model's choice). The measurements are kept on disk
+        (`pystencils_perf.tune.record`): a second call measures nothing.
     """
+    if not isinstance(tune, int) or isinstance(tune, bool) or tune < 0:
+        raise ConfigurationError(f"tune must be a number of measurements (0 or more), got {tune!r}")
     options = RankOptions.of(threads, blocks, folds, backend, model, prune)
     dev = get_device(device)
     recipe = ApplyOptions(assignments, config)
     kernel = create_folded_kernel(assignments, config)
     choice = choose_launch(kernel, recipe, dev, options, align=align, domain_shape=domain_shape, nvcc=nvcc)
+    if tune:
+        result = tune_on_gpu(kernel, recipe, choice.ranking, budget=tune, domain_shape=domain_shape, align=align)
+        measured_best = next(c for c in choice.ranking.candidates if c.launch == result.best.launch)
+        choice = replace(choice, chosen=measured_best, tuning=result)
     chosen = get_plugin_manager().hook.perf_apply(kernel=kernel, launch=choice.launch, options=recipe)
     chosen.metadata[METADATA_KEY] = choice
     return chosen

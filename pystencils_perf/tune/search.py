@@ -1,0 +1,178 @@
+"""Which candidate to measure next, and when to stop: the model's prediction corrected by what was measured.
+
+The performance model orders the candidates well but not perfectly (its error
+differs between GPUs and kernels). The search keeps the model's predicted time
+as a prior and learns the model's error, in log time, as a Gaussian process
+over the candidates' parameters: a constant part (the model is off by a factor
+on this GPU, which changes no order) and a smooth part (it is off by more for
+wide blocks, for read-only loads, ...), which reorders the unmeasured
+candidates after each measurement. The next candidate is the one with the
+lowest optimistic time (mean minus `exploration` standard deviations), raised
+where measured neighbours failed to run (`failure_chance`), and the
+search stops when no unmeasured candidate has a probability above
+`stop_probability` of beating the measured best by more than `stop_within`.
+
+Parameters become coordinates as Kernel Tuner's values are: numbers that are
+all positive on a log2 scale (block sizes, tiles), other numbers as they are,
+and anything else one coordinate per value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: the model's error as a standard deviation of log time before anything is measured; the throughput model's
+#: MAPE on the held-out convolution GPUs is 30-58 % (validation/convolution_gpus/report.md), about 0.35 in log
+MODEL_LOG_ERROR = 0.35
+#: how far a constant factor between model and GPU may be, as a standard deviation of log time (a factor of 3)
+OFFSET_LOG_SCALE = 1.1
+#: run-to-run noise of a measured time, as a standard deviation of log time (timings spread by up to ~19 %)
+MEASUREMENT_LOG_NOISE = 0.05
+#: how many candidates that ran a candidate's failure chance starts from (before any of its neighbours is measured)
+FAILURE_PRIOR_RUNS = 1.0
+#: how many log2 steps of a parameter (a doubling of the block width) keep the model's error alike
+LENGTH_SCALE_LOG2 = 1.5
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parameter_coordinates(params: list[dict]) -> np.ndarray:
+    """One row of coordinates per candidate, in units of `LENGTH_SCALE_LOG2` (constant parameters left out)."""
+    columns = []
+    names = sorted({k for p in params for k in p})
+    for name in names:
+        values = [p.get(name) for p in params]
+        distinct = set(map(repr, values))
+        if len(distinct) < 2:
+            continue
+        if all(_is_number(v) and v > 0 for v in values):
+            columns.append(np.log2(np.array(values, dtype=float)))
+        elif all(_is_number(v) for v in values):
+            span = max(values) - min(values)
+            columns.append(np.array(values, dtype=float) / span * LENGTH_SCALE_LOG2)
+        else:  # one coordinate per value: two different values are one length scale apart
+            for value in sorted(distinct):
+                columns.append(np.array([repr(v) == value for v in values], dtype=float) * LENGTH_SCALE_LOG2 / math.sqrt(2))
+    if not columns:
+        return np.zeros((len(params), 0))
+    return np.stack(columns, axis=1) / LENGTH_SCALE_LOG2
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """The search's constants; the defaults are what `benchmarks/bench_tune.py` reports."""
+
+    model_log_error: float = MODEL_LOG_ERROR
+    offset_log_scale: float = OFFSET_LOG_SCALE
+    measurement_log_noise: float = MEASUREMENT_LOG_NOISE
+    #: standard deviations subtracted from the mean to pick the next candidate (0 trusts the mean)
+    exploration: float = 0.5
+    #: stop when no unmeasured candidate is faster than the measured best by this fraction ...
+    stop_within: float = 0.01
+    #: ... with more than this probability
+    stop_probability: float = 0.02
+
+
+class ModelGuidedSearch:
+    """The state of one search: predictions, parameters, and what has been measured so far.
+
+    :param predicted_seconds: the model's predicted time of every candidate (any unit common to all).
+    :param params: every candidate's parameters (what tells candidates apart for the learned error).
+    """
+
+    def __init__(self, predicted_seconds, params: list[dict], settings: SearchSettings = SearchSettings()):
+        predicted = np.asarray(predicted_seconds, dtype=float)
+        if predicted.ndim != 1 or len(predicted) != len(params):
+            raise ValueError("one prediction per candidate is needed")
+        self.settings = settings
+        self.prior = np.log(predicted)
+        self.coordinates = parameter_coordinates(params)
+        self.measured: dict[int, float | None] = {}
+
+    def __len__(self) -> int:
+        return len(self.prior)
+
+    def observe(self, index: int, time: float | None) -> None:
+        """A measured time (same unit for all candidates), or None where the candidate failed to run (its
+        neighbours then are likely to fail too: `failure_chance`)."""
+        self.measured[index] = None if time is None else float(time)
+
+    @property
+    def unmeasured(self) -> np.ndarray:
+        return np.array([i for i in range(len(self)) if i not in self.measured], dtype=int)
+
+    def best(self) -> tuple[int, float] | None:
+        """The fastest measured candidate and its time."""
+        timed = [(t, i) for i, t in self.measured.items() if t is not None]
+        return (min(timed)[1], min(timed)[0]) if timed else None
+
+    def _kernel(self, a: np.ndarray, b: np.ndarray, smooth_only: bool = False) -> np.ndarray:
+        s = self.settings
+        distances = ((self.coordinates[a][:, None, :] - self.coordinates[b][None, :, :]) ** 2).sum(axis=2)
+        smooth = s.model_log_error ** 2 * np.exp(-0.5 * distances)
+        return smooth if smooth_only else smooth + s.offset_log_scale ** 2
+
+    def posterior(self, candidates: np.ndarray, extra: dict[int, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and standard deviation of the log time of `candidates`, given the measurements (and `extra`
+        pretend measurements in log time, for choosing a batch)."""
+        timed = {i: math.log(t) for i, t in self.measured.items() if t is not None}
+        timed.update(extra or {})
+        s = self.settings
+        prior_variance = s.model_log_error ** 2 + s.offset_log_scale ** 2
+        if not timed:
+            return self.prior[candidates], np.full(len(candidates), math.sqrt(prior_variance))
+        seen = np.array(list(timed), dtype=int)
+        residual = np.array(list(timed.values())) - self.prior[seen]
+        gram = self._kernel(seen, seen) + s.measurement_log_noise ** 2 * np.eye(len(seen))
+        cross = self._kernel(candidates, seen)
+        factor = np.linalg.cholesky(gram)
+        weights = np.linalg.solve(factor.T, np.linalg.solve(factor, residual))
+        projected = np.linalg.solve(factor, cross.T)
+        variance = np.maximum(prior_variance - (projected ** 2).sum(axis=0), 1e-12)
+        return self.prior[candidates] + cross @ weights, np.sqrt(variance)
+
+    def failure_chance(self, candidates: np.ndarray) -> np.ndarray:
+        """The chance that each of `candidates` fails to run, from the measured candidates near it (weighted by
+        the smooth part of the kernel), starting from `FAILURE_PRIOR_RUNS` that ran."""
+        seen = np.array(list(self.measured), dtype=int)
+        if not seen.size:
+            return np.zeros(len(candidates))
+        failed = np.array([self.measured[i] is None for i in seen], dtype=float)
+        weights = self._kernel(candidates, seen, smooth_only=True) / self.settings.model_log_error ** 2
+        return (weights @ failed) / (weights.sum(axis=1) + FAILURE_PRIOR_RUNS)
+
+    def next_batch(self, size: int = 1) -> list[int]:
+        """The next `size` candidates to measure: each the lowest optimistic time, given the ones before it
+        measured at their mean (so that a batch for parallel workers spreads out)."""
+        chosen: list[int] = []
+        pretend: dict[int, float] = {}
+        left = self.unmeasured
+        while left.size and len(chosen) < size:
+            mean, sd = self.posterior(left, pretend)
+            runs = np.maximum(1.0 - self.failure_chance(left), 1e-9)
+            pick = int(np.argmin(mean - self.settings.exploration * sd - np.log(runs)))
+            chosen.append(int(left[pick]))
+            pretend[int(left[pick])] = float(mean[pick])
+            left = np.delete(left, pick)
+        return chosen
+
+    def chance_to_improve(self) -> float:
+        """The highest probability that an unmeasured candidate beats the best measured by `stop_within`."""
+        best, left = self.best(), self.unmeasured
+        if best is None:
+            return 1.0
+        if not left.size:
+            return 0.0
+        mean, sd = self.posterior(left)
+        threshold = math.log(best[1]) + math.log1p(-self.settings.stop_within)
+        chance = 0.5 * np.array([math.erfc(-z / math.sqrt(2)) for z in (threshold - mean) / sd])
+        return float((chance * (1.0 - self.failure_chance(left))).max())
+
+    def done(self) -> bool:
+        """Everything measured, or nothing left that is likely to be better (see the module docstring)."""
+        return not self.unmeasured.size or self.chance_to_improve() <= self.settings.stop_probability

@@ -1,0 +1,169 @@
+"""The tuning loop that every entry point shares: measure in the search's order, record, stop.
+
+A `MeasurementSource` times one candidate: the GPU (`sources.GpuTimer`) or a
+Kernel Tuner cache (`sources.ReplaySource`); nothing else differs between
+tuning on a GPU and replaying measurements without one.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import ConfigurationError
+from ..launch import LaunchConfig
+from .record import RecordKey, RecordStore, TuningRecord, kernel_hash
+from .search import ModelGuidedSearch, SearchSettings
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration to tune: its parameters (what a record and Kernel Tuner call it) and the model's time.
+
+    :param params: tunable parameters by name (JSON scalars), unique per candidate.
+    :param predicted_seconds: the model's time for the candidate, in a unit common to all candidates.
+    :param launch: the launch it runs with, where a pystencils-perf ranking made it.
+    """
+
+    params: dict
+    predicted_seconds: float
+    launch: LaunchConfig | None = None
+
+    @property
+    def label(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+class MeasurementSource(Protocol):
+    """What times candidates: a GPU or a recorded cache."""
+
+    def fingerprint(self) -> dict[str, str]:
+        """The device's fingerprint (name, compute capability, driver, runtime, ...) for the record's key."""
+
+    def time_ms(self, candidate: Candidate) -> float | None:
+        """The candidate's time in milliseconds, or None where it cannot run."""
+
+
+def params_key(params: dict) -> str:
+    """Parameters as one comparable text, whatever their order."""
+    return kernel_hash(params)
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """What a tuning call found and did.
+
+    :param record: every measurement so far (this call's and earlier ones'), in order.
+    :param measured_now: how many candidates this call measured (0: all came from the record).
+    """
+
+    candidates: tuple[Candidate, ...]
+    record: TuningRecord
+    measured_now: int
+    record_path: Path | None
+
+    def candidate(self, params: dict) -> Candidate:
+        key = params_key(params)
+        return next(c for c in self.candidates if params_key(c.params) == key)
+
+    @property
+    def best(self) -> Candidate:
+        """The fastest measured candidate."""
+        return self.candidate(self.record.best()["params"])
+
+    @property
+    def best_ms(self) -> float:
+        return self.record.best()["time_ms"]
+
+    def table(self) -> str:
+        """Every measurement in order, with the model's rank of it, and the best and why tuning stopped."""
+        order = {params_key(c.params): i for i, c in
+                 enumerate(sorted(self.candidates, key=lambda c: c.predicted_seconds), 1)}
+        best = params_key(self.record.best()["params"])
+        lines = [f"{'#':>3} {'time ms':>9} {'model rank':>10}  parameters"]
+        for i, m in enumerate(self.record.measured, 1):
+            key = params_key(m["params"])
+            time = "failed" if m["time_ms"] is None else f"{m['time_ms']:.4f}"
+            mark = "*" if key == best else " "
+            lines.append(f"{i:>3} {time:>9} {order.get(key, '-'):>10} {mark}{Candidate(m['params'], 1.0).label}")
+        lines.append(f"best: {self.best.label} at {self.best_ms:.4f} ms (* above); {len(self.record.measured)} of "
+                     f"{len(self.candidates)} candidates measured, {self.measured_now} by this call; "
+                     f"stopped: {self.record.stop_reason}")
+        return "\n".join(lines)
+
+
+def _progress_bar(total: int, initial: int):
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, unit="run", desc="tuning", file=sys.stderr,
+                disable=not sys.stderr.isatty(), leave=False)
+
+
+def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int, kernel: str,
+         store: RecordStore | None = None, settings: SearchSettings = SearchSettings(),
+         early_stop: bool = True) -> TuneResult:
+    """Measure up to `budget` candidates (counting those of an earlier call's record) in the search's order.
+
+    :param kernel: the kernel's hash (`record.kernel_hash` of its description and candidates), half the key.
+    :param store: where records are kept (`RecordStore()`: the user's cache directory); None keeps none.
+    :param early_stop: stop before the budget when the search says nothing better is likely (`SearchSettings`).
+
+    A record whose tuning stopped by its rule, or reached `budget`, is returned as it is: nothing is measured.
+    Ctrl-C (KeyboardInterrupt) saves what was measured so far, marked incomplete, and is raised again.
+    """
+    if budget < 1:
+        raise ConfigurationError(f"the tuning budget must be at least 1 measurement, got {budget}")
+    if not candidates:
+        raise ConfigurationError("nothing to tune: every candidate was rejected")
+    keys = [params_key(c.params) for c in candidates]
+    if len(set(keys)) != len(keys):
+        raise ConfigurationError("two candidates have the same parameters; the record could not tell them apart")
+    index = {k: i for i, k in enumerate(keys)}
+    record_key = RecordKey(kernel, source.fingerprint())
+    record = (store.load(record_key) if store else None) or TuningRecord(record_key)
+    search = ModelGuidedSearch([c.predicted_seconds for c in candidates], [c.params for c in candidates], settings)
+    known = [m for m in record.measured if params_key(m["params"]) in index]
+    record.measured = known
+    for m in known:
+        search.observe(index[params_key(m["params"])], m["time_ms"])
+
+    def finished() -> str:
+        if not search.unmeasured.size:
+            return f"every one of the {len(candidates)} candidates measured"
+        if len(record.measured) >= budget:
+            return f"the budget of {budget} measurements is spent"
+        if early_stop and search.best() is not None and search.done():
+            return (f"no unmeasured candidate has a chance above {settings.stop_probability:.0%} to be "
+                    f"{settings.stop_within:.0%} faster than the best measured")
+        return ""
+
+    stopped_by_rule = record.complete and not record.stop_reason.startswith("the budget")
+    if record.complete and (stopped_by_rule or len(record.measured) >= budget):
+        return TuneResult(tuple(candidates), record, 0, store.path(record_key) if store else None)
+    record.complete = False
+    measured_now = 0
+    bar = _progress_bar(min(budget, len(candidates)), len(record.measured))
+    try:
+        while not (reason := finished()):
+            pick = candidates[search.next_batch(1)[0]]
+            time_ms = source.time_ms(pick)
+            search.observe(index[params_key(pick.params)], time_ms)
+            record.measured.append({"params": pick.params, "time_ms": time_ms})
+            measured_now += 1
+            bar.update(1)
+            if store:
+                store.save(record)
+    except KeyboardInterrupt:
+        record.stop_reason = f"interrupted after {len(record.measured)} measurements"
+        if store:
+            store.save(record)
+        raise
+    finally:
+        bar.close()
+    if search.best() is None:
+        raise ConfigurationError(f"none of the {len(record.measured)} measured candidates ran")
+    record.stop_reason, record.complete = reason, True
+    path = store.save(record) if store else None
+    return TuneResult(tuple(candidates), record, measured_now, path)

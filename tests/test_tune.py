@@ -1,0 +1,284 @@
+"""The tuner: its record on disk (written, read back, invalidated by each part of its key, survived when corrupt),
+Ctrl-C, the search's use of measurements, replay from a Kernel Tuner cache, and `create_kernel(tune=N)` with the
+GPU timer replaced (the one part that needs a GPU)."""
+
+import gzip
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pystencils_perf.errors import ConfigurationError
+from pystencils_perf.tune import Candidate, RecordStore, tune
+from pystencils_perf.tune.search import ModelGuidedSearch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SPEC = '''
+from pystencils_perf.catalog import jacobi_2d
+
+lattice_updates = 64 * 64
+fixed_parameters = {"filter": 5}
+
+def kernel_for(params):
+    return jacobi_2d((66, 66))
+'''
+
+BLOCKS_X, BLOCKS_Y = (8, 16, 32, 64), (1, 2, 4, 8)
+
+
+def synthetic_time_ms(bx: int, by: int, use_fma: int) -> float:
+    """Made-up times with one best configuration (bx 32, by 2, use_fma 1): test input, not a measurement."""
+    return 1.0 + 0.2 * abs(math.log2(bx) - 5) + 0.1 * abs(math.log2(by) - 1) + 0.3 * (1 - use_fma)
+
+
+def write_cache(path: Path, failed=((64, 8, 0),), gz=True) -> None:
+    cache = {}
+    for bx in BLOCKS_X:
+        for by in BLOCKS_Y:
+            for fma in (0, 1):
+                time = "RuntimeFailedConfig" if (bx, by, fma) in failed else synthetic_time_ms(bx, by, fma)
+                cache[f"{bx},{by},{fma},5"] = {"block_size_x": bx, "block_size_y": by, "use_fma": fma, "filter": 5,
+                                               "time": time}
+    text = json.dumps({"device_name": "Test GPU", "tune_params_keys": ["block_size_x", "block_size_y", "use_fma", "filter"],
+                       "cache": cache})
+    if gz:
+        with gzip.open(path, "wt") as fh:
+            fh.write(text)
+    else:
+        path.write_text(text)
+
+
+@pytest.fixture()
+def replay_files(tmp_path):
+    spec = tmp_path / "spec.py"
+    spec.write_text(SPEC)
+    cache = tmp_path / "cache.json.gz"
+    write_cache(cache)
+    return spec, cache
+
+
+def run_cli(args, tmp_path, records):
+    env = {**os.environ, "PYSTENCILS_PERF_TUNING_DIR": str(records), "PYSTENCILS_CACHE_DIR": str(tmp_path / "psc")}
+    return subprocess.run([sys.executable, "-m", "pystencils_perf.cli", *map(str, args)], capture_output=True,
+                          text=True, env=env, cwd=ROOT)
+
+
+@pytest.mark.slow
+def test_replay_writes_the_record_and_a_second_call_measures_nothing(replay_files, tmp_path):
+    spec, cache = replay_files
+    records, out = tmp_path / "records", tmp_path / "out.json"
+    first = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    assert first.returncode == 0, first.stderr
+    result = json.loads(out.read_text())
+    assert 1 <= len(result["measured"]) <= 6 and result["measured_now"] == len(result["measured"])
+    assert set(result["measured"][0]) == {"params", "time_ms"}
+    assert set(result["measured"][0]["params"]) == {"block_size_x", "block_size_y", "use_fma", "filter"}
+    times = [m["time_ms"] for m in result["measured"] if m["time_ms"] is not None]
+    assert result["best"]["time_ms"] == min(times)
+    for m in result["measured"]:  # every time is the cache's
+        p = m["params"]
+        assert m["time_ms"] is None or m["time_ms"] == pytest.approx(synthetic_time_ms(p["block_size_x"], p["block_size_y"], p["use_fma"]))
+    assert len(list(records.glob("*.json"))) == 1
+
+    second = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    assert second.returncode == 0, second.stderr
+    again = json.loads(out.read_text())
+    assert again["measured_now"] == 0 and again["measured"] == result["measured"]
+
+    spec.write_text(SPEC + "\n# another kernel description\n")  # the kernel's part of the key
+    third = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    assert third.returncode == 0 and json.loads(out.read_text())["measured_now"] > 0
+    write_cache(cache, failed=())  # other measurements: the device's part of the key (the cache's hash)
+    fourth = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    assert fourth.returncode == 0 and json.loads(out.read_text())["measured_now"] > 0
+    assert len(list(records.glob("*.json"))) == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--budget", "0"], "positive integer"),
+    (["--replay", "missing.json.gz"], "does not exist"),
+    (["--replay", "CACHE", "--blocks", "32x1x1"], "do not apply to --replay"),
+])
+def test_tune_bad_input_is_one_line(replay_files, tmp_path, args, message):
+    spec, cache = replay_files
+    args = [str(cache) if a == "CACHE" else a for a in args]
+    done = run_cli(["tune", spec, "--device", "V100", *args], tmp_path, tmp_path / "records")
+    assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_tune_without_gpu_says_so(tmp_path):
+    pytest.importorskip("pystencils")
+    done = run_cli(["tune", "examples/star3d_r4.py", "--device", "V100"], tmp_path, tmp_path / "records")
+    assert done.returncode == 2 and "cupy" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+# -- the tuner with a fake source: every part of the record's key ---------------------------------------------
+
+FINGERPRINT = {"name": "Fake GPU", "compute_capability": "9.0", "driver": "13000", "cuda_runtime": "12080",
+               "pystencils": "2.0", "pystencils_perf": "0.1.0"}
+
+
+class FakeSource:
+    """Times from a function; counts what it measured; raises KeyboardInterrupt at measurement `interrupt_at`."""
+
+    def __init__(self, fingerprint=FINGERPRINT, interrupt_at=None):
+        self.print, self.count, self.interrupt_at = dict(fingerprint), 0, interrupt_at
+
+    def fingerprint(self):
+        return self.print
+
+    def time_ms(self, candidate):
+        self.count += 1
+        if self.count == self.interrupt_at:
+            raise KeyboardInterrupt
+        p = candidate.params
+        return synthetic_time_ms(p["bx"], p["by"], p["fma"])
+
+
+def candidates(prior=lambda bx, by, fma: 1.0):
+    return [Candidate({"bx": bx, "by": by, "fma": fma}, prior(bx, by, fma))
+            for bx in BLOCKS_X for by in BLOCKS_Y for fma in (0, 1)]
+
+
+def test_record_is_read_back(tmp_path):
+    store, source = RecordStore(tmp_path), FakeSource()
+    first = tune(candidates(), source, budget=5, kernel="k", store=store, early_stop=False)
+    assert first.measured_now == 5 and source.count == 5 and first.record.complete
+    second = tune(candidates(), source, budget=5, kernel="k", store=store, early_stop=False)
+    assert second.measured_now == 0 and source.count == 5
+    assert second.record.measured == first.record.measured and second.best == first.best
+
+
+@pytest.mark.parametrize("part", ["kernel", *FINGERPRINT])
+def test_each_part_of_the_key_invalidates(tmp_path, part):
+    store = RecordStore(tmp_path)
+    tune(candidates(), FakeSource(), budget=3, kernel="k", store=store, early_stop=False)
+    kernel = "other" if part == "kernel" else "k"
+    source = FakeSource({**FINGERPRINT, **({part: "changed"} if part != "kernel" else {})})
+    result = tune(candidates(), source, budget=3, kernel=kernel, store=store, early_stop=False)
+    assert result.measured_now == 3 and source.count == 3
+
+
+def test_a_larger_budget_goes_on_from_the_record(tmp_path):
+    store, source = RecordStore(tmp_path), FakeSource()
+    tune(candidates(), source, budget=3, kernel="k", store=store, early_stop=False)
+    more = tune(candidates(), source, budget=5, kernel="k", store=store, early_stop=False)
+    assert more.measured_now == 2 and source.count == 5 and len(more.record.measured) == 5
+
+
+@pytest.mark.parametrize("content", ["{not json", "[]", '{"format": "something else"}', "\x00\xff"])
+def test_a_corrupt_or_foreign_record_is_tuned_again(tmp_path, capsys, content):
+    store = RecordStore(tmp_path)
+    first = tune(candidates(), FakeSource(), budget=2, kernel="k", store=store, early_stop=False)
+    first.record_path.write_bytes(content.encode("latin-1"))
+    source = FakeSource()
+    result = tune(candidates(), source, budget=2, kernel="k", store=store, early_stop=False)
+    assert result.measured_now == 2 and source.count == 2
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and "tuning again" in warning[0] and str(first.record_path) in warning[0]
+
+
+def test_a_record_of_another_key_in_place_is_foreign(tmp_path, capsys):
+    store = RecordStore(tmp_path)
+    other = tune(candidates(), FakeSource(), budget=2, kernel="other", store=store, early_stop=False)
+    mine = tune(candidates(), FakeSource(), budget=2, kernel="k", store=store, early_stop=False)
+    mine.record_path.write_text(other.record_path.read_text())
+    assert tune(candidates(), FakeSource(), budget=2, kernel="k", store=store, early_stop=False).measured_now == 2
+    assert "belongs to another kernel or device" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_what_was_measured(tmp_path):
+    store = RecordStore(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        tune(candidates(), FakeSource(interrupt_at=4), budget=6, kernel="k", store=store, early_stop=False)
+    kept = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert len(kept["measured"]) == 3 and not kept["complete"] and "interrupted" in kept["stop_reason"]
+    assert not list(tmp_path.glob("*.tmp"))
+    source = FakeSource()
+    resumed = tune(candidates(), source, budget=6, kernel="k", store=store, early_stop=False)
+    assert resumed.measured_now == 3 and source.count == 3 and resumed.record.measured[:3] == kept["measured"]
+
+
+def test_failed_candidates_cost_a_measurement_and_are_never_best(tmp_path):
+    class Failing(FakeSource):
+        def time_ms(self, candidate):
+            return None if candidate.params["fma"] == 1 else super().time_ms(candidate)
+
+    prior = lambda bx, by, fma: 0.5 if fma else 1.0  # the model sends the search to the failing ones first
+    result = tune(candidates(prior), Failing(), budget=20, kernel="k", store=None, early_stop=False)
+    assert any(m["time_ms"] is None for m in result.record.measured)
+    assert result.best.params["fma"] == 0
+
+
+def test_nothing_to_tune_and_bad_budgets_are_errors():
+    with pytest.raises(ConfigurationError, match="budget"):
+        tune(candidates(), FakeSource(), budget=0, kernel="k")
+    with pytest.raises(ConfigurationError, match="every candidate was rejected"):
+        tune([], FakeSource(), budget=3, kernel="k")
+
+
+# -- the search -------------------------------------------------------------------------------------------------
+
+def test_measurements_reorder_a_wrong_model():
+    """The model is wrong about fma (says 0 is 2x faster); after a few measurements the search finds the best,
+    which measuring in the model's order reaches only after all 16 candidates with fma 0."""
+    prior = lambda bx, by, fma: synthetic_time_ms(bx, by, 1 - fma)
+    result = tune(candidates(prior), FakeSource(), budget=10, kernel="k", store=None, early_stop=False)
+    assert result.best.params == {"bx": 32, "by": 2, "fma": 1}
+
+
+def test_an_exact_model_stops_early():
+    exact = candidates(synthetic_time_ms)
+    result = tune(exact, FakeSource(), budget=30, kernel="k", store=None)
+    assert result.best.params == {"bx": 32, "by": 2, "fma": 1}
+    assert len(result.record.measured) < 30 and "chance" in result.record.stop_reason
+
+
+def test_a_batch_spreads_over_distinct_candidates():
+    search = ModelGuidedSearch([c.predicted_seconds for c in candidates()], [c.params for c in candidates()])
+    batch = search.next_batch(4)
+    assert len(set(batch)) == 4
+
+
+def test_create_kernel_tunes_with_the_gpu_timer_replaced(tmp_path, monkeypatch):
+    """Everything of `create_kernel(tune=N)` but the CUDA events: the kernel launches with the measured best."""
+    pytest.importorskip("pystencils")
+    import pystencils as ps
+
+    import pystencils_perf as pp
+    from pystencils_perf.adapters.pystencils import tuning
+
+    measured = []
+
+    class Timer:
+        def __init__(self, kernel, model, launches, recipe, **_):
+            self.launches = launches
+
+        def fingerprint(self):
+            return FINGERPRINT
+
+        def time_ms(self, candidate):
+            measured.append(candidate.launch)
+            bx, by, _ = candidate.launch.block
+            return 1.0 + abs(math.log2(bx) - 4) + abs(math.log2(by) - 4)  # 16x16 is fastest
+
+    monkeypatch.setattr(tuning, "GpuTimer", Timer)
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path))
+    src, dst = ps.fields("src, dst: double[66, 66]")
+    update = ps.Assignment(dst[0, 0], (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)
+    blocks = [(bx, by, 1) for bx in (8, 16, 32, 64) for by in (4, 8, 16, 32)]
+    kernel = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16)
+    choice = kernel.metadata["pystencils_perf"]
+    assert choice.launch.block == (16, 16, 1)
+    assert kernel.get_launch_configuration().evaluate()[0] == (16, 16, 1)
+    assert choice.tuning.measured_now == len(measured) and "measured" in choice.summary()
+    count = len(measured)
+    again = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16)
+    assert len(measured) == count and again.metadata["pystencils_perf"].launch.block == (16, 16, 1)
+    with pytest.raises(ConfigurationError, match="tune"):
+        pp.create_kernel([update], device="V100", tune=-1)
