@@ -17,6 +17,9 @@ from .errors import ConfigurationError
 from .hookspecs import hookimpl
 
 DEFAULT_FOLDS = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
+#: the most blocks a grid may have along x, y and z: CUDA's limits for every compute capability from 3.0 on (CUDA C++
+#: Programming Guide, "Features and Technical Specifications", maximum x-dimension 2^31 - 1, y and z 65535)
+MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
 
 
 @dataclass(frozen=True, order=True)
@@ -175,6 +178,10 @@ def perf_check_candidate(model, launch, device):
         threads = -(-n // f)
         if b > threads:
             return f"block {axis} = {b} exceeds the {threads} threads of the (folded) iteration space: threads would idle"
+    grid = launch.grid(tuple(-(-n // f) for n, f in zip(model.work_items, launch.fold)))
+    for axis, blocks, limit in zip("xyz", grid, MAX_GRID_DIM):
+        if blocks > limit:
+            return f"the grid needs {blocks} blocks along {axis}, more than CUDA's limit of {limit}"
     regs = model.registers_for(launch.fold)
     if regs is not None:
         if regs > device.max_registers_per_thread:

@@ -180,8 +180,11 @@ def never_satisfied(conjunction: tuple[Affine, ...], block: tuple[int, int, int]
     return False
 
 
+@functools.lru_cache(maxsize=8)
 def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledKernel:
     """Unroll `model`'s loops and fix ``blockDim = block``.
+
+    Cached: the volume estimator and the throughput model's request counts compile the same candidate.
 
     An access that several iterations make at one address is one instruction
     (active where any of them is), unless the model says its code keeps one per

@@ -49,6 +49,15 @@ class ModelGuided:
         #: the candidates of the last `tune` call, in searchspace order, and why it stopped
         self.candidates, self.stop_reason = [], ""
 
+    def allow_parallel_workers(self) -> ModelGuided:
+        """Let Kernel Tuner's parallel runner give this strategy all its workers (Kernel Tuner 1.5 gives them only
+        to the strategies in its private ``_STRATEGY_PARALLEL`` list); returns self."""
+        from kernel_tuner import interface
+
+        if not any(s is self for s in interface._STRATEGY_PARALLEL):
+            interface._STRATEGY_PARALLEL.append(self)
+        return self
+
     def tune(self, searchspace, runner, tuning_options):
         from kernel_tuner.strategies.common import CostFunc
         from kernel_tuner.util import StopCriterionReached

@@ -10,6 +10,7 @@ ranking stay in ``kernel.metadata["pystencils_perf"]`` (a `KernelChoice`).
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 
 from ...devices import Device, get_device
@@ -90,7 +91,7 @@ def create_kernel(
     :param nvcc: compile every candidate fold for its registers where nvcc or NVRTC is installed.
     :param tune: measure up to this many candidates on this machine's GPU, in the model's order corrected by each
         measurement, and take the fastest measured (0: the model's choice). The measurements are kept on disk
-        (`pystencils_perf.tune.record`): a second call measures nothing.
+        (`pystencils_perf.tune.record`): a second call measures nothing. What was measured is printed to stderr.
     """
     if not isinstance(tune, int) or isinstance(tune, bool) or tune < 0:
         raise ConfigurationError(f"tune must be a number of measurements (0 or more), got {tune!r}")
@@ -101,6 +102,8 @@ def create_kernel(
     choice = choose_launch(kernel, recipe, dev, options, align=align, domain_shape=domain_shape, nvcc=nvcc)
     if tune:
         result = tune_on_gpu(kernel, recipe, choice.ranking, budget=tune, domain_shape=domain_shape, align=align)
+        if result.measured_now:  # what was measured, once: a call answered from the record stays quiet
+            print(f"{choice.ranking.kernel} on this machine's GPU:\n{result.table()}", file=sys.stderr)
         measured_best = next(c for c in choice.ranking.candidates if c.launch == result.best.launch)
         choice = replace(choice, chosen=measured_best, tuning=result)
     chosen = get_plugin_manager().hook.perf_apply(kernel=kernel, launch=choice.launch, options=recipe)

@@ -1,0 +1,90 @@
+"""`ModelGuided` as a Kernel Tuner strategy, in Kernel Tuner's simulation mode (cache replay)."""
+
+import json
+import math
+import warnings
+
+import pytest
+
+kernel_tuner = pytest.importorskip("kernel_tuner")
+
+from pystencils_perf_kernel_tuner.strategy import ModelGuided  # noqa: E402
+
+SPEC = '''
+from pystencils_perf.catalog import jacobi_2d
+
+lattice_updates = 64 * 64
+fixed_parameters = {"filter": 5}
+
+def kernel_for(params):
+    return jacobi_2d((66, 66))
+'''
+TUNE_PARAMS = {"block_size_x": [8, 16, 32, 64], "block_size_y": [1, 2, 4, 8], "use_fma": [0, 1], "filter": [5]}
+
+
+def synthetic_time_ms(bx, by, fma):
+    """Made-up times with one best configuration (bx 32, by 2, use_fma 1): test input, not a measurement."""
+    return 1.0 + 0.2 * abs(math.log2(bx) - 5) + 0.1 * abs(math.log2(by) - 1) + 0.3 * (1 - fma)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("strategy")
+    cache = {}
+    for bx in TUNE_PARAMS["block_size_x"]:
+        for by in TUNE_PARAMS["block_size_y"]:
+            for fma in (0, 1):
+                time = "RuntimeFailedConfig" if (bx, by, fma) == (64, 8, 0) else synthetic_time_ms(bx, by, fma)
+                cache[f"{bx},{by},{fma},5"] = {"block_size_x": bx, "block_size_y": by, "use_fma": fma, "filter": 5,
+                                               "time": time, "times": [time] * 3 if time != "RuntimeFailedConfig" else []}
+    header = {"device_name": "Test GPU", "kernel_name": "stencil", "problem_size": [64, 64],
+              "tune_params_keys": list(TUNE_PARAMS), "tune_params": TUNE_PARAMS, "objective": "time", "cache": cache}
+    (folder / "cache.json").write_text(json.dumps(header))
+    (folder / "spec.py").write_text(SPEC)
+    return folder
+
+
+def simulate(files, strategy, max_fevals):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = kernel_tuner.tune_kernel("stencil", "__global__ void stencil() {}", (64, 64), [], TUNE_PARAMS,
+                                              cache=str(files / "cache.json"), simulation_mode=True, strategy=strategy,
+                                              strategy_options={"max_fevals": max_fevals}, verbose=False, quiet=True)
+    return results
+
+
+def test_the_strategy_runs_under_kernel_tuner_and_finds_the_best(files):
+    strategy = ModelGuided(files / "spec.py", "V100", early_stop=False)
+    results = simulate(files, strategy, 12)
+    assert 1 <= len(results) <= 12
+    timed = [r for r in results if isinstance(r["time"], float)]
+    best = min(timed, key=lambda r: r["time"])
+    assert (best["block_size_x"], best["block_size_y"], best["use_fma"]) == (32, 2, 1)
+    assert len(strategy.candidates) == 32 and "budget" in strategy.stop_reason
+
+
+def test_batches_and_early_stop(files):
+    strategy = ModelGuided(files / "spec.py", "V100", batch=4)
+    results = simulate(files, strategy, 32)
+    assert len(results) % 4 == 0 or strategy.stop_reason != "nothing better is likely"
+    assert len({(r["block_size_x"], r["block_size_y"], r["use_fma"]) for r in results}) == len(results)
+
+
+def test_prepared_candidates_skip_the_ranking(files, monkeypatch):
+    import pystencils_perf_kernel_tuner.strategy as module
+
+    first = ModelGuided(files / "spec.py", "V100", early_stop=False)
+    simulate(files, first, 4)
+    monkeypatch.setattr(module, "spec_candidates", lambda *a, **k: pytest.fail("ranked again"))
+    again = ModelGuided(files / "spec.py", "V100", early_stop=False, candidates=first.candidates)
+    assert len(simulate(files, again, 4)) == 4
+
+
+def test_parallel_workers_are_allowed(files):
+    from kernel_tuner import interface
+
+    strategy = ModelGuided(files / "spec.py", "V100")
+    assert strategy not in interface._STRATEGY_PARALLEL
+    assert strategy.allow_parallel_workers() is strategy and strategy.allow_parallel_workers() is strategy
+    assert sum(s is strategy for s in interface._STRATEGY_PARALLEL) == 1
+    interface._STRATEGY_PARALLEL.remove(strategy)

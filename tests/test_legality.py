@@ -1,0 +1,61 @@
+"""Launches the hardware cannot run are rejected with the limit they break (issue 26, legality)."""
+
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pystencils_perf.devices import get_device, list_devices
+from pystencils_perf.launch import MAX_GRID_DIM, LaunchConfig, perf_check_candidate
+
+
+@dataclass(frozen=True)
+class Space:
+    """What the check reads of a kernel model: its iteration space, and no compiled resources."""
+
+    work_items: tuple[int, int, int]
+
+    def registers_for(self, fold):
+        return None
+
+    def shared_memory_for(self, block):
+        return 0
+
+
+DEVICES = [get_device(name) for name in list_devices()]
+powers = st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])
+
+
+@settings(max_examples=300, deadline=None)
+@given(device=st.sampled_from(DEVICES), items=st.tuples(*[st.integers(1, 10**9)] * 3),
+       block=st.tuples(powers, powers, powers), fold=st.tuples(*[st.sampled_from([1, 2, 4])] * 3))
+def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device, items, block, fold):
+    launch = LaunchConfig(block, fold)
+    reason = perf_check_candidate(Space(items), launch, device)
+    folded = tuple(-(-n // f) for n, f in zip(items, fold))
+    grid = launch.grid(folded)
+    broken = {
+        "threads per block": launch.threads_per_block > device.max_threads_per_block,
+        "block": any(b > m for b, m in zip(block, device.max_block_dim)),
+        "fold": any(f > n for f, n in zip(fold, items)),
+        "idle": any(b > t for b, t in zip(block, folded)),
+        "grid": any(g > m for g, m in zip(grid, MAX_GRID_DIM)),
+    }
+    if reason is None:
+        assert not any(broken.values()), (launch, items, device.name)
+    else:
+        assert any(broken.values())
+        named = {"threads per block": "threads per block", "block": "block ", "fold": "fold ", "idle": "idle",
+                 "grid": "grid needs"}
+        assert any(broken[k] and named[k] in reason for k in broken), reason
+
+
+def test_a_grid_taller_than_cuda_allows_is_rejected():
+    device = get_device("V100")
+    space = Space((1024, 200000, 1))
+    reason = perf_check_candidate(space, LaunchConfig((1024, 1, 1)), device)
+    assert reason and "200000 blocks along y" in reason and "65535" in reason
+    assert perf_check_candidate(space, LaunchConfig((32, 32, 1)), device) is None
+    huge = Space((10**6,) * 3)  # the grid (62500, 62500, 125000) a 1e6^3 domain once got
+    assert "250000 blocks along z" in perf_check_candidate(huge, LaunchConfig((16, 16, 4)), device)
+    assert perf_check_candidate(Space((10**6, 10**6, 10**5)), LaunchConfig((16, 32, 2)), device) is None
