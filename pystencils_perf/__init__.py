@@ -1,7 +1,7 @@
 """pystencils-perf: predict and choose GPU launch configurations of generated kernels.
 
 Start with `harvest` (the kernel model of a pystencils/lbmpy kernel) and
-`get_device`; see the README for the command-line tool.
+`get_device`; the documentation (docs/, e.g. docs/cli.md for the command-line tool) says more.
 """
 
 from __future__ import annotations

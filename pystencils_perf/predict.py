@@ -20,10 +20,31 @@ LIMITERS_RELATIVE_ERROR = 0.0783
 
 @dataclass(frozen=True)
 class Prediction:
-    """A candidate's predicted throughput and the time of every limiter (seconds per lattice update).
+    """A candidate's predicted throughput and the time of every term of the model.
 
-    `relative_error` is the model's measured error (a fraction): within it of the
-    best, candidates are tied, and the ranking says so.
+    The performance model (a `perf_predict` plugin) returns one per candidate. For the
+    limiter model the throughput is the inverse of the largest of the FP, L1, L2 and
+    DRAM times; the ``throughput`` model combines its terms with a fitted partial
+    overlap and adds a tail wave.
+
+    Attributes
+    ----------
+    lups_per_second : float
+        Predicted throughput in lattice updates per second.
+    limiter : str
+        The term with the largest time (``"FP"``, ``"L1"``, ``"L2"`` or ``"DRAM"`` for the
+        limiter model; the throughput model names its own terms, e.g. ``"L1 tags"``).
+    seconds_per_lup : dict of str to float
+        Seconds per lattice update by term: the time each of the model's terms would
+        need alone, not only the limiter's, so a dict, not one number
+        (``{"FP": ..., "L1": ..., "L2": ..., "DRAM": ...}`` for the limiter model; the
+        throughput model's are ``"FP"``, ``"L1 banks"``, ``"L1 tags"``, ``"L2"``,
+        ``"DRAM"``, ``"issue"``, ``"latency"``, and the extra time ``"overlap"`` and
+        ``"tail"`` add).
+    relative_error : float, default 0.0
+        The model's measured error as a fraction (0.0783 for the limiter model, the fit's
+        MAPE on its own rows for the throughput model): the candidates within it of the
+        best are tied (`Ranking.tied`), and the ranking says so.
     """
 
     lups_per_second: float
@@ -33,6 +54,7 @@ class Prediction:
 
     @property
     def glups(self) -> float:
+        """Predicted throughput in GLup/s (10^9 lattice updates per second)."""
         return self.lups_per_second / 1e9
 
 

@@ -51,7 +51,29 @@ class RankedCandidate:
 
 @dataclass
 class Ranking:
-    """Candidates best first, and the ones a plugin rejected with its reason."""
+    """The result of `rank`: candidates best first, and the ones rejected with their reason.
+
+    Prints as a table (`table`), writes JSON (`as_json`, `write_json`: a contract other
+    tools read) and CSV (`to_csv`).
+
+    Attributes
+    ----------
+    device : Device
+        The device the candidates were ranked for.
+    kernel : str
+        The kernel's name.
+    candidates : list of RankedCandidate
+        Every candidate that can run, highest predicted throughput first; each has a
+        ``launch`` (`LaunchConfig`), a ``prediction`` (`Prediction`) and ``metrics``
+        (`Metrics`).
+    rejected : list of (LaunchConfig, str)
+        The candidates a check or a filter rejected, each with its one-line reason.
+    resources : dict
+        Registers, spills and shared memory per fold (``(fx, fy, fz)`` -> `ResourceUsage`),
+        where a `perf_resources` plugin compiled the kernel.
+    resources_note : str
+        Where the occupancy came from: measured registers per fold, or assumed.
+    """
 
     device: Device
     kernel: str
@@ -204,22 +226,84 @@ def rank(
     compile_resources: bool = True,
     progress=None,
 ) -> Ranking:
-    """Rank launch candidates of `kernel` (a pystencils/lbmpy GPU kernel, assignments, or a `KernelModel`).
+    """Rank the launch candidates of a kernel for a device, best predicted first.
 
-    :param device: library name, alias or path of a device file.
-    :param threads: threads per block of the default candidates (1024 stencils, 512 LBM).
-    :param blocks: explicit block sizes ``[(bx, by, bz), ...]`` instead of the default space.
-    :param folds: thread foldings ``[(fx, fy, fz), ...]``, default (1,1,1), (1,2,1), (1,1,2).
-    :param backend: footprint backend, ``"auto"``, ``"enum"``, ``"isl"`` or a plugin's.
-    :param align: ``"base"`` or ``"interior"`` (see `HarvestOptions`).
-    :param model: the performance model (``"limiters"``, or a model plugin's name).
-    :param prune: names of candidate filters (e.g. ``("ryoo",)``); dropped candidates
-        join ``ranking.rejected`` with the filter's reason.
-    :param plugin_options: values for options plugins added (`perf_addoption`), by name.
-    :param recipe: what the adapter regenerates folded variants from (pystencils:
+    Harvests the kernel's accesses (`harvest`), asks the `perf_candidates` plugins for
+    the launches (block size x thread folding), rejects those that cannot run (with the
+    reason), estimates each candidate's hardware metrics and turns them into a
+    prediction with the chosen performance model. Where a `perf_resources` plugin can
+    compile the kernel (the pystencils adapter with nvcc or NVRTC), each folding's
+    registers per thread limit the blocks per SM.
+
+    Parameters
+    ----------
+    kernel : pystencils GpuKernel, assignments, KernelModel or an adapter plugin's kernel
+        What to rank: a pystencils or lbmpy GPU kernel (``Target.CUDA``), pystencils
+        assignments on fixed-size fields, a `KernelModel`, or whatever an installed
+        adapter plugin recognises.
+    device : str, path or Device, default "V100"
+        Library name or alias (``"V100"``, ``"H100"``, ...), the path of a device file,
+        or a `Device`.
+    threads : int, optional
+        Threads per block of the default candidates (1024 for stencils, 512 for LBM
+        kernels).
+    blocks : sequence of (int, int, int), optional
+        Explicit block sizes ``[(bx, by, bz), ...]`` instead of the default space.
+    folds : sequence of (int, int, int), optional
+        Thread foldings ``[(fx, fy, fz), ...]``; default (1, 1, 1), (1, 2, 1), (1, 1, 2).
+    backend : str, default "auto"
+        Footprint backend: ``"auto"`` (enumeration), ``"enum"``, ``"isl"`` or a plugin's.
+    align : {"base", "interior"}, default "base"
+        Field alignment: element 0 or the first interior point on a 256-B boundary
+        (see `HarvestOptions`).
+    domain_shape : tuple of int, optional
+        Array shape of variable-size fields.
+    model : str, default "limiters"
+        The performance model: ``"limiters"`` (the paper's), ``"throughput"`` or a
+        model plugin's name.
+    prune : sequence of str, default ()
+        Names of candidate filters (e.g. ``("ryoo",)``); the candidates they drop join
+        ``ranking.rejected`` with the filter's reason.
+    plugin_options : dict, optional
+        Values for the options plugins added (`perf_addoption`), by name.
+    recipe : optional
+        What the adapter regenerates folded variants from (pystencils:
         ``ApplyOptions(assignments, config)``; assignments are their own recipe).
-    :param compile_resources: ask the `perf_resources` plugins for each fold's registers
-        (the pystencils adapter compiles with nvcc or NVRTC, about a second per fold, cached).
+    compile_resources : bool, default True
+        Ask the `perf_resources` plugins for each fold's registers (the pystencils
+        adapter compiles with nvcc or NVRTC, about a second per fold, cached).
+    progress : callable, optional
+        Wraps the iterable of accepted candidates (e.g. ``tqdm``).
+
+    Returns
+    -------
+    Ranking
+        The candidates best first (`Ranking.candidates`), the rejected ones with their
+        reason (`Ranking.rejected`) and each fold's compiled resources.
+
+    Raises
+    ------
+    DeviceError
+        An unknown device name or a malformed device file.
+    HarvestError
+        No adapter recognises `kernel`, or it cannot be described (CPU target,
+        non-affine address, fields without sizes, ...).
+    ConfigurationError
+        A malformed option, or a model, filter or backend no installed plugin offers.
+    PerfError
+        No candidate can run on the device.
+
+    See Also
+    --------
+    select : the candidate the `perf_select` plugins choose from the ranking.
+    pystencils_perf.create_kernel : generate the kernel with the chosen launch.
+
+    Examples
+    --------
+    >>> import pystencils_perf as pp
+    >>> from pystencils_perf.catalog import star_3d
+    >>> ranking = pp.rank(star_3d(4, (640, 512, 512)), device="V100")  # doctest: +SKIP
+    >>> print(ranking.table(head=10))  # doctest: +SKIP
     """
     from .estimate import get_backend
 
@@ -265,11 +349,34 @@ def rank(
 
 
 def select(ranking: Ranking) -> RankedCandidate:
-    """The candidate the `perf_select` plugins choose."""
+    """The candidate the `perf_select` plugins choose from a ranking.
+
+    The default selection takes the best predicted candidate unless others lie within
+    the model's measured error of it (`Ranking.tied`); among those it takes the one
+    with the fewest registers per thread, then the least L2 load traffic (a squarer
+    footprint), then the highest predicted throughput (`TIE_BREAK`).
+
+    Parameters
+    ----------
+    ranking : Ranking
+        What `rank` returned.
+
+    Returns
+    -------
+    RankedCandidate
+        The chosen candidate: its ``launch`` (block and fold), ``prediction`` and
+        ``metrics``.
+
+    Examples
+    --------
+    >>> best = pp.select(ranking)  # doctest: +SKIP
+    >>> best.launch.block, best.launch.fold, best.prediction.limiter  # doctest: +SKIP
+    ((16, 4, 16), (1, 2, 1), 'DRAM')
+    """
     return get_plugin_manager().hook.perf_select(ranking=ranking)
 
 
-#: how `select` orders candidates the model cannot tell apart (documented in the README)
+#: how `select` orders candidates the model cannot tell apart (documented in docs/model/index.md)
 TIE_BREAK = "fewest registers per thread, then least L2 load traffic (a squarer footprint), then predicted throughput"
 
 

@@ -77,7 +77,11 @@ CURVE_NAMES = (
 
 @dataclass(frozen=True)
 class Device:
-    """A GPU's architectural parameters (units in the names).
+    """A GPU's architectural parameters, read from a device file (units in the names).
+
+    Get one with `get_device` (library name, alias or file path); `list_devices` gives
+    the bundled library. Every number of the file has a source and a kind
+    (``measured``, ``datasheet``, ``derived`` or ``estimate``).
 
     Two L2 capacities: `l2_dram_capacity_bytes` is the data volume the L2 holds
     without DRAM traffic (0.7-0.9 of the L2 on A100/H100, gpu-benches gpu-l2-cache);
@@ -85,6 +89,72 @@ class Device:
     bandwidth (one partition on A100/H100, gpu-benches gpu-cache).
     `l2_effective_capacity_bytes` is the capacity the estimator's DRAM volumes use; it
     equals `l2_dram_capacity_bytes` (the fitted L2 curves are over that oversubscription).
+
+    Attributes
+    ----------
+    name, vendor, architecture : str
+        The GPU's name (``"V100-PCIe-32GB"``), vendor and architecture.
+    sm_count : int
+        Streaming multiprocessors (CUs on AMD).
+    clock_ghz : float
+        SM clock under load, GHz.
+    warp_size : int
+        Threads per warp (wavefront).
+    max_threads_per_block : int
+        Threads per block, at most.
+    max_block_dim : (int, int, int)
+        Largest block extent in x, y, z.
+    max_threads_per_sm, max_blocks_per_sm : int
+        Resident threads and blocks per SM, at most.
+    registers_per_sm : int
+        32-bit registers per SM.
+    max_registers_per_thread : int
+        Registers one thread may use.
+    register_allocation_unit : int
+        Registers are allocated per warp in units of this.
+    shared_memory_per_sm_bytes : int
+        Shared memory per SM, bytes.
+    l1_capacity_bytes : int
+        L1 data cache per SM that serves global loads, bytes.
+    l1_line_bytes, l1_sector_bytes : int
+        L1 allocation line and transfer sector, bytes.
+    l1_bank_count, l1_bank_width_bytes : int
+        L1 banks served per cycle, and bytes per bank.
+    l2_capacity_bytes : int
+        Nominal L2 capacity, bytes.
+    l2_effective_capacity_bytes : int
+        The L2 capacity the estimator's DRAM volumes use (`l2_dram_capacity_bytes`).
+    l2_sector_bytes : int
+        L2 sector, bytes.
+    dram_fetch_bytes : int
+        DRAM access granularity, bytes.
+    dram_bandwidth_gbs : float
+        DRAM bandwidth for one load and one store stream (STREAM scale), GB/s.
+    l2_bandwidth_gbs : float
+        L2 bandwidth, GB/s.
+    fp64_peak_gflops, fp32_peak_gflops : float
+        FP64 and FP32 peak (non-tensor), GFLOP/s.
+    curves : dict of str to Curve
+        The capacity-miss curves by name (`CURVE_NAMES`), each fitted on named data or
+        borrowed from another GPU.
+    aliases : tuple of str
+        Other names `get_device` accepts (``"V100"``).
+    compute_capability : str
+        CUDA compute capability (``"7.0"``), the architecture registers are compiled for.
+    sources, kinds, notes : dict of str to str
+        Per quantity: its source, its kind, and the note an estimate carries.
+    path : str
+        The device file.
+    l2_dram_capacity_bytes : int
+        The data volume the L2 holds without DRAM traffic, bytes.
+    l2_bandwidth_capacity_bytes : int
+        The data volume read by all SMs that keeps the full L2 bandwidth, bytes.
+    format_version : int
+        The device-file format (`FORMAT_VERSION`).
+
+    See Also
+    --------
+    get_device, list_devices
     """
 
     name: str

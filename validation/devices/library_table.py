@@ -2,7 +2,7 @@
 
 The tables are generated so that they cannot drift from the files:
 ``python3 validation/devices/library_table.py`` rewrites the part of devices.md
-between the two markers and prints the summary table (also used in the README).
+between the two markers and prints the summary table (also in docs/devices.md, where a test compares it).
 """
 
 from __future__ import annotations

@@ -79,19 +79,69 @@ def create_kernel(
     nvcc: bool = True,
     tune: int = 0,
 ):
-    """A pystencils ``GpuKernel`` (``Target.CUDA``) with the block size and thread folding best for `device`.
+    """Generate a pystencils ``GpuKernel`` with the block size and thread folding best for a device.
 
-    :param assignments: what ``pystencils.create_kernel`` takes (an `AssignmentCollection` or assignments).
-    :param config: a ``pystencils.CreateKernelConfig``; copied, its target set to CUDA.
-    :param device: library name, alias or device file (see ``pystencils-perf devices``).
-    :param threads: threads per block of the candidate blocks (default 1024 for stencils, 512 for LBM).
-    :param blocks: explicit candidate blocks ``[(bx, by, bz), ...]``.
-    :param folds: candidate foldings ``[(fx, fy, fz), ...]`` (default (1,1,1), (1,2,1), (1,1,2)).
-    :param backend, align, domain_shape, model, prune: as for `pystencils_perf.rank`.
-    :param nvcc: compile every candidate fold for its registers where nvcc or NVRTC is installed.
-    :param tune: measure up to this many candidates on this machine's GPU, in the model's order corrected by each
-        measurement, and take the fastest measured (0: the model's choice). The measurements are kept on disk
-        (`pystencils_perf.tune.record`): a second call measures nothing. What was measured is printed to stderr.
+    Takes what ``pystencils.create_kernel`` takes, plus the device. The kernel is
+    generated, its lowered AST harvested, every candidate folding generated and compiled
+    for its registers (with nvcc or NVRTC, where one is installed), the candidates ranked
+    (`rank`), the `perf_select` plugins choose (`select`), and the `perf_apply` plugins
+    regenerate the kernel with the chosen block size and folding.
+
+    Parameters
+    ----------
+    assignments : AssignmentCollection or list of Assignment
+        What ``pystencils.create_kernel`` takes.
+    config : pystencils.CreateKernelConfig, optional
+        Copied, its target set to CUDA.
+    device : str, path or Device, default "A100"
+        Library name or alias, or a device file (see ``pystencils-perf devices``).
+    threads : int, optional
+        Threads per block of the candidate blocks (default 1024 for stencils, 512 for
+        LBM kernels).
+    blocks : sequence of (int, int, int), optional
+        Explicit candidate blocks ``[(bx, by, bz), ...]``.
+    folds : sequence of (int, int, int), optional
+        Candidate foldings ``[(fx, fy, fz), ...]``; default (1, 1, 1), (1, 2, 1), (1, 1, 2).
+    backend, align, domain_shape, model, prune
+        As for `rank`.
+    nvcc : bool, default True
+        Compile every candidate fold for its registers where nvcc or NVRTC is
+        installed; False assumes the occupancy from the threads per block.
+    tune : int, default 0
+        Measure up to this many candidates on this machine's GPU, in the model's order
+        corrected by each measurement, and take the fastest measured (0: the model's
+        choice, nothing measured). The measurements are kept on disk
+        (`pystencils_perf.tune.record`), so a second call measures nothing; what was
+        measured is printed to stderr and kept in ``KernelChoice.tuning``.
+
+    Returns
+    -------
+    pystencils GpuKernel
+        An ordinary pystencils kernel (``Target.CUDA``): its launch configuration carries
+        the chosen block size, its code the chosen folding (each thread updates
+        ``fx*fy*fz`` consecutive points). ``kernel.metadata["pystencils_perf"]`` is the
+        `KernelChoice`: the chosen candidate, the whole ranking and each fold's
+        registers; ``kernel.compile()`` gives the cupy-callable kernel.
+
+    Raises
+    ------
+    DeviceError, HarvestError, ConfigurationError, PerfError
+        As for `rank`.
+
+    See Also
+    --------
+    create_lb_kernel : the same for lbmpy's update rule.
+    rank : the ranking alone, for any kernel an adapter recognises.
+
+    Examples
+    --------
+    >>> import pystencils as ps
+    >>> import pystencils_perf as pp
+    >>> src, dst = ps.fields("src, dst: double[258, 258, 258]")
+    >>> update = ps.Assignment(dst[0, 0, 0], (src[1, 0, 0] + src[-1, 0, 0]) / 2)
+    >>> kernel = pp.create_kernel([update], device="H100")  # doctest: +SKIP
+    >>> kernel.get_launch_configuration().evaluate()  # (block, grid)  # doctest: +SKIP
+    >>> print(kernel.metadata["pystencils_perf"].report(head=3))  # doctest: +SKIP
     """
     if not isinstance(tune, int) or isinstance(tune, bool) or tune < 0:
         raise ConfigurationError(f"tune must be a number of measurements (0 or more), got {tune!r}")

@@ -6,12 +6,38 @@ from .api import create_kernel
 
 
 def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, device="A100", **choice):
-    """A CUDA ``GpuKernel`` of lbmpy's update rule, with the block size and folding best for `device`.
+    """Generate a CUDA ``GpuKernel`` of lbmpy's update rule with the launch best for a device.
 
-    :param lbm_config, lbm_optimisation: as for ``lbmpy.create_lb_update_rule``.
-    :param config: a ``pystencils.CreateKernelConfig`` (target set to CUDA).
-    :param choice: the candidate space and options of `pystencils_perf.create_kernel`
-        (``threads``, ``blocks``, ``folds``, ``domain_shape`` for variable-size fields, ...).
+    Builds the update rule with ``lbmpy.create_lb_update_rule`` and hands it to
+    `create_kernel`. LBM kernels store a whole population per cell: their default
+    candidates have 512 threads per block.
+
+    Parameters
+    ----------
+    lbm_config : lbmpy.LBMConfig, optional
+        As for ``lbmpy.create_lb_update_rule``.
+    lbm_optimisation : lbmpy.LBMOptimisation, optional
+        As for ``lbmpy.create_lb_update_rule`` (``field_size`` fixes the domain).
+    config : pystencils.CreateKernelConfig, optional
+        Copied, its target set to CUDA.
+    device : str, path or Device, default "A100"
+        Library name or alias, or a device file.
+    **choice
+        The candidate space and options of `create_kernel` (``threads``, ``blocks``,
+        ``folds``, ``domain_shape`` for variable-size fields, ``nvcc``, ...).
+
+    Returns
+    -------
+    pystencils GpuKernel
+        As `create_kernel` returns it; ``kernel.metadata["pystencils_perf"]`` holds the
+        `KernelChoice`.
+
+    Examples
+    --------
+    >>> from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil
+    >>> kernel = pp.create_lb_kernel(
+    ...     LBMConfig(stencil=LBStencil(Stencil.D3Q19), method=Method.SRT, relaxation_rate=1.8),
+    ...     LBMOptimisation(field_size=(64, 64, 64)), device="A100")  # doctest: +SKIP
     """
     from lbmpy import create_lb_update_rule
 

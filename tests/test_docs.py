@@ -1,0 +1,185 @@
+"""The README front page and the Sphinx docs agree with the code they show (fast: no Sphinx build here).
+
+The build itself, with its executed notebooks and warnings as errors, runs in `.ci/run`.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import pystencils_perf
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+MAIN_COMMAND = "python3 -m pip install -e . && pystencils-perf rank examples/star3d_r4.py --device V100 --head 12"
+TEST_COMMAND = (
+    "python3 -m pip install -e '.[test]' -e 'plugins/loopy[test]' -e 'plugins/cuda[test]' "
+    "-e 'plugins/kernel_tuner[test]' -e 'plugins/an5d[test]' -e 'plugins/ryoo[test]' -e 'plugins/hhc[test]' "
+    "-e 'plugins/tracesim[test]' && python3 -m pytest -q"
+)
+
+
+def fenced_blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```$", text, re.M | re.S)
+
+
+def notebooks() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.ipynb") if "_build" not in p.parts and ".ipynb_checkpoints" not in p.parts)
+
+
+def conf_values() -> dict:
+    """The constant assignments of docs/conf.py, read without running it (it changes the environment)."""
+    values = {}
+    for node in ast.parse((DOCS / "conf.py").read_text()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return values
+
+
+def test_readme_is_a_short_front_page():
+    assert len(README.read_bytes()) < 8192
+
+
+def test_readme_quick_start_is_the_example_verbatim():
+    """Pasting the README's quick start runs examples/quickstart.py, cache lines included (issue 28, item 21)."""
+    quickstart = (ROOT / "examples" / "quickstart.py").read_text()
+    assert "use_temporary_pystencils_cache()" in quickstart
+    assert quickstart in fenced_blocks(README.read_text(), "python")
+
+
+def test_docs_quick_start_includes_the_example_file():
+    text = (DOCS / "getting-started.md").read_text()
+    assert re.search(r"^```\{literalinclude\} \.\./examples/quickstart\.py$", text, re.M)
+
+
+def test_set_up_commands_are_the_readmes_and_ci_runs_the_test_command():
+    readme_blocks = fenced_blocks(README.read_text(), "sh")
+    assert MAIN_COMMAND + "\n" in readme_blocks
+    assert TEST_COMMAND + "\n" in readme_blocks
+    getting_started = (DOCS / "getting-started.md").read_text()
+    assert MAIN_COMMAND in getting_started and TEST_COMMAND in getting_started
+    ci = (ROOT / ".ci" / "run").read_text().replace("pip install -q ", "pip install ")  # quiet pip, same command
+    assert TEST_COMMAND in ci
+
+
+def test_ci_builds_the_docs_with_warnings_as_errors_after_the_tests():
+    ci = (ROOT / ".ci" / "run").read_text()
+    build = re.search(r"^python3 -m sphinx -W --keep-going .*-b html docs docs/_build/html$", ci, re.M)
+    assert build and ci.index("python3 -m pytest -q") < build.start()
+    assert "pip install -q -e '.[docs]'" in ci[: build.start()]
+
+
+def test_docs_extra_brings_what_conf_py_loads():
+    import tomllib
+
+    extra = " ".join(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["docs"])
+    for package in ("sphinx", "myst-nb", "furo", "sphinx-argparse", "ipykernel", "matplotlib"):
+        assert re.search(rf"(^| ){package}\b", extra), package
+    conf = conf_values()
+    assert {"myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxarg.ext"} <= set(conf["extensions"])
+    assert conf["html_theme"] == "furo"
+
+
+def test_notebooks_are_executed_at_build_time_and_errors_fail_it():
+    conf = conf_values()
+    assert conf["nb_execution_mode"] == "force"
+    assert conf["nb_execution_raise_on_error"] is True
+    assert conf.get("nb_execution_allow_errors", False) is False
+
+
+@pytest.mark.parametrize("notebook", notebooks(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_notebook_keeps_the_cache_out_of_home_and_stores_no_outputs(notebook):
+    cells = json.loads(notebook.read_text())["cells"]
+    first = cells[0]
+    assert first["cell_type"] == "code"
+    source = "".join(first["source"])
+    assert "use_temporary_pystencils_cache()" in source or "PYSTENCILS_CACHE_DIR" in source
+    assert not any(c.get("outputs") for c in cells if c["cell_type"] == "code")  # what is shown is what the build ran
+
+
+def test_every_tutorial_is_in_the_tutorials_toctree():
+    """Adding a tutorial is its notebook plus one line in tutorials/index.md; a forgotten line fails here."""
+    index = (DOCS / "tutorials" / "index.md").read_text()
+    toctree = re.search(r"```\{toctree\}\n(.*?)```", index, re.S).group(1)
+    listed = {line.strip() for line in toctree.splitlines() if line.strip() and not line.startswith(":")}
+    present = {p.stem for p in (DOCS / "tutorials").iterdir() if p.suffix in (".ipynb", ".md") and p.stem != "index"}
+    assert listed == present
+    assert len(present) >= 3
+
+
+def test_api_reference_documents_the_public_api():
+    api = (DOCS / "api.md").read_text()
+    for name in pystencils_perf.__all__:
+        assert re.search(rf"^\.\. auto\w+:: pystencils_perf\.{name}\b", api, re.M), name
+    for qualified in ("pystencils_perf.predict.Prediction", "pystencils_perf.rank.RankedCandidate"):
+        assert f":: {qualified}" in api
+
+
+def test_cli_reference_is_generated_from_the_parser():
+    cli = (DOCS / "cli.md").read_text()
+    assert re.search(r"```\{argparse\}\n:module: pystencils_perf\.cli\n:func: build_parser\n", cli)
+    hooks = (DOCS / "plugins" / "index.md").read_text()
+    assert ".. automodule:: pystencils_perf.hookspecs" in hooks
+
+
+def test_public_docstrings_are_numpy_style():
+    from pystencils_perf.predict import Prediction
+
+    for obj, section in [(pystencils_perf.rank, "Parameters"), (pystencils_perf.select, "Parameters"),
+                         (pystencils_perf.create_kernel, "Parameters"), (pystencils_perf.create_lb_kernel, "Parameters"),
+                         (pystencils_perf.Ranking, "Attributes"), (Prediction, "Attributes"),
+                         (pystencils_perf.Device, "Attributes")]:
+        doc = obj.__doc__
+        assert re.search(rf"^\s*{section}\n\s*-{{{len(section)}}}$", doc, re.M), obj.__name__
+        assert ":param " not in doc, obj.__name__  # one convention, not two
+
+
+def test_seconds_per_lup_is_documented_as_a_dict():
+    """Item 22 of issue 28: `Prediction.seconds_per_lup` is a dict by term, not a number."""
+    from pystencils_perf.predict import Prediction
+
+    assert re.search(r"seconds_per_lup : dict", Prediction.__doc__)
+    for page in ("api.md", "cli.md", "model/index.md"):
+        assert re.search(r"seconds_per_lup`[^.]* dict by term", (DOCS / page).read_text()), page
+
+
+def test_nvrtc_and_test_wheels_are_not_both_recommended():
+    """Item 23 of issue 28: the two extras share install folders; the docs say which to install when."""
+    text = (DOCS / "getting-started.md").read_text()
+    assert "install one set, not both" in text
+    assert "pip install 'pystencils-perf[nvrtc]'" not in README.read_text()
+
+
+def test_devices_page_table_is_the_librarys():
+    spec = importlib.util.spec_from_file_location("library_table", ROOT / "validation" / "devices" / "library_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    table = module.summary_table(pystencils_perf.list_devices())
+    assert table.strip() in (DOCS / "devices.md").read_text()
+
+
+def test_repository_markdown_is_included_with_links_as_paths():
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        from repo_files import rewrite
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    report = ROOT / "validation" / "a100_convolution" / "report.md"
+    text = "# Title\n\n### skipped\n\nSee [plots](throughput/report.md), [web](https://x.org) and ![p](a.png).\n" \
+           "```sh\n# a comment, not a heading\n```\n[home](../../README.md)\n"
+    out = rewrite(text, report, ROOT)
+    assert "## skipped" in out and "# a comment, not a heading" in out
+    assert "plots (`validation/a100_convolution/throughput/report.md`)" in out
+    assert "[web](https://x.org)" in out and "![p](a.png)" in out
+    assert "\nhome\n" in out
