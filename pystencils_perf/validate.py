@@ -249,7 +249,7 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
     if not chosen:
         raise MeasurementError(f"{data.path}: no variant of the tunable parameters is left to validate")
     for variant in chosen:
-        ranking, variant_pairs = predict_dataset(variant.dataset, spec.kernel_for(variant.params), dev, backend=backend,
+        ranking, variant_pairs = predict_dataset(variant.dataset, spec.kernel(variant.params), dev, backend=backend,
                                                  model=model, progress=progress, variant=variant.label)
         pairs += variant_pairs
         candidates += ranking.candidates

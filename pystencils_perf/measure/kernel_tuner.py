@@ -199,6 +199,16 @@ class TunableSpec:
     fixed_parameters: dict
     block_parameters: tuple[str, ...] = BLOCK_PARAMETERS
 
+    def kernel(self, variant: dict):
+        """`kernel_for` of a variant's parameters, with the fixed ones; its failure is one line naming both."""
+        params = {**self.fixed_parameters, **variant}
+        try:
+            return self.kernel_for(params)
+        except PerfError:
+            raise
+        except Exception as e:
+            raise PerfError(f"SPEC file {self.path}: kernel_for({params}) failed: {type(e).__name__}: {e}") from None
+
 
 def load_tunable_spec(path: str | Path) -> TunableSpec:
     """Read a SPEC that defines `kernel_for(params)` and `lattice_updates` (and optionally

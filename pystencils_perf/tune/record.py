@@ -41,13 +41,13 @@ def software_versions() -> dict[str, str]:
     """The versions of pystencils and pystencils-perf, part of every device fingerprint."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from .. import __version__
+    def installed(distribution: str) -> str:
+        try:
+            return version(distribution)
+        except PackageNotFoundError:
+            return "not installed"
 
-    try:
-        pystencils = version("pystencils")
-    except PackageNotFoundError:
-        pystencils = "not installed"
-    return {"pystencils": pystencils, "pystencils_perf": __version__}
+    return {"pystencils": installed("pystencils"), "pystencils_perf": installed("pystencils-perf")}
 
 
 def _canonical(value: Any) -> str:

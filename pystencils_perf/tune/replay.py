@@ -50,7 +50,7 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
     candidates, rejected = [], []
     variants = sorted(groups.items())
     for others, members in progress(variants) if progress else variants:
-        ranking = rank(spec.kernel_for(dict(others)), dev, blocks=sorted({launch.block for _, launch in members}),
+        ranking = rank(spec.kernel(dict(others)), dev, blocks=sorted({launch.block for _, launch in members}),
                        folds=[(1, 1, 1)], model=model, backend=backend)
         by_launch = {c.launch: c for c in ranking.candidates}
         reasons = dict(ranking.rejected)

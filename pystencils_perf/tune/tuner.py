@@ -78,18 +78,26 @@ class TuneResult:
         return self.record.best()["time_ms"]
 
     def table(self) -> str:
-        """Every measurement in order, with the model's rank of it, and the best and why tuning stopped."""
+        """Every measurement in order with the model's rank of it (parameters that all candidates share are said
+        once, above), then the best and why tuning stopped."""
         order = {params_key(c.params): i for i, c in
                  enumerate(sorted(self.candidates, key=lambda c: c.predicted_seconds), 1)}
-        best = params_key(self.record.best()["params"])
-        lines = [f"{'#':>3} {'time ms':>9} {'model rank':>10}  parameters"]
+        names = list(dict.fromkeys(k for c in self.candidates for k in c.params))
+        shared = {k: self.candidates[0].params.get(k) for k in names
+                  if len({repr(c.params.get(k)) for c in self.candidates}) == 1}
+
+        def label(params: dict) -> str:
+            return " ".join(f"{k}={v}" for k, v in params.items() if k not in shared)
+
+        best = self.record.best()
+        lines = [f"  every candidate has {' '.join(f'{k}={v}' for k, v in shared.items())}"] if shared else []
+        lines.append(f"{'#':>3} {'time ms':>9} {'model rank':>10}  parameters")
         for i, m in enumerate(self.record.measured, 1):
-            key = params_key(m["params"])
             time = "failed" if m["time_ms"] is None else f"{m['time_ms']:.4f}"
-            mark = "*" if key == best else " "
-            lines.append(f"{i:>3} {time:>9} {order.get(key, '-'):>10} {mark}{Candidate(m['params'], 1.0).label}")
-        lines.append(f"best: {self.best.label} at {self.best_ms:.4f} ms (* above); {len(self.record.measured)} of "
-                     f"{len(self.candidates)} candidates measured, {self.measured_now} by this call; "
+            mark = "*" if m is best else " "
+            lines.append(f"{i:>3} {time:>9} {order.get(params_key(m['params']), '-'):>10} {mark}{label(m['params'])}")
+        lines.append(f"best: {label(best['params'])} at {best['time_ms']:.4f} ms (* above); {len(self.record.measured)} "
+                     f"of {len(self.candidates)} candidates measured, {self.measured_now} by this call; "
                      f"stopped: {self.record.stop_reason}")
         return "\n".join(lines)
 
