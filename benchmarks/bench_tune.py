@@ -24,6 +24,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import multiprocessing
 import os
 import pickle
 import random
@@ -250,6 +251,12 @@ def noise_note(replays: list[Replay]) -> str:
     return "; ".join(parts)
 
 
+def _predict(job) -> None:
+    """Rank one cache and keep its predictions (a worker process of `main`)."""
+    path, folder = job
+    Replay(path, load_tunable_spec(SPEC), folder)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10, help="runs of each random Kernel Tuner strategy")
@@ -258,6 +265,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     spec = load_tunable_spec(SPEC)
     start = time.perf_counter()
+    if args.predictions:  # rank the caches side by side, one process each (minutes per cache)
+        with multiprocessing.Pool(min(len(caches()), os.cpu_count() or 1)) as pool:
+            pool.map(_predict, [(path, args.predictions) for path in caches()])
     replays = [Replay(path, spec, args.predictions) for path in caches()]
     runs = evaluate(replays, args.repeats)
     rows = summarise(replays, runs)

@@ -372,17 +372,16 @@ def _cmd_calibrate(args) -> int:
 def _replayed(args):
     """Candidates and measurements of a Kernel Tuner cache, described by a `kernel_for` SPEC."""
     from .measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
-    from .tune.record import kernel_hash
-    from .tune.replay import ReplaySource, replay_candidates
+    from .tune.replay import ReplaySource, replay_candidates, spec_kernel_key
 
     if args.domain or args.align != "base" or args.threads or args.blocks or args.fold:
         raise ConfigurationError("--domain, --align, --threads, --blocks and --fold do not apply to --replay: "
                                  "the cache's configurations are the candidates")
     spec, data = load_tunable_spec(args.spec), read_kernel_tuner(args.replay)
     space = replay_candidates(data, spec, args.device, model=args.model, backend=args.backend, progress=_progress)
-    kernel = kernel_hash(Path(args.spec).read_bytes(), [c.params for c in space.candidates])
-    title = (f"{Path(args.spec).stem} on {data.device_name or args.device}, replayed from {args.replay}: "
-             f"{len(space.candidates)} candidates, {len(space.rejected)} rejected by the model for {args.device}")
+    kernel = spec_kernel_key(spec, space.candidates)
+    title = (f"{Path(args.spec).stem} on {data.device_name or args.device}, replayed from {Path(args.replay).name}: "
+             f"{len(space.candidates)} candidates, {len(space.rejected)} rejected for {args.device}")
     return title, space.candidates, ReplaySource(data), kernel
 
 

@@ -18,7 +18,7 @@ from ..devices import Device, get_device
 from ..errors import MeasurementError
 from ..measure.kernel_tuner import TunableSpec, TunerData, split_parameters
 from ..rank import rank
-from .record import software_versions
+from .record import kernel_hash, software_versions
 from .tuner import Candidate, params_key
 
 
@@ -67,6 +67,11 @@ def replay_candidates(data: TunerData, spec: TunableSpec, device: Device | str, 
     """The configurations of a cache, those that ran and those that failed (options as for `spec_candidates`)."""
     return spec_candidates([run.params for run in data.runs] + list(data.failed), spec, device, source=data.path,
                            **options)
+
+
+def spec_kernel_key(spec: TunableSpec, candidates: list[Candidate]) -> str:
+    """The record's kernel hash of a SPEC's space: the SPEC file's text and the candidates' parameters."""
+    return kernel_hash(Path(spec.path).read_bytes(), [c.params for c in candidates])
 
 
 def _file_hash(path: str) -> str:

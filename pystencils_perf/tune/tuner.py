@@ -22,9 +22,14 @@ from .search import ModelGuidedSearch, SearchSettings
 class Candidate:
     """One configuration to tune: its parameters (what a record and Kernel Tuner call it) and the model's time.
 
-    :param params: tunable parameters by name (JSON scalars), unique per candidate.
-    :param predicted_seconds: the model's time for the candidate, in a unit common to all candidates.
-    :param launch: the launch it runs with, where a pystencils-perf ranking made it.
+    Parameters
+    ----------
+    params : dict
+        Tunable parameters by name (JSON scalars), unique per candidate.
+    predicted_seconds : float
+        The model's time for the candidate, in a unit common to all candidates.
+    launch : LaunchConfig, optional
+        The launch it runs with, where a pystencils-perf ranking made it.
     """
 
     params: dict
@@ -55,8 +60,16 @@ def params_key(params: dict) -> str:
 class TuneResult:
     """What a tuning call found and did.
 
-    :param record: every measurement so far (this call's and earlier ones'), in order.
-    :param measured_now: how many candidates this call measured (0: all came from the record).
+    Parameters
+    ----------
+    candidates : tuple of Candidate
+        Everything that could have been measured.
+    record : TuningRecord
+        Every measurement so far (this call's and earlier ones'), in order.
+    measured_now : int
+        How many candidates this call measured (0: all came from the record).
+    record_path : Path or None
+        Where the record is kept.
     """
 
     candidates: tuple[Candidate, ...]
@@ -114,12 +127,35 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
          early_stop: bool = True) -> TuneResult:
     """Measure up to `budget` candidates (counting those of an earlier call's record) in the search's order.
 
-    :param kernel: the kernel's hash (`record.kernel_hash` of its description and candidates), half the key.
-    :param store: where records are kept (`RecordStore()`: the user's cache directory); None keeps none.
-    :param early_stop: stop before the budget when the search says nothing better is likely (`SearchSettings`).
+    Parameters
+    ----------
+    candidates : list of Candidate
+        What may be measured, each with the model's predicted time.
+    source : MeasurementSource
+        What times a candidate: the GPU, or a recorded cache (`replay.ReplaySource`).
+    budget : int
+        The most measurements in the record, this call's and earlier ones'.
+    kernel : str
+        The kernel's hash (`record.kernel_hash` of its description and candidates), half the record's key.
+    store : RecordStore, optional
+        Where records are kept (`RecordStore()`: the user's cache directory); None keeps none.
+    settings : SearchSettings
+        The search's constants.
+    early_stop : bool, default True
+        Stop before the budget when the search says nothing better is likely.
 
-    A record whose tuning stopped by its rule, or reached `budget`, is returned as it is: nothing is measured.
-    Ctrl-C (KeyboardInterrupt) saves what was measured so far, marked incomplete, and is raised again.
+    Returns
+    -------
+    TuneResult
+        Every measurement and the fastest. A record whose tuning stopped by its rule, or reached `budget`,
+        is returned as it is: nothing is measured.
+
+    Raises
+    ------
+    ConfigurationError
+        A budget below 1, no candidates, or none of the measured candidates ran.
+    KeyboardInterrupt
+        Raised again after what was measured so far is saved, marked incomplete: the next call goes on.
     """
     if budget < 1:
         raise ConfigurationError(f"the tuning budget must be at least 1 measurement, got {budget}")

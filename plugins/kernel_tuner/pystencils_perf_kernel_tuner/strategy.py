@@ -31,13 +31,23 @@ from pystencils_perf.tune.tuner import Candidate
 class ModelGuided:
     """``kernel_tuner.tune_kernel(..., strategy=ModelGuided(spec, device))``.
 
-    :param spec: a SPEC file (or a loaded `TunableSpec`) with ``kernel_for(params)`` and ``lattice_updates``.
-    :param device: the pystencils-perf device (name, alias or file) the model predicts for.
-    :param model: the performance model whose order the search starts from.
-    :param batch: candidates asked of the runner at once (its parallel workers).
-    :param early_stop: stop before ``max_fevals`` when nothing better is likely (`SearchSettings`).
-    :param candidates: the search space's configurations as `pystencils_perf.tune.replay.spec_candidates` predicted
-        them, to rank a space once for several tuning runs (default: ranked by each `tune` call).
+    Parameters
+    ----------
+    spec : str, Path or TunableSpec
+        A SPEC file (or a loaded `TunableSpec`) with ``kernel_for(params)`` and ``lattice_updates``.
+    device : str, path or Device
+        The pystencils-perf device (name, alias or file) the model predicts for.
+    model : str, default "throughput"
+        The performance model whose order the search starts from.
+    batch : int, default 1
+        Candidates asked of the runner at once (one per parallel worker).
+    early_stop : bool, default True
+        Stop before ``max_fevals`` when nothing better is likely (`SearchSettings`).
+    settings : SearchSettings
+        The search's constants.
+    candidates : list of Candidate, optional
+        The search space's configurations as `pystencils_perf.tune.replay.spec_candidates` predicted them, to
+        rank a space once for several tuning runs (default: ranked by each `tune` call).
     """
 
     def __init__(self, spec: TunableSpec | str | Path, device, *, model: str = "throughput", batch: int = 1,
