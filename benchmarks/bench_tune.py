@@ -87,9 +87,9 @@ class Replay:
         self.keys = {_key(p, self.names) for p in described}
         self.times = {_key(r.params, self.names): r.time_ms for r in self.data.runs}
         self.optimum_ms = min(t for k, t in self.times.items() if k in self.keys)
-        self.candidates = self._candidates(predictions)
+        self.predictions = self._predictions(predictions)
 
-    def _candidates(self, folder: Path | None):
+    def _predictions(self, folder: Path | None):
         digest = hashlib.sha256(self.path.read_bytes() + SPEC.read_bytes() + self.device.name.encode()).hexdigest()[:16]
         stored = folder / f"{self.path.name}.{digest}.pickle" if folder else None
         if stored and stored.exists():
@@ -100,8 +100,8 @@ class Replay:
               f"in {time.perf_counter() - start:.0f} s", file=sys.stderr)
         if stored:
             stored.parent.mkdir(parents=True, exist_ok=True)
-            stored.write_bytes(pickle.dumps(space.candidates))
-        return space.candidates
+            stored.write_bytes(pickle.dumps(space))
+        return space
 
     def tune_params(self) -> dict:
         """The cache's parameters, the SPEC's fixed ones narrowed to their value."""
@@ -144,11 +144,14 @@ class Replay:
         return None
 
 
-def our_strategy(replay: Replay, early_stop: bool = True):
-    """ModelGuided with the predictions made once per cache (they do not depend on the run)."""
+def our_strategy(replay: Replay, early_stop: bool = True, with_model: bool = True):
+    """ModelGuided with the predictions made once per cache (they do not depend on the run); without the model,
+    the same search from no prediction."""
     from pystencils_perf_kernel_tuner.strategy import ModelGuided
 
-    return ModelGuided(replay.spec, replay.device, early_stop=early_stop, candidates=replay.candidates)
+    if not with_model:
+        return ModelGuided(early_stop=early_stop)
+    return ModelGuided(replay.spec, replay.device, early_stop=early_stop, predictions=replay.predictions)
 
 
 def evaluate(replays: list[Replay], repeats: int) -> dict:
@@ -160,6 +163,8 @@ def evaluate(replays: list[Replay], repeats: int) -> dict:
         strategy = our_strategy(replay)
         runs.setdefault(OURS, {})[name] = [replay.run(strategy, LONGEST_RUN)]
         runs.setdefault(OURS + " (no early stop)", {})[name] = [replay.run(our_strategy(replay, False), LONGEST_RUN)]
+        runs.setdefault(OURS + " without the model", {})[name] = [replay.run(our_strategy(replay, False, False),
+                                                                            LONGEST_RUN)]
         print(f"  {name}: ours in {time.perf_counter() - start:.1f} s ({strategy.stop_reason})", file=sys.stderr)
         for kt in KERNEL_TUNER_STRATEGIES:
             start = time.perf_counter()
@@ -280,8 +285,9 @@ def main(argv=None) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         plot(replays, runs, args.out / "fraction_of_optimum.png")
-        gpus = ", ".join(f"{r.device.name} ({r.path.name}, {len(r.keys)} configurations, {len(r.candidates)} candidates "
-                         f"after the model's checks, optimum {r.optimum_ms:.4f} ms)" for r in replays)
+        gpus = ", ".join(f"{r.device.name} ({r.path.name}, {len(r.keys)} configurations, {len(r.predictions.candidates)} "
+                         f"predicted, {len(r.predictions.rejected)} rejected by the model; "
+                         f"optimum {r.optimum_ms:.4f} ms)" for r in replays)
         (args.out / "report.md").write_text(REPORT.format(
             gpus=gpus, table=text, noise=noise, repeats=args.repeats, seconds=time.perf_counter() - start,
             verdict="met" if not missed else "missed: " + "; ".join(missed),
@@ -300,6 +306,8 @@ Each cell is the measured optimum over the best time found after N measurements 
 each GPU's value a mean over {repeats} seeds for Kernel Tuner's strategies; ours is deterministic). "to 97 %" is
 the mean number of measurements needed to reach 97 % of the optimum (how many runs never did within 50 in
 brackets). "measured" is the mean number of measurements a run made (ours stops early by its rule).
+"without the model" is the same search started from no prediction (every configuration alike), what a
+kernel that no SPEC describes gets: the difference to the rows above it is what the model contributes.
 
 {table}
 

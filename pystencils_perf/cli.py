@@ -400,8 +400,10 @@ def _cmd_tune(args) -> int:
         require_cupy()  # before anything slow: fail in a second on machines without a GPU
         spec, domain = _load(args)
         kernel, recipe = runnable(spec.kernel)
-        ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model, progress=_progress,
-                       **_candidate_options(args, domain))
+        options = _candidate_options(args, domain)
+        if recipe is None and not args.fold:  # a generated kernel has its folding: only assignments can be folded
+            options["folds"] = [(1, 1, 1)]
+        ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model, progress=_progress, **options)
         title = f"{ranking.kernel} on {args.device} (this machine's GPU): {len(ranking.candidates)} candidates"
         result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align)
     print(title)

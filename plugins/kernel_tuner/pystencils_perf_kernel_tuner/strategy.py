@@ -19,13 +19,16 @@ has them (README: "Several GPUs").
 
 from __future__ import annotations
 
+import math
+import statistics
 import sys
 from pathlib import Path
 
+from pystencils_perf.errors import ConfigurationError
 from pystencils_perf.measure.kernel_tuner import TunableSpec, load_tunable_spec
-from pystencils_perf.tune.replay import spec_candidates
+from pystencils_perf.tune.replay import SpecCandidates, spec_candidates
 from pystencils_perf.tune.search import ModelGuidedSearch, SearchSettings
-from pystencils_perf.tune.tuner import Candidate
+from pystencils_perf.tune.tuner import Candidate, params_key
 
 
 class ModelGuided:
@@ -33,10 +36,12 @@ class ModelGuided:
 
     Parameters
     ----------
-    spec : str, Path or TunableSpec
-        A SPEC file (or a loaded `TunableSpec`) with ``kernel_for(params)`` and ``lattice_updates``.
-    device : str, path or Device
-        The pystencils-perf device (name, alias or file) the model predicts for.
+    spec : str, Path, TunableSpec or None
+        A SPEC file (or a loaded `TunableSpec`) with ``kernel_for(params)`` and ``lattice_updates``. Without one
+        (a kernel no SPEC describes), or for configurations it does not describe, the search starts from no
+        prediction (every candidate alike) and learns from the measurements alone.
+    device : str, path or Device, optional
+        The pystencils-perf device (name, alias or file) the model predicts for; needed with a SPEC.
     model : str, default "throughput"
         The performance model whose order the search starts from.
     batch : int, default 1
@@ -45,18 +50,20 @@ class ModelGuided:
         Stop before ``max_fevals`` when nothing better is likely (`SearchSettings`).
     settings : SearchSettings
         The search's constants.
-    candidates : list of Candidate, optional
-        The search space's configurations as `pystencils_perf.tune.replay.spec_candidates` predicted them, to
-        rank a space once for several tuning runs (default: ranked by each `tune` call).
+    predictions : SpecCandidates, optional
+        The search space as `pystencils_perf.tune.replay.spec_candidates` predicted it (an earlier call's
+        `predictions`), to rank a space once for several tuning runs (default: ranked by each `tune` call).
     """
 
-    def __init__(self, spec: TunableSpec | str | Path, device, *, model: str = "throughput", batch: int = 1,
-                 early_stop: bool = True, settings: SearchSettings = SearchSettings(),
-                 candidates: list[Candidate] | None = None):
-        self.spec = spec if isinstance(spec, TunableSpec) else load_tunable_spec(spec)
+    def __init__(self, spec: TunableSpec | str | Path | None = None, device=None, *, model: str = "throughput",
+                 batch: int = 1, early_stop: bool = True, settings: SearchSettings = SearchSettings(),
+                 predictions: SpecCandidates | None = None):
+        if spec is not None and device is None:
+            raise ConfigurationError("ModelGuided needs the device its SPEC's kernel is predicted for")
+        self.spec = spec if spec is None or isinstance(spec, TunableSpec) else load_tunable_spec(spec)
         self.device, self.model, self.batch = device, model, batch
-        self.early_stop, self.settings, self.prepared = early_stop, settings, candidates
-        #: the candidates of the last `tune` call, in searchspace order, and why it stopped
+        self.early_stop, self.settings, self.predictions = early_stop, settings, predictions
+        #: the candidates of the last `tune` call (predicted first), and why it stopped
         self.candidates, self.stop_reason = [], ""
 
     def allow_parallel_workers(self) -> ModelGuided:
@@ -68,17 +75,24 @@ class ModelGuided:
             interface._STRATEGY_PARALLEL.append(self)
         return self
 
+    def _candidates(self, configurations: list[dict]) -> list[Candidate]:
+        """The model's candidates among `configurations`, then those no prediction covers at the predictions'
+        geometric mean; configurations the model says the device cannot run are left out."""
+        if self.predictions is None and self.spec is not None:
+            self.predictions = spec_candidates(configurations, self.spec, self.device, model=self.model)
+        predicted = self.predictions or SpecCandidates([], [])
+        keys = {params_key(p) for p in configurations}
+        known = [c for c in predicted.candidates if params_key(c.params) in keys]
+        covered = {params_key(c.params) for c in known} | {params_key(p) for p, _ in predicted.rejected}
+        level = math.exp(statistics.fmean(math.log(c.predicted_seconds) for c in known)) if known else 1.0
+        return known + [Candidate(p, level) for p in configurations if params_key(p) not in covered]
+
     def tune(self, searchspace, runner, tuning_options):
         from kernel_tuner.strategies.common import CostFunc
         from kernel_tuner.util import StopCriterionReached
 
         names = list(searchspace.tune_params)
-        configurations = [dict(zip(names, config)) for config in searchspace.list]
-        if self.prepared is None:
-            self.candidates = spec_candidates(configurations, self.spec, self.device, model=self.model).candidates
-        else:
-            space = {tuple(config) for config in searchspace.list}
-            self.candidates = [c for c in self.prepared if tuple(c.params.get(n) for n in names) in space]
+        self.candidates = self._candidates([dict(zip(names, config)) for config in searchspace.list])
         search = ModelGuidedSearch([c.predicted_seconds for c in self.candidates],
                                    [c.params for c in self.candidates], self.settings)
         cost_func = CostFunc(searchspace, tuning_options, runner)

@@ -70,14 +70,32 @@ def test_batches_and_early_stop(files):
     assert len({(r["block_size_x"], r["block_size_y"], r["use_fma"]) for r in results}) == len(results)
 
 
-def test_prepared_candidates_skip_the_ranking(files, monkeypatch):
+def test_prepared_predictions_skip_the_ranking(files, monkeypatch):
     import pystencils_perf_kernel_tuner.strategy as module
 
     first = ModelGuided(files / "spec.py", "V100", early_stop=False)
     simulate(files, first, 4)
     monkeypatch.setattr(module, "spec_candidates", lambda *a, **k: pytest.fail("ranked again"))
-    again = ModelGuided(files / "spec.py", "V100", early_stop=False, candidates=first.candidates)
+    again = ModelGuided(files / "spec.py", "V100", early_stop=False, predictions=first.predictions)
     assert len(simulate(files, again, 4)) == 4
+
+
+def test_without_a_spec_the_search_learns_from_measurements_alone(files):
+    """A kernel no SPEC describes: every configuration starts alike, and the measurements lead to the best."""
+    strategy = ModelGuided(early_stop=False)
+    results = simulate(files, strategy, 20)
+    assert len(strategy.candidates) == 32 and len(set(c.predicted_seconds for c in strategy.candidates)) == 1
+    best = min((r for r in results if isinstance(r["time"], float)), key=lambda r: r["time"])
+    assert best["time"] <= 1.1 * synthetic_time_ms(32, 2, 1)
+
+
+def test_configurations_the_spec_does_not_describe_are_candidates_too(files, tmp_path):
+    narrow = tmp_path / "narrow.py"
+    narrow.write_text((files / "spec.py").read_text().replace('{"filter": 5}', '{"filter": 5, "use_fma": 1}'))
+    strategy = ModelGuided(narrow, "V100", early_stop=False)
+    simulate(files, strategy, 3)
+    predicted = {c.predicted_seconds for c in strategy.candidates if c.params["use_fma"] == 0}
+    assert len(strategy.candidates) == 32 and len(predicted) == 1  # the use_fma 0 half at one level
 
 
 def test_parallel_workers_are_allowed(files):
