@@ -13,7 +13,10 @@
 
 Every input error prints one line ``pystencils-perf: error: ...`` and exits with 2
 (so does `measure` on a machine without cupy or a CUDA GPU). Options and output
-paths are checked while parsing, before any kernel is generated or ranked.
+paths (their folder must take new files; no path twice, none onto an input) are
+checked while parsing, before any kernel is generated or ranked. Outputs are
+written whole or not at all (`outputs`), so Ctrl-C prints one line, exits with
+130 and leaves only complete files.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 from . import __version__
 from .errors import ConfigurationError, PerfError
 from .launch import parse_triple
+from .outputs import check_writable, check_writable_file, is_special, write_text
 from .tempcache import use_temporary_pystencils_cache
 
 
@@ -84,22 +88,26 @@ def _existing_folder(folder: Path) -> None:
 
 
 def _output_file(text: str) -> str:
-    """A file to write: its folder exists, and it is not itself a folder."""
+    """A file to write: its folder exists and takes new files (or it is /dev/stdout or the like), and it is
+    not itself a folder."""
     path = Path(text)
     if path.is_dir():
         raise ConfigurationError(f"{path} is a folder, not a file")
     _existing_folder(path.parent)
+    check_writable_file(path)
     return text
 
 
 def _output_folder(text: str) -> str:
-    """A folder to write into (created with its parents): neither it nor its nearest existing parent is a file."""
+    """A folder to write into (created with its parents): neither it nor its nearest existing parent is a file,
+    and that parent takes new files (the report is written beside the folder first, see `replacing_folder`)."""
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise ConfigurationError(f"{path} is a file, not a folder")
     nearest = next(p for p in path.absolute().parents if p.exists())
     if not nearest.is_dir():
         raise ConfigurationError(f"{nearest} is not a folder")
+    check_writable(nearest)
     return text
 
 
@@ -225,8 +233,7 @@ def _cmd_rank(args) -> int:
     if args.json:
         ranking.write_json(args.json)
     if args.csv:
-        with open(args.csv, "w") as fh:
-            fh.write(ranking.to_csv())
+        write_text(args.csv, ranking.to_csv())
     return 0
 
 
@@ -451,14 +458,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the options that name files a command reads, and those it writes
+_INPUT_OPTIONS = ("spec", "data", "device")
+_OUTPUT_OPTIONS = ("json", "csv", "out")
+_ROLES = {"spec": "the SPEC", "data": "the data set", "device": "the device file"}
+
+
+def _refuse_shared_outputs(args) -> None:
+    """Refuse an output path given twice (the later write would replace the earlier) or that names an input
+    (a special file such as /dev/stdout may take several outputs)."""
+    seen: dict[Path, str] = {}
+    for option in (*_INPUT_OPTIONS, *_OUTPUT_OPTIONS):
+        value = getattr(args, option, None)
+        if not value or is_special(Path(value)) or not (option in _OUTPUT_OPTIONS or Path(value).is_file()):
+            continue
+        path = Path(value).resolve()
+        if path in seen and seen[path] in _INPUT_OPTIONS:
+            raise ConfigurationError(f"--{option} {value} is {_ROLES[seen[path]]}: writing it would replace an input")
+        if path in seen:
+            raise ConfigurationError(f"--{option} {value} is also --{seen[path]}'s file: give each output a path of its own")
+        seen[path] = option
+
+
 def _block_plugins(argv: list[str]) -> None:
     """Apply ``--block-plugin NAME`` before the plugin manager is built (the parser asks it for choices)."""
     early = argparse.ArgumentParser(add_help=False)
     early.add_argument("--block-plugin", action="append", default=[])
     names = early.parse_known_args(argv)[0].block_plugin
     if names:
-        from .plugins import BLOCK_ENV
+        from .plugins import BLOCK_ENV, check_block_names
 
+        check_block_names(names)
         current = [n for n in os.environ.get(BLOCK_ENV, "").split(",") if n]
         os.environ[BLOCK_ENV] = ",".join(current + names)
 
@@ -470,10 +500,14 @@ def main(argv=None) -> int:
     try:
         _block_plugins(argv)
         args = build_parser().parse_args(argv)
+        _refuse_shared_outputs(args)
         return args.run(args)
     except PerfError as e:
         print(f"pystencils-perf: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # outputs are written whole or not at all (`outputs`): nothing to clean up
+        print("pystencils-perf: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

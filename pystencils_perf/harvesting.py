@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import HarvestError
 from .kernel import HarvestOptions, KernelModel
-from .plugins import get_plugin_manager
+from .plugins import BLOCK_ENV, blocked_adapters, get_plugin_manager
 
 
 def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base_offsets_bytes=None) -> KernelModel:
@@ -22,8 +22,14 @@ def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base
     )
     model = get_plugin_manager().hook.perf_harvest(kernel=kernel, options=options)
     if model is None:
+        blocked = blocked_adapters()
+        what = f"a {type(kernel).__module__}.{type(kernel).__qualname__}"
+        if blocked:
+            plugins = f"plugins {', '.join(blocked)} are" if len(blocked) > 1 else f"plugin {blocked[0]} is"
+            raise HarvestError(f"no adapter plugin recognises {what}: the adapter {plugins} blocked "
+                               f"(--block-plugin or {BLOCK_ENV})")
         raise HarvestError(
-            f"no adapter plugin recognises a {type(kernel).__module__}.{type(kernel).__qualname__}; "
+            f"no adapter plugin recognises {what}; "
             "pass a pystencils GPU kernel, pystencils assignments, or install an adapter plugin"
         )
     return model

@@ -19,6 +19,7 @@ from .harvesting import harvest
 from .hookspecs import hookimpl
 from .launch import LaunchConfig, RankOptions, candidate_space
 from .metrics import VOLUME_FIELDS, Metrics
+from .outputs import write_text
 from .plugins import get_plugin_manager
 from .predict import Prediction
 from .resources import resources_note, with_resources
@@ -99,8 +100,8 @@ class Ranking:
         }
 
     def write_json(self, path) -> None:
-        with open(path, "w") as fh:
-            json.dump(self.as_json(), fh, indent=1)
+        """`path` replaced by the JSON whole (`outputs.write_text`)."""
+        write_text(path, json.dumps(self.as_json(), indent=1))
 
     def to_csv(self) -> str:
         out = io.StringIO()

@@ -27,6 +27,7 @@ from .errors import MeasurementError
 from .launch import LaunchConfig
 from .measure.dataset import METRICS, Dataset, Measurement, Metric
 from .measure.kernel_tuner import TunableSpec, TunerData, variants
+from .outputs import replacing_folder
 from .rank import RankedCandidate, Ranking, rank
 
 #: how many of the measured-fastest candidates top-k recall looks for among the predicted-fastest
@@ -411,6 +412,10 @@ def plot_limiters(plt, validation: Validation, path: Path) -> None:
 
 # -- report --------------------------------------------------------------------------------------
 
+#: the file of `write_report` that says the plots beside it are complete
+REPORT_NAME = "report.md"
+
+
 @dataclass(frozen=True)
 class Report:
     path: Path
@@ -435,9 +440,20 @@ def _pairs_table(validation: Validation) -> list[str]:
 
 
 def write_report(validation: Validation, out_dir, *, command: str = "") -> Report:
-    """`report.md` in `out_dir`, with one PNG per metric and the limiter breakdown when matplotlib is installed."""
+    """`report.md` in `out_dir`, with one PNG per metric and the limiter breakdown when matplotlib is installed.
+
+    Written into a temporary folder beside `out_dir` and moved there when complete
+    (`outputs.replacing_folder`, report.md last): an interrupted run leaves the
+    folder as it was, and of two runs into one folder the later to finish wins.
+    """
+    with replacing_folder(out_dir, last=REPORT_NAME) as temporary:
+        plots, note = _write_report_files(validation, temporary, command)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    return Report(out / REPORT_NAME, [out / p.name for p in plots], note)
+
+
+def _write_report_files(validation: Validation, out: Path, command: str) -> tuple[list[Path], str]:
+    """The plots and report.md of `write_report` in `out`."""
     plt = _pyplot()
     plots: list[Path] = []
     note = ""
@@ -480,6 +496,5 @@ def write_report(validation: Validation, out_dir, *, command: str = "") -> Repor
                   "the throughput each limiter alone would allow; "
                   "the lowest (filled marker) is the prediction.", "", "![limiter breakdown](limiters.png)", ""]
     lines += ["## Every candidate", "", *_pairs_table(validation), ""]
-    report = out / "report.md"
-    report.write_text("\n".join(lines))
-    return Report(report, plots, note)
+    (out / REPORT_NAME).write_text("\n".join(lines))
+    return plots, note

@@ -1,7 +1,9 @@
 """Bad command-line input is one line and exit 2, found before anything is computed; --head, --version, best line."""
 
 import json
+import os
 import re
+import stat
 from importlib.metadata import version
 from pathlib import Path
 
@@ -223,3 +225,152 @@ def test_measure_without_cupy_names_an_installable_package(capsys, tmp_path, tra
     err = one_line_error(capsys)
     assert "pip install cupy-cuda12x" in err and "pip install -e '.[gpu]' in a pystencils-perf checkout" in err
     assert "pystencils-perf[gpu]" not in err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("option", ["--json", "--csv"])
+def test_rank_output_where_no_file_can_be_created(capsys, traced_spec, option):
+    """/proc exists and is a folder, but takes no new file: found before the SPEC runs, not after the ranking."""
+    assert main(["rank", str(traced_spec), "--device", "V100", option, "/proc/out.json"]) == 2
+    assert f"argument {option}: cannot create files in /proc" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_validate_out_where_no_folder_can_be_created(capsys, traced_spec):
+    argv = ["validate", str(V100_DATA), "--device", "V100", "--spec", str(traced_spec), "--out", "/proc/report/v100"]
+    assert main(argv) == 2
+    assert "argument --out: cannot create files in /proc" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+def test_the_same_output_twice_is_refused(capsys, tmp_path, traced_spec):
+    same = tmp_path / "same.out"
+    assert main(["rank", str(traced_spec), "--device", "V100", "--json", str(same), "--csv", str(same)]) == 2
+    assert f"--csv {same} is also --json's file" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists() and not same.exists()
+
+
+def test_an_output_onto_an_input_is_refused(capsys, traced_spec):
+    assert main(["rank", str(traced_spec), "--device", "V100", "--csv", str(traced_spec)]) == 2
+    assert f"--csv {traced_spec} is the SPEC: writing it would replace an input" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_outputs_into_a_pipe(tmp_path):
+    """A special file (a pipe, /dev/stdout) is written to, not replaced by a regular file."""
+    import threading
+
+    spec, pipe = tmp_path / "jacobi.py", tmp_path / "pipe"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()), daemon=True)
+    reader.start()
+    assert main(["rank", str(spec), "--device", "V100", "--csv", str(pipe)]) == 0
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    assert received[0].startswith("rank,bx,by,bz,fx,fy,fz,glups")
+
+
+def test_unknown_plugin_to_block_names_the_installed(capsys, traced_spec):
+    assert main(["--block-plugin", "nosuch", "rank", str(traced_spec), "--device", "V100"]) == 2
+    err = one_line_error(capsys)
+    assert "--block-plugin nosuch: no installed plugin has that name; installed: " in err
+    assert "pystencils" in err.split("installed: ")[1].split(", ")
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+def test_a_blocked_adapter_is_named(capsys, tmp_path, monkeypatch):
+    from pystencils_perf.plugins import BLOCK_ENV
+
+    monkeypatch.delenv(BLOCK_ENV, raising=False)  # main sets it for --block-plugin; monkeypatch restores it
+    monkeypatch.setenv(BLOCK_ENV, "")
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    assert main(["--block-plugin", "pystencils", "rank", str(spec), "--device", "V100"]) == 2
+    assert "the adapter plugin pystencils is blocked (--block-plugin or PYSTENCILS_PERF_BLOCK)" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "Compressed file ended before the end-of-stream marker was reached"),  # the first 300 bytes of a cache
+        (b"\x1f\x8b" + bytes(range(256)), "cannot read Kernel Tuner file"),
+    ],
+)
+def test_broken_kernel_tuner_cache_is_one_line(capsys, tmp_path, traced_spec, content, message):
+    cache = ROOT / "validation/data/external/a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"
+    broken = tmp_path / "cache.json.gz"
+    broken.write_bytes(cache.read_bytes()[:300] if content is None else content)
+    assert main(["validate", str(broken), "--device", "A4000", "--spec", str(traced_spec)]) == 2
+    err = one_line_error(capsys)
+    assert str(broken) in err and message in err
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("cache.json", b"\xff\xfe{}", "is not a Kernel Tuner cache (not UTF-8 text"),
+        ("data.csv", b"bx,by\n\xc3\x28", "is not CSV text"),
+        ("tuner.csv", b"block_size_x,time\n32,\xff\n", "is not CSV text"),
+    ],
+)
+def test_data_that_is_not_text_is_one_line(capsys, tmp_path, traced_spec, name, content, message):
+    data = tmp_path / name
+    data.write_bytes(content)
+    assert main(["validate", str(data), "--device", "V100", "--spec", str(traced_spec)]) == 2
+    assert f"{data} {message}" in one_line_error(capsys)
+
+
+def test_data_that_is_a_folder_is_one_line(capsys, tmp_path, traced_spec):
+    folder = tmp_path / "data.csv"
+    folder.mkdir()
+    assert main(["validate", str(folder), "--device", "V100", "--spec", str(traced_spec)]) == 2
+    assert f"cannot read data file {folder}: Is a directory" in one_line_error(capsys)
+
+
+def main_interrupted(argv) -> int:
+    """`main`'s status, a test failure where the KeyboardInterrupt escapes it (it would stop pytest)."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped main")
+
+
+@pytest.mark.parametrize("command", ["rank", "validate"])
+def test_ctrl_c_is_one_line(capsys, monkeypatch, tmp_path, command):
+    """Ctrl-C while ranking (in islpy, say) ends with one line and status 130, not Python's traceback."""
+    from importlib import import_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    for module in ("pystencils_perf.rank", "pystencils_perf.validate"):  # the package's `rank` is the function
+        monkeypatch.setattr(import_module(module), "rank", interrupted)
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    argv = {"rank": ["rank", str(spec), "--device", "V100", "--backend", "isl"],
+            "validate": ["validate", str(V100_DATA), "--device", "V100", "--spec", str(spec)]}[command]
+    assert main_interrupted(argv) == 130
+    err = capsys.readouterr().err  # after the isl backend's note on its cost
+    assert err.splitlines()[-1] == "pystencils-perf: interrupted" and "Traceback" not in err
+
+
+def test_ctrl_c_keeps_the_outputs_written_whole(capsys, monkeypatch, tmp_path):
+    """Interrupted between --json and --csv: the JSON is complete, the CSV as it was, nothing half-written beside."""
+    from pystencils_perf.rank import Ranking
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Ranking, "to_csv", interrupted)
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    out_json, out_csv = tmp_path / "ranking.json", tmp_path / "ranking.csv"
+    out_csv.write_text("the previous ranking\n")
+    assert main_interrupted(["rank", str(spec), "--device", "V100", "--json", str(out_json), "--csv", str(out_csv)]) == 130
+    assert json.loads(out_json.read_text())["selected"]
+    assert out_csv.read_text() == "the previous ranking\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jacobi.py", "ranking.csv", "ranking.json"]

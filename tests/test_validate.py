@@ -97,6 +97,32 @@ def test_report_without_matplotlib(v100_validation, tmp_path, monkeypatch):
     assert "matplotlib is not installed" in report.note and report.note in report.path.read_text()
 
 
+def test_interrupted_report_leaves_the_folder_as_it_was(v100_validation, tmp_path, monkeypatch):
+    """Ctrl-C after 4 of 5 plots: neither a new folder nor an existing one holds any of them, nothing is left beside."""
+    pytest.importorskip("matplotlib")
+    import pystencils_perf.validate
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    existing = tmp_path / "v100"
+    existing.mkdir()
+    (existing / "report.md").write_text("the previous report")
+    (existing / "README.md").write_text("not the report's")
+    with monkeypatch.context() as patch:
+        patch.setattr(pystencils_perf.validate, "plot_limiters", interrupted)
+        for out in (existing, tmp_path / "new"):
+            with pytest.raises(KeyboardInterrupt):
+                write_report(v100_validation, out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v100"]
+    assert sorted(p.name for p in existing.iterdir()) == ["README.md", "report.md"]
+    assert (existing / "report.md").read_text() == "the previous report"
+    report = write_report(v100_validation, existing)
+    assert "# Validation" in report.path.read_text() and (existing / "README.md").read_text() == "not the report's"
+    assert all(p.parent == existing and p.is_file() for p in report.plots)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["v100"]
+
+
 def test_block_colour_and_ticks():
     assert block_colour((256, 1, 1)) == (1.0, 0.0, 0.0)
     assert block_colour((16, 16, 4)) == (0.5, 0.5, pytest.approx(1 / 3))
