@@ -32,7 +32,8 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ConfigurationError, PerfError
-from .launch import parse_triple
+from .kernel import parse_domain
+from .launch import parse_triples
 from .outputs import check_writable, check_writable_file, is_special, write_text
 from .tempcache import use_temporary_pystencils_cache
 
@@ -65,19 +66,9 @@ def _positive_int(text: str) -> int:
 
 def _triples(what: str):
     def triples(text: str) -> list[tuple[int, int, int]]:
-        parsed = [parse_triple(t.strip(), what) for t in text.split(",") if t.strip()]
-        if not parsed:
-            raise ConfigurationError(f"no {what} given")
-        return parsed
+        return list(parse_triples(text, what))
 
     return triples
-
-
-def _domain(text: str) -> tuple[int, ...]:
-    values = text.lower().split("x")
-    if not 1 <= len(values) <= 3 or not all(re.fullmatch(r"\s*\d+\s*", v) and int(v) > 0 for v in values):
-        raise ConfigurationError(f"domain {text!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)")
-    return tuple(int(v) for v in values)
 
 
 def _existing_folder(folder: Path) -> None:
@@ -389,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("plugins", help="list the installed plugins, their models, filters and backends").set_defaults(run=_cmd_plugins)
 
     def layout_args(p):
-        p.add_argument("--domain", type=_argument_type(_domain), help="array shape of variable-size fields, e.g. 64x64x64")
+        p.add_argument("--domain", type=_argument_type(parse_domain), help="array shape of variable-size fields, e.g. 64x64x64")
         p.add_argument("--align", choices=("base", "interior"), default="base", help="field alignment (default base)")
 
     def spec_args(p):

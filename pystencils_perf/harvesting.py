@@ -14,8 +14,10 @@ def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base
     """
     if isinstance(kernel, KernelModel):
         return kernel
+    if isinstance(kernel, (list, tuple)) and not kernel:
+        raise HarvestError(f"the kernel is empty: {kernel!r} holds no assignments")
     options = HarvestOptions(
-        domain_shape=tuple(domain_shape) if domain_shape is not None else None,
+        domain_shape=domain_shape,
         align=align,
         field_strides=dict(field_strides or {}),
         base_offsets_bytes=dict(base_offsets_bytes or {}),
@@ -32,4 +34,15 @@ def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base
             f"no adapter plugin recognises {what}; "
             "pass a pystencils GPU kernel, pystencils assignments, or install an adapter plugin"
         )
+    _check_not_empty(model)
     return model
+
+
+def _check_not_empty(model: KernelModel) -> None:
+    """Refuse a kernel that updates no point (fields no larger than their ghost layers), before any candidate
+    is rejected for folding or blocking more points than there are."""
+    if model.lattice_updates > 0 and all(n > 0 for n in model.work_items):
+        return
+    fields = ", ".join(f"{f.name!r} of shape {f.shape}" for f in model.fields)
+    raise HarvestError(f"kernel {model.name!r} updates no point: its interior is empty ({fields} "
+                       f"leave nothing inside the ghost layers its accesses need)")

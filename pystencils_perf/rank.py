@@ -209,8 +209,8 @@ def rank(
 
     :param device: library name, alias or path of a device file.
     :param threads: threads per block of the default candidates (1024 stencils, 512 LBM).
-    :param blocks: explicit block sizes ``[(bx, by, bz), ...]`` instead of the default space.
-    :param folds: thread foldings ``[(fx, fy, fz), ...]``, default (1,1,1), (1,2,1), (1,1,2).
+    :param blocks: explicit block sizes ``[(bx, by, bz), ...]`` or ``"32x4x8,16x8x8"`` instead of the default space.
+    :param folds: thread foldings ``[(fx, fy, fz), ...]`` or ``"1x1x2"``, default (1,1,1), (1,2,1), (1,1,2).
     :param backend: footprint backend, ``"auto"``, ``"enum"``, ``"isl"`` or a plugin's.
     :param align: ``"base"`` or ``"interior"`` (see `HarvestOptions`).
     :param model: the performance model (``"limiters"``, or a model plugin's name).
@@ -266,7 +266,11 @@ def rank(
 
 
 def select(ranking: Ranking) -> RankedCandidate:
-    """The candidate the `perf_select` plugins choose."""
+    """The candidate the `perf_select` plugins choose (plugins may assume a ranking with candidates)."""
+    if not isinstance(ranking, Ranking):
+        raise ConfigurationError(f"select takes the Ranking that rank() returns, got {ranking!r:.60}")
+    if not ranking.candidates:
+        raise ConfigurationError(f"ranking of kernel {ranking.kernel!r} has no candidate to select")
     return get_plugin_manager().hook.perf_select(ranking=ranking)
 
 

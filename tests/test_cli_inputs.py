@@ -374,3 +374,47 @@ def test_ctrl_c_keeps_the_outputs_written_whole(capsys, monkeypatch, tmp_path):
     assert json.loads(out_json.read_text())["selected"]
     assert out_csv.read_text() == "the previous ranking\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jacobi.py", "ranking.csv", "ranking.json"]
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        # pystencils' `assert FieldType.is_custom(self)`: the bare AssertionError said nothing
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
+         "assignments = [ps.Assignment(dst[0, 0], src.absolute_access((1, 2), ()))]\n",
+         "failed at line 3: AssertionError in absolute_access (field.py: assert FieldType.is_custom(self))"),
+        ("import sys\nsys.exit(3)\n", "failed at line 2: SystemExit: 3"),  # used to end pystencils-perf silently
+        ("from pystencils_perf.catalog import jacobi_2d\nkernel = jacobi_2d((64, 64))\ndomain_shape = 64\n",
+         "domain shape 64 is not one to three positive integers"),
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
+         "kernel = ps.create_kernel([ps.Assignment(dst[0, 0], src[1, 0])], ps.CreateKernelConfig(target=ps.Target.CPU))\n",
+         "kernel 'kernel' was generated for Target.CPU, not a GPU"),  # not the private Target._CPU
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[2, 2, 2]')\n"
+         "assignments = [ps.Assignment(dst[0, 0, 0], src[1, 0, 0] + src[-1, 0, 0])]\n",
+         "kernel 'kernel' updates no point: its interior is empty ('dst' of shape (2, 2, 2), 'src' of shape (2, 2, 2)"),
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[32, 32, 32]')\nk = ps.TypedSymbol('k', 'int64')\n"
+         "assignments = [ps.Assignment(dst[0, 0, 0], src[k, 0, 0])]\n",
+         "access src[k, 0, 0] in the assignment to dst[0,0,0] has a non-constant offset (k)"),
+        ("assignments = []\n", "the kernel is empty: [] holds no assignments"),
+    ],
+)
+def test_a_bad_spec_is_one_line_naming_the_problem(capsys, tmp_path, source, message):
+    spec = tmp_path / "spec.py"
+    spec.write_text(source)
+    assert main(["rank", str(spec), "--device", "V100"]) == 2
+    assert message in one_line_error(capsys)
+
+
+def test_a_spec_that_is_a_folder(capsys, tmp_path):
+    assert main(["rank", str(tmp_path), "--device", "V100"]) == 2
+    assert f"SPEC file {tmp_path} is a folder, not a file" in one_line_error(capsys)
+
+
+def test_a_domain_for_fixed_size_fields_is_refused(capsys, traced_spec):
+    assert main(["rank", str(traced_spec), "--device", "V100", "--domain", "1000x1000"]) == 2
+    assert "has the fixed shape (66, 66): the domain shape (1000, 1000) does not apply to it" in one_line_error(capsys)
+
+
+def test_a_misspelt_device_gets_a_suggestion(capsys, traced_spec):
+    assert main(["rank", str(traced_spec), "--device", "H10"]) == 2
+    assert "unknown device 'H10'; did you mean H100 (H100-SXM5-80GB)?" in one_line_error(capsys)
