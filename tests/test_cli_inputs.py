@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pystencils_perf.cli import main
+from pystencils_perf.hookspecs import hookimpl
 
 ROOT = Path(__file__).resolve().parent.parent
 V100_DATA = ROOT / "validation/data/v100/v100_star3d_r2_1024_folding.csv"
@@ -147,11 +148,43 @@ def test_head_limits_candidates_and_rejected(tmp_path, capsys):
     rejected = len(ranking["rejected"])
     assert rejected > 2  # 1024-thread blocks wider than 64 points in x or y
     assert f" candidates, {rejected} rejected\n" in out  # the first line counts them all
-    rows = re.findall(r"^[= ] *\d+ +\d+x\d+x\d+ ", out, re.M)
-    assert len(rows) == 2
+    rows = re.findall(r"^[=> ] *\d+ +\d+x\d+x\d+ ", out, re.M)
+    assert len(rows) == 2 + (ranking["candidates"].index(_selected(ranking)) >= 2)  # and the pick's row
     assert f"  ... {len(ranking['candidates']) - 2} more\n" in out
     assert len(re.findall(r"^  rejected ", out, re.M)) == 2
     assert f"  ... {rejected - 2} more rejected\n" in out
+
+
+def _selected(ranking: dict) -> dict:
+    """The candidate of a ranking's JSON that select() took."""
+    return next(c for c in ranking["candidates"]
+                if [c["block"], c["fold"]] == [ranking["selected"]["block"], ranking["selected"]["fold"]])
+
+
+class _PickTheSlowest:
+    @hookimpl(tryfirst=True)
+    def perf_select(self, ranking):
+        return ranking.candidates[-1]
+
+
+def test_head_shows_the_picks_row_wherever_it_ranks(tmp_path, capsys):
+    """The pick's row, marked >, after the first N, with its rank; its throughput is in the line explaining >."""
+    import pystencils_perf as pp
+
+    plugin = pp.get_plugin_manager().register(_PickTheSlowest())
+    try:
+        _, out, ranking = _rank_jacobi(tmp_path, capsys, "--head", "2")
+    finally:
+        pp.get_plugin_manager().unregister(name=plugin)
+    last, pick = len(ranking["candidates"]), _selected(ranking)
+    assert ranking["candidates"][-1] == pick
+    lines = out.splitlines()
+    more = lines.index(f"  ... {last - 2} more")
+    assert re.match(rf"^> *{last} +{'x'.join(map(str, pick['block']))} +{'x'.join(map(str, pick['fold']))} "
+                    rf"+{pick['glups']:.2f} ", lines[more + 1])
+    assert sum(line.startswith(">") for line in lines) == 1
+    assert lines[more + 2].startswith(f"  > {'x'.join(map(str, pick['block']))} f{'x'.join(map(str, pick['fold']))}, "
+                                      f"the pick: {pick['glups']:.2f} GLup/s predicted; ")
 
 
 BEST = re.compile(
