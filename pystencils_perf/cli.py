@@ -176,17 +176,12 @@ def _cmd_accesses(args) -> int:
 
 
 def _progress(items):
-    """A progress bar on a terminal, nothing otherwise."""
-    items = list(items)
-    if not sys.stderr.isatty():
-        yield from items
-        return
-    for i, item in enumerate(items):
-        done = int(30 * i / max(len(items), 1))
-        sys.stderr.write(f"\r[{'#' * done}{'.' * (30 - done)}] {i}/{len(items)}")
-        sys.stderr.flush()
-        yield item
-    sys.stderr.write("\r" + " " * 60 + "\r")
+    """A progress bar on a terminal's stderr (0 of N at once, then the rate and time left), nothing otherwise (a
+    log or a pipe); it disappears when the work is done. `rank` passes its candidates through it, so each
+    candidate's estimate and prediction (seconds each with ``--model tracesim``) advances it."""
+    from tqdm import tqdm
+
+    return tqdm(items, disable=not sys.stderr.isatty(), leave=False, unit="candidate", file=sys.stderr)
 
 
 def _ranking_table(ranking, head: int | None) -> str:

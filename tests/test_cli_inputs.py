@@ -1,9 +1,11 @@
 """Bad command-line input is one line and exit 2, found before anything is computed; --head, --version, best line."""
 
+import io
 import json
 import os
 import re
 import stat
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -451,3 +453,44 @@ def test_a_domain_for_fixed_size_fields_is_refused(capsys, traced_spec):
 def test_a_misspelt_device_gets_a_suggestion(capsys, traced_spec):
     assert main(["rank", str(traced_spec), "--device", "H10"]) == 2
     assert "unknown device 'H10'; did you mean H100 (H100-SXM5-80GB)?" in one_line_error(capsys)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("stderr, shown", [(_Terminal, True), (io.StringIO, False)])
+def test_progress_bar_only_on_a_terminal(monkeypatch, stderr, shown):
+    """tqdm on a terminal, from 0 of N on; nothing in a log or a pipe."""
+    from pystencils_perf.cli import _progress
+
+    monkeypatch.setattr(sys, "stderr", stderr())
+    assert list(_progress(("a", "b", "c"))) == ["a", "b", "c"]
+    assert ("0/3 [00:00<?" in sys.stderr.getvalue()) == shown and (sys.stderr.getvalue() != "") == shown
+
+
+def test_tracesim_predictions_advance_the_progress(monkeypatch):
+    """The simulation (seconds per candidate) runs between two steps of `progress`, once per candidate."""
+    plugin = pytest.importorskip("pystencils_perf_tracesim.plugin")
+    import pystencils_perf as pp
+
+    events = []
+    simulate = plugin.simulate
+
+    def recorded_simulate(model, launch, device):
+        events.append("simulate")
+        return simulate(model, launch, device)
+
+    def progress(items):
+        for item in items:
+            events.append("step")
+            yield item
+
+    monkeypatch.setattr(plugin, "simulate", recorded_simulate)
+    spec = JACOBI_ASSIGNMENTS.replace("66, 66", "34, 34")
+    namespace: dict = {}
+    exec(spec, namespace)
+    ranking = pp.rank(namespace["assignments"], "V100", model="tracesim", blocks="32x4x1,16x8x1", folds="1x1x1",
+                      compile_resources=False, progress=progress)
+    assert events == ["step", "simulate"] * len(ranking.candidates) and len(ranking.candidates) == 2
