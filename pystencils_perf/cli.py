@@ -292,6 +292,12 @@ def _cmd_measure(args) -> int:
     return 0
 
 
+def _warn(lines) -> None:
+    """One line each on stderr, where it does not mix with the tables on stdout."""
+    for line in lines:
+        print(f"pystencils-perf: warning: {line}", file=sys.stderr)
+
+
 def _validation_inputs(args):
     from .measure.dataset import read_dataset
 
@@ -320,6 +326,7 @@ def _cmd_validate(args) -> int:
     else:
         dataset, spec, options = _validation_inputs(args)
         result = validate(dataset, spec.kernel, args.device, model=args.model, **options)
+    _warn(result.warnings)
     print(result.table())
     if args.out:
         report = write_report(result, args.out, command=shlex.join(["pystencils-perf", *sys.argv[1:]]))
@@ -337,6 +344,7 @@ def _cmd_calibrate(args) -> int:
     dataset, spec, options = _validation_inputs(args)
     device = get_device(args.device)
     before = validate(dataset, spec.kernel, device, **options)
+    _warn(before.warnings)
     points = [(p.measured.values, p.candidate.metrics) for p in before.pairs]
     result = calibrate(points, device.curves)
     out = Path(args.out or f"{Path(device.path).stem}-calibrated.toml")

@@ -3,7 +3,9 @@
 One CSV row per launch candidate, in the columns of the shared V100 data
 (``validation/data/v100/``): block and folding, then measured values per
 lattice update; an empty cell means "not measured". Files written by
-`measure` add the GPU, its driver, the date and the median kernel time.
+`measure` add the GPU, its driver, the date, the median kernel time and the
+kernel (`kernel_record`: its fields' types and shapes, its loads and stores),
+which `validate` checks the SPEC against.
 """
 
 from __future__ import annotations
@@ -19,7 +21,20 @@ from ..outputs import replacing_file
 
 LAUNCH_COLUMNS = ("bx", "by", "bz", "fx", "fy", "fz")
 #: what `measure` adds to the shared schema
-RUN_COLUMNS = ("device", "driver", "date", "time_ms")
+RUN_COLUMNS = ("device", "driver", "date", "time_ms", "fields", "accesses")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def kernel_record(model) -> dict[str, str]:
+    """What identifies a measured kernel in its data set: the domain and fields (name, type, shape) and the
+    stencil (loads and stores per thread of the harvested kernel)."""
+    return {
+        "fields": "; ".join(f"{f.name} {f.dtype} {'x'.join(map(str, f.shape))}" for f in model.fields),
+        "accesses": f"{_count(len(model.loads), 'load')}, {_count(len(model.stores), 'store')}",
+    }
 
 
 @dataclass(frozen=True)
@@ -72,6 +87,10 @@ class Dataset:
     def metrics(self) -> tuple[Metric, ...]:
         """The metrics measured in at least one row, in schema order."""
         return tuple(m for m in METRICS if any(m.name in r.values for r in self.rows))
+
+    def recorded(self, column: str) -> set[str]:
+        """The values the rows give in a run column (`RUN_COLUMNS`), none where the data does not record it."""
+        return {r.run[column] for r in self.rows if column in r.run}
 
     @property
     def blocks(self) -> list[tuple[int, int, int]]:

@@ -71,6 +71,8 @@ class TunerData:
     runs: tuple[TunedRun, ...]
     #: configurations in the file that did not run (failure markers, missing times)
     failed: int = 0
+    #: Kernel Tuner's ``problem_size`` where the file records it (a cache does, a flat CSV does not)
+    problem_size: tuple[int, ...] | None = None
 
 
 def _number(value: str) -> int | float | str:
@@ -136,7 +138,16 @@ def _read_json(path: Path) -> TunerData:
         params = {k: v for k, v in entry.items() if k not in RESULT_FIELDS and not is_counter(k)}
         counters = {k: _counter(path, f"cache entry {key!r}", k, v) for k, v in entry.items() if is_counter(k)}
         runs.append(TunedRun(params, time_ms, counters))
-    return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), failed)
+    return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), failed, _problem_size(data))
+
+
+def _problem_size(data: dict) -> tuple[int, ...] | None:
+    """The cache's problem size where it is numbers (Kernel Tuner also takes names of parameters there)."""
+    size = data.get("problem_size")
+    size = size if isinstance(size, list) else [size]
+    if size and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in size):
+        return tuple(size)
+    return None
 
 
 def _read_csv(path: Path) -> TunerData:
