@@ -58,10 +58,19 @@ def _argument_type(parse):
     return convert
 
 
-def _positive_int(text: str) -> int:
-    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
-        raise ConfigurationError(f"must be a positive integer, got {text!r}")
-    return int(text)
+def _int_at_least(minimum: int):
+    """A parser of whole numbers of at least `minimum`, checked while parsing (before a GPU or a SPEC is asked)."""
+
+    def int_at_least(text: str) -> int:
+        if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < minimum:
+            wanted = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer of at least {minimum}")
+            raise ConfigurationError(f"must be {wanted}, got {text!r}")
+        return int(text)
+
+    return int_at_least
+
+
+_positive_int = _int_at_least(1)
 
 
 def _triples(what: str):
@@ -234,10 +243,25 @@ def _names(kind: str, offered: list[dict]):
 
     def names(text: str) -> tuple[str, ...]:
         asked = tuple(n.strip() for n in text.split(",") if n.strip())
+        if not asked:
+            raise ConfigurationError(f"no {kind} given")
         check_names(kind, asked, offered)
         return asked
 
     return names
+
+
+def _one_name(kind: str, offered: list[dict]):
+    """An argparse type for one name the installed plugins offer (a second one would be ignored)."""
+    names = _names(kind, offered)
+
+    def one_name(text: str) -> str:
+        asked = names(text)
+        if len(asked) > 1:
+            raise ConfigurationError(f"give one {kind}, not {len(asked)} ({', '.join(asked)})")
+        return asked[0]
+
+    return one_name
 
 
 def _add_plugin_options(p, pm) -> tuple[str, ...]:
@@ -398,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})")
 
     def model_arg(p):
-        p.add_argument("--model", default="limiters", type=_argument_type(lambda t: _names("performance model", pm.hook.perf_models())(t)[0]),
+        p.add_argument("--model", default="limiters", type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
                        help="performance model (default limiters; `plugins` lists the installed ones)")
 
     def data_args(p):
@@ -430,9 +454,9 @@ def build_parser() -> argparse.ArgumentParser:
     spec_args(p)
     candidate_args(p, "1x1x1")
     p.add_argument("--out", required=True, type=_argument_type(_output_file), help="data set to write (CSV)")
-    p.add_argument("--repeats", type=int, default=MIN_REPEATS,
+    p.add_argument("--repeats", type=_argument_type(_int_at_least(MIN_REPEATS)), default=MIN_REPEATS,
                    help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})")
-    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+    p.add_argument("--warmup", type=_argument_type(_int_at_least(0)), default=DEFAULT_WARMUP,
                    help=f"untimed runs per candidate first (default {DEFAULT_WARMUP})")
     p.add_argument("--ncu", action="store_true", help="also collect Nsight Compute volume counters")
     p.add_argument("--ncu-path", default="ncu", help="the ncu executable (default: ncu on PATH)")
@@ -495,13 +519,18 @@ def main(argv=None) -> int:
         _block_plugins(argv)
         args = build_parser().parse_args(argv)
         _refuse_shared_outputs(args)
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return status
     except PerfError as e:
         print(f"pystencils-perf: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # outputs are written whole or not at all (`outputs`): nothing to clean up
         print("pystencils-perf: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `| head` stopped reading: end quietly, as Unix tools do on SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would raise again
+        return 141
 
 
 if __name__ == "__main__":

@@ -494,3 +494,44 @@ def test_tracesim_predictions_advance_the_progress(monkeypatch):
     ranking = pp.rank(namespace["assignments"], "V100", model="tracesim", blocks="32x4x1,16x8x1", folds="1x1x1",
                       compile_resources=False, progress=progress)
     assert events == ["step", "simulate"] * len(ranking.candidates) and len(ranking.candidates) == 2
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """`pystencils-perf rank ... | head -1`: the reader is gone before the table is written; no traceback."""
+    import subprocess
+
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    env = {**os.environ, "PYSTENCILS_CACHE_DIR": str(tmp_path / "cache")}
+    child = subprocess.Popen([sys.executable, "-m", "pystencils_perf.cli", "rank", str(spec), "--device", "V100",
+                              "--head", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=300) == 141 and err == ""
+
+
+@pytest.mark.parametrize(
+    "argv_tail, message",
+    [
+        (["--model", ""], "argument --model: no performance model given"),
+        (["--model", "limiters,throughput"], "argument --model: give one performance model, not 2 (limiters, throughput)"),
+        (["--prune", " , "], "argument --prune: no candidate filter given"),
+        (["--device", "/"], "device '/' is a folder, not a device name or .toml file"),
+    ],
+)
+def test_rank_empty_or_extra_names_are_one_line(capsys, traced_spec, argv_tail, message):
+    argv = ["rank", str(traced_spec), *(["--device", "V100"] if "--device" not in argv_tail else []), *argv_tail]
+    assert main(argv) == 2
+    assert message in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "argv_tail, message",
+    [
+        (["--repeats", "2"], "argument --repeats: must be an integer of at least 7, got '2'"),
+        (["--warmup", "-1"], "argument --warmup: must be a non-negative integer, got '-1'"),
+    ],
+)
+def test_measure_counts_are_checked_before_the_gpu(capsys, tmp_path, traced_spec, argv_tail, message):
+    assert main(["measure", str(traced_spec), "--device", "H100", "--out", str(tmp_path / "m.csv"), *argv_tail]) == 2
+    assert message in one_line_error(capsys)

@@ -339,6 +339,8 @@ def get_device(name_or_path: str | Path | Device) -> Device:
         return load_device_file(text)
     index = alias_index()
     dev = index.get(_normalise(text))
+    if dev is None and Path(text).is_dir():
+        raise DeviceError(f"device {text!r} is a folder, not a device name or .toml file")
     if dev is None:
         raise DeviceError(f"unknown device {text!r}{_did_you_mean(text)}; known devices: {_known_devices()} "
                           "(or the path of a device .toml file)")
