@@ -320,8 +320,7 @@ def test_unknown_plugin_to_block_names_the_installed(capsys, traced_spec):
 def test_a_blocked_adapter_is_named(capsys, tmp_path, monkeypatch):
     from pystencils_perf.plugins import BLOCK_ENV
 
-    monkeypatch.delenv(BLOCK_ENV, raising=False)  # main sets it for --block-plugin; monkeypatch restores it
-    monkeypatch.setenv(BLOCK_ENV, "")
+    monkeypatch.setenv(BLOCK_ENV, "")  # main adds --block-plugin's names to it; monkeypatch restores it
     spec = tmp_path / "jacobi.py"
     spec.write_text(JACOBI_ASSIGNMENTS)
     assert main(["--block-plugin", "pystencils", "rank", str(spec), "--device", "V100"]) == 2
