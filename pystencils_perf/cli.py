@@ -15,7 +15,10 @@
 
 Every input error prints one line ``pystencils-perf: error: ...`` and exits with 2
 (so does `measure` on a machine without cupy or a CUDA GPU). Options and output
-paths are checked while parsing, before any kernel is generated or ranked.
+paths (their folder must take new files; no path twice, none onto an input) are
+checked while parsing, before any kernel is generated or ranked. Outputs are
+written whole or not at all (`outputs`), so Ctrl-C prints one line, exits with
+130 and leaves only complete files.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ConfigurationError, PerfError
-from .launch import parse_triple
+from .kernel import parse_domain
+from .launch import parse_triples
+from .outputs import check_writable, check_writable_file, is_special, write_text
 from .tempcache import use_temporary_pystencils_cache
 
 
@@ -57,27 +62,26 @@ def _argument_type(parse):
     return convert
 
 
-def _positive_int(text: str) -> int:
-    if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < 1:
-        raise ConfigurationError(f"must be a positive integer, got {text!r}")
-    return int(text)
+def _int_at_least(minimum: int):
+    """A parser of whole numbers of at least `minimum`, checked while parsing (before a GPU or a SPEC is asked)."""
+
+    def int_at_least(text: str) -> int:
+        if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < minimum:
+            wanted = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer of at least {minimum}")
+            raise ConfigurationError(f"must be {wanted}, got {text!r}")
+        return int(text)
+
+    return int_at_least
+
+
+_positive_int = _int_at_least(1)
 
 
 def _triples(what: str):
     def triples(text: str) -> list[tuple[int, int, int]]:
-        parsed = [parse_triple(t.strip(), what) for t in text.split(",") if t.strip()]
-        if not parsed:
-            raise ConfigurationError(f"no {what} given")
-        return parsed
+        return list(parse_triples(text, what))
 
     return triples
-
-
-def _domain(text: str) -> tuple[int, ...]:
-    values = text.lower().split("x")
-    if not 1 <= len(values) <= 3 or not all(re.fullmatch(r"\s*\d+\s*", v) and int(v) > 0 for v in values):
-        raise ConfigurationError(f"domain {text!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)")
-    return tuple(int(v) for v in values)
 
 
 def _existing_folder(folder: Path) -> None:
@@ -88,11 +92,13 @@ def _existing_folder(folder: Path) -> None:
 
 
 def _output_file(text: str) -> str:
-    """A file to write: its folder exists, and it is not itself a folder."""
+    """A file to write: its folder exists and takes new files (or it is /dev/stdout or the like), and it is
+    not itself a folder."""
     path = Path(text)
     if path.is_dir():
         raise ConfigurationError(f"{path} is a folder, not a file")
     _existing_folder(path.parent)
+    check_writable_file(path)
     return text
 
 
@@ -103,13 +109,15 @@ def _existing_file(text: str) -> str:
 
 
 def _output_folder(text: str) -> str:
-    """A folder to write into (created with its parents): neither it nor its nearest existing parent is a file."""
+    """A folder to write into (created with its parents): neither it nor its nearest existing parent is a file,
+    and that parent takes new files (the report is written beside the folder first, see `replacing_folder`)."""
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise ConfigurationError(f"{path} is a file, not a folder")
     nearest = next(p for p in path.absolute().parents if p.exists())
     if not nearest.is_dir():
         raise ConfigurationError(f"{nearest} is not a folder")
+    check_writable(nearest)
     return text
 
 
@@ -187,17 +195,12 @@ def _cmd_accesses(args) -> int:
 
 
 def _progress(items):
-    """A progress bar on a terminal, nothing otherwise."""
-    items = list(items)
-    if not sys.stderr.isatty():
-        yield from items
-        return
-    for i, item in enumerate(items):
-        done = int(30 * i / max(len(items), 1))
-        sys.stderr.write(f"\r[{'#' * done}{'.' * (30 - done)}] {i}/{len(items)}")
-        sys.stderr.flush()
-        yield item
-    sys.stderr.write("\r" + " " * 60 + "\r")
+    """A progress bar on a terminal's stderr (0 of N at once, then the rate and time left), nothing otherwise (a
+    log or a pipe); it disappears when the work is done. `rank` passes its candidates through it, so each
+    candidate's estimate and prediction (seconds each with ``--model tracesim``) advances it."""
+    from tqdm import tqdm
+
+    return tqdm(items, disable=not sys.stderr.isatty(), leave=False, unit="candidate", file=sys.stderr)
 
 
 def _ranking_table(ranking, head: int | None) -> str:
@@ -235,8 +238,7 @@ def _cmd_rank(args) -> int:
     if args.json:
         ranking.write_json(args.json)
     if args.csv:
-        with open(args.csv, "w") as fh:
-            fh.write(ranking.to_csv())
+        write_text(args.csv, ranking.to_csv())
     return 0
 
 
@@ -251,10 +253,25 @@ def _names(kind: str, offered: list[dict]):
 
     def names(text: str) -> tuple[str, ...]:
         asked = tuple(n.strip() for n in text.split(",") if n.strip())
+        if not asked:
+            raise ConfigurationError(f"no {kind} given")
         check_names(kind, asked, offered)
         return asked
 
     return names
+
+
+def _one_name(kind: str, offered: list[dict]):
+    """An argparse type for one name the installed plugins offer (a second one would be ignored)."""
+    names = _names(kind, offered)
+
+    def one_name(text: str) -> str:
+        asked = names(text)
+        if len(asked) > 1:
+            raise ConfigurationError(f"give one {kind}, not {len(asked)} ({', '.join(asked)})")
+        return asked[0]
+
+    return one_name
 
 
 def _add_plugin_options(p, pm) -> tuple[str, ...]:
@@ -309,6 +326,12 @@ def _cmd_measure(args) -> int:
     return 0
 
 
+def _warn(lines) -> None:
+    """One line each on stderr, where it does not mix with the tables on stdout."""
+    for line in lines:
+        print(f"pystencils-perf: warning: {line}", file=sys.stderr)
+
+
 def _validation_inputs(args):
     from .measure.dataset import read_dataset
 
@@ -337,6 +360,7 @@ def _cmd_validate(args) -> int:
     else:
         dataset, spec, options = _validation_inputs(args)
         result = validate(dataset, spec.kernel, args.device, model=args.model, **options)
+    _warn(result.warnings)
     print(result.table())
     if args.out:
         report = write_report(result, args.out, command=shlex.join(["pystencils-perf", *sys.argv[1:]]))
@@ -354,6 +378,7 @@ def _cmd_calibrate(args) -> int:
     dataset, spec, options = _validation_inputs(args)
     device = get_device(args.device)
     before = validate(dataset, spec.kernel, device, **options)
+    _warn(before.warnings)
     points = [(p.measured.values, p.candidate.metrics) for p in before.pairs]
     result = calibrate(points, device.curves)
     out = Path(args.out or f"{Path(device.path).stem}-calibrated.toml")
@@ -448,7 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("plugins", help="list the installed plugins, their models, filters and backends").set_defaults(run=_cmd_plugins)
 
     def layout_args(p):
-        p.add_argument("--domain", type=_argument_type(_domain), help="array shape of variable-size fields, e.g. 64x64x64")
+        p.add_argument("--domain", type=_argument_type(parse_domain), help="array shape of variable-size fields, e.g. 64x64x64")
         p.add_argument("--align", choices=("base", "interior"), default="base", help="field alignment (default base)")
 
     def spec_args(p):
@@ -463,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})")
 
     def model_arg(p):
-        p.add_argument("--model", default="limiters", type=_argument_type(lambda t: _names("performance model", pm.hook.perf_models())(t)[0]),
+        p.add_argument("--model", default="limiters", type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
                        help="performance model (default limiters; `plugins` lists the installed ones)")
 
     def data_args(p):
@@ -495,9 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
     spec_args(p)
     candidate_args(p, "1x1x1")
     p.add_argument("--out", required=True, type=_argument_type(_output_file), help="data set to write (CSV)")
-    p.add_argument("--repeats", type=int, default=MIN_REPEATS,
+    p.add_argument("--repeats", type=_argument_type(_int_at_least(MIN_REPEATS)), default=MIN_REPEATS,
                    help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})")
-    p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
+    p.add_argument("--warmup", type=_argument_type(_int_at_least(0)), default=DEFAULT_WARMUP,
                    help=f"untimed runs per candidate first (default {DEFAULT_WARMUP})")
     p.add_argument("--ncu", action="store_true", help="also collect Nsight Compute volume counters")
     p.add_argument("--ncu-path", default="ncu", help="the ncu executable (default: ncu on PATH)")
@@ -533,14 +558,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the options that name files a command reads, and those it writes
+_INPUT_OPTIONS = ("spec", "data", "device")
+_OUTPUT_OPTIONS = ("json", "csv", "out")
+_ROLES = {"spec": "the SPEC", "data": "the data set", "device": "the device file"}
+
+
+def _refuse_shared_outputs(args) -> None:
+    """Refuse an output path given twice (the later write would replace the earlier) or that names an input
+    (a special file such as /dev/stdout may take several outputs)."""
+    seen: dict[Path, str] = {}
+    for option in (*_INPUT_OPTIONS, *_OUTPUT_OPTIONS):
+        value = getattr(args, option, None)
+        if not value or is_special(Path(value)) or not (option in _OUTPUT_OPTIONS or Path(value).is_file()):
+            continue
+        path = Path(value).resolve()
+        if path in seen and seen[path] in _INPUT_OPTIONS:
+            raise ConfigurationError(f"--{option} {value} is {_ROLES[seen[path]]}: writing it would replace an input")
+        if path in seen:
+            raise ConfigurationError(f"--{option} {value} is also --{seen[path]}'s file: give each output a path of its own")
+        seen[path] = option
+
+
 def _block_plugins(argv: list[str]) -> None:
     """Apply ``--block-plugin NAME`` before the plugin manager is built (the parser asks it for choices)."""
     early = argparse.ArgumentParser(add_help=False)
     early.add_argument("--block-plugin", action="append", default=[])
     names = early.parse_known_args(argv)[0].block_plugin
     if names:
-        from .plugins import BLOCK_ENV
+        from .plugins import BLOCK_ENV, check_block_names
 
+        check_block_names(names)
         current = [n for n in os.environ.get(BLOCK_ENV, "").split(",") if n]
         os.environ[BLOCK_ENV] = ",".join(current + names)
 
@@ -552,10 +600,19 @@ def main(argv=None) -> int:
     try:
         _block_plugins(argv)
         args = build_parser().parse_args(argv)
-        return args.run(args)
+        _refuse_shared_outputs(args)
+        status = args.run(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return status
     except PerfError as e:
         print(f"pystencils-perf: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # outputs are written whole or not at all (`outputs`): nothing to clean up
+        print("pystencils-perf: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `| head` stopped reading: end quietly, as Unix tools do on SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the flush at exit would raise again
+        return 141
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ thread symbols below and loop counters.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -285,12 +286,33 @@ class KernelModel:
         return "\n".join(lines)
 
 
+def parse_domain(value) -> tuple[int, ...] | None:
+    """A domain shape as the API, a SPEC and ``--domain`` give it: None, ``"64x64x64"`` or a sequence of
+    one to three positive integers; an empty or negative one is refused here, not as an empty iteration space."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        values = value.lower().split("x")
+        if 1 <= len(values) <= 3 and all(v.strip().isdecimal() and int(v) > 0 for v in values):
+            return tuple(int(v) for v in values)
+        raise ConfigurationError(f"domain {value!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)")
+    try:
+        values = tuple(value)
+    except TypeError:
+        values = ()
+    if not 1 <= len(values) <= 3 or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1
+                                        for v in values):
+        raise ConfigurationError(f"domain shape {value!r} is not one to three positive integers, e.g. (64, 64, 64)")
+    return tuple(int(v) for v in values)
+
+
 @dataclass(frozen=True)
 class HarvestOptions:
     """How to complete what the kernel object does not say.
 
     :param domain_shape: array shape of variable-size fields, spatial dimensions
-        only, in the field's index order (the numpy shape without index dimensions).
+        only, in the field's index order (the numpy shape without index dimensions);
+        anything `parse_domain` takes.
     :param align: ``"base"``: element 0 of every field lies on a 256-B boundary;
         ``"interior"``: the first interior point (the one thread (0, 0, 0) updates) does.
     :param field_strides: explicit strides in elements per field name, for
@@ -306,5 +328,6 @@ class HarvestOptions:
     base_offsets_bytes: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        object.__setattr__(self, "domain_shape", parse_domain(self.domain_shape))
         if self.align not in ("base", "interior"):
             raise ConfigurationError(f"alignment must be 'base' or 'interior', got {self.align!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,36 @@ def parse_triple(text: str, what: str = "block") -> tuple[int, int, int]:
     return tuple(int(p) for p in parts)
 
 
+def parse_triples(value, what: str = "block") -> tuple[tuple[int, int, int], ...] | None:
+    """Blocks or folds as the API and the command line take them: None (the default space), a string like
+    ``"32x4x8,16x8x8"``, or a sequence of triples (or of such strings); never empty, which the default would
+    silently replace."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    try:
+        items = list(items)
+    except TypeError:
+        raise ConfigurationError(f"{what}s must be a list of triples like (32, 4, 8) or a string like "
+                                 f"'32x4x8,16x8x8', got {value!r}") from None
+    triples = tuple(_triple(item, what) for item in items if not (isinstance(item, str) and not item.strip()))
+    if not triples:
+        raise ConfigurationError(f"no {what} given (leave the {what}s out for the default ones)")
+    return triples
+
+
+def _triple(item, what: str) -> tuple[int, int, int]:
+    if isinstance(item, str):
+        return parse_triple(item.strip(), what)
+    try:
+        values = tuple(item)
+    except TypeError:
+        values = ()
+    if len(values) != 3 or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1 for v in values):
+        raise ConfigurationError(f"{what} {item!r} is not three positive integers (x, y, z)")
+    return tuple(int(v) for v in values)
+
+
 def power_of_two_blocks(threads: int, max_block_dim=(1024, 1024, 64), dims: int = 3) -> list[tuple[int, int, int]]:
     """Every block (bx, by, bz) of powers of two with bx*by*bz == threads, within the device's limits.
 
@@ -78,7 +109,7 @@ def power_of_two_blocks(threads: int, max_block_dim=(1024, 1024, 64), dims: int 
 
 @dataclass(frozen=True)
 class RankOptions:
-    """What the user asked of a ranking; None or empty means the default."""
+    """What the user asked of a ranking; None means the default."""
 
     threads: int | None = None
     blocks: tuple[tuple[int, int, int], ...] | None = None
@@ -93,13 +124,13 @@ class RankOptions:
 
     @staticmethod
     def of(threads=None, blocks=None, folds=None, backend="auto", model="limiters", prune=(), plugin_options=None) -> RankOptions:
-        """From the user's arguments: any sequences of triples, None or empty for the default."""
+        """From the user's arguments: blocks and folds as `parse_triples` takes them, None for the default."""
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigurationError(f"threads per block must be a positive integer, got {threads!r}")
         return RankOptions(
             threads=threads,
-            blocks=tuple(tuple(b) for b in blocks) if blocks else None,
-            folds=tuple(tuple(f) for f in folds) if folds else None,
+            blocks=parse_triples(blocks, "block"),
+            folds=parse_triples(folds, "fold"),
             backend=backend,
             model=model,
             prune=(prune,) if isinstance(prune, str) else tuple(prune),

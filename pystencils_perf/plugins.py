@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.metadata
 import os
 import tomllib
 from pathlib import Path
@@ -40,6 +41,35 @@ def _source_tree_builtins() -> dict[str, str]:
         return dict(project["entry-points"][hookspecs.PROJECT_NAME])
     except (OSError, KeyError, tomllib.TOMLDecodeError):
         return {}
+
+
+def installed_plugins() -> dict[str, str]:
+    """Entry-point name -> what it loads (``module`` or ``module:object``), of every installed plugin, blocked or not."""
+    found = {ep.name: ep.value for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT_NAME)}
+    return {**_source_tree_builtins(), **found}
+
+
+def check_block_names(names) -> None:
+    """Refuse to block a name no installed plugin has: a misspelt name would block nothing, silently."""
+    installed = installed_plugins()
+    for name in names:
+        if name not in installed:
+            raise PerfError(f"--block-plugin {name}: no installed plugin has that name; "
+                            f"installed: {', '.join(sorted(installed))}")
+
+
+def blocked_adapters() -> list[str]:
+    """The blocked plugins that describe kernels (`perf_harvest`), for the message when no adapter is left."""
+    installed = installed_plugins()
+    adapters = []
+    for name in blocked_names():
+        try:
+            plugin = importlib.metadata.EntryPoint(name, installed[name], hookspecs.PROJECT_NAME).load()
+        except Exception:  # not installed, or broken: what blocking it may have been for
+            continue
+        if hasattr(plugin, "perf_harvest"):
+            adapters.append(name)
+    return adapters
 
 
 def get_plugin_manager() -> pluggy.PluginManager:

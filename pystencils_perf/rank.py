@@ -19,6 +19,7 @@ from .harvesting import harvest
 from .hookspecs import hookimpl
 from .launch import LaunchConfig, RankOptions, candidate_space
 from .metrics import VOLUME_FIELDS, Metrics
+from .outputs import write_text
 from .plugins import get_plugin_manager
 from .predict import Prediction
 from .resources import resources_note, with_resources
@@ -105,7 +106,8 @@ class Ranking:
         error = self.best.prediction.relative_error
         where = (f"lie within {error:.1%} of the best, the model's measured error" if error
                  else "are predicted equally fast (the model states no error)")
-        return f"  {len(tied)} candidates (marked =) {where}: a tie; select() takes {chosen.launch.label} by {TIE_BREAK}"
+        return (f"  {len(tied)} candidates (marked = or >) {where}: a tie; select() takes {chosen.launch.label} "
+                f"by {TIE_BREAK}")
 
     def as_json(self) -> dict:
         chosen = select(self)
@@ -121,8 +123,8 @@ class Ranking:
         }
 
     def write_json(self, path) -> None:
-        with open(path, "w") as fh:
-            json.dump(self.as_json(), fh, indent=1)
+        """`path` replaced by the JSON whole (`outputs.write_text`)."""
+        write_text(path, json.dumps(self.as_json(), indent=1))
 
     def to_csv(self) -> str:
         out = io.StringIO()
@@ -136,14 +138,18 @@ class Ranking:
         return out.getvalue()
 
     def terms_line(self) -> str:
-        """What limits the candidate `select` takes: the model's terms (`Prediction.seconds_per_lup`)."""
+        """The candidate `select` takes (its row marked >), its throughput and what limits it: the model's terms
+        (`Prediction.seconds_per_lup`)."""
         pick = select(self)
         terms = ", ".join(f"{name} {1e12 * seconds:.1f}" for name, seconds in pick.prediction.seconds_per_lup.items())
-        return f"  {pick.launch.label}, the pick: picoseconds per update by term: {terms}"
+        return (f"  > {pick.launch.label}, the pick: {pick.prediction.glups:.2f} GLup/s predicted; "
+                f"picoseconds per update by term: {terms}")
 
     def table(self, head: int | None = None) -> str:
-        """One readable row per candidate, best first, with its limiter and volumes."""
+        """One readable row per candidate, best first, with its limiter and volumes; with `head`, the first
+        `head` rows and the pick's row (marked >) wherever it ranks."""
         rows = self.candidates if head is None else self.candidates[:head]
+        pick = select(self) if self.candidates else None
         tied_candidates, tie_line = self.tied, self.tie_line()
         lines = [
             f"{self.kernel} on {self.device.name}: {len(self.candidates)} candidates"
@@ -156,17 +162,23 @@ class Ranking:
             f"{'':>4} {'':>12} {'':>7} {'':>7} {'':>7} {'B/Lup':>8} {'B/Lup':>8} {'B/Lup':>7} {'B/Lup':>7} {'/Lup':>7}",
         ]
         tied = {id(c) for c in tied_candidates} if len(tied_candidates) > 1 else set()
-        for i, c in enumerate(rows, 1):
+
+        def row(i: int, c: RankedCandidate) -> str:
             m = c.metrics
-            lines.append(
-                f"{'=' if id(c) in tied else ' '}{i:>3} {'x'.join(map(str, c.launch.block)):>12} {'x'.join(map(str, c.launch.fold)):>7} "
+            mark = ">" if c == pick else "=" if id(c) in tied else " "
+            return (
+                f"{mark}{i:>3} {'x'.join(map(str, c.launch.block)):>12} {'x'.join(map(str, c.launch.fold)):>7} "
                 f"{c.prediction.glups:>7.2f} {c.prediction.limiter:>7} "
                 f"{m.dram_load_bytes_per_lup:>8.2f} {m.dram_store_bytes_per_lup:>8.2f} "
                 f"{m.l2_load_bytes_per_lup:>7.2f} {m.l2_store_bytes_per_lup:>7.2f} "
                 f"{m.l1_cycles_per_lup:>7.3f} {m.blocks_per_sm:>6}"
             )
+
+        lines += [row(i, c) for i, c in enumerate(rows, 1)]
         if head is not None and head < len(self.candidates):
             lines.append(f"  ... {len(self.candidates) - head} more")
+            if pick in self.candidates[head:]:
+                lines.append(row(self.candidates.index(pick) + 1, pick))
         if self.candidates:
             lines.append(self.terms_line())
         for launch, reason in self.rejected:
@@ -247,10 +259,11 @@ def rank(
     threads : int, optional
         Threads per block of the default candidates (1024 for stencils, 512 for LBM
         kernels).
-    blocks : sequence of (int, int, int), optional
-        Explicit block sizes ``[(bx, by, bz), ...]`` instead of the default space.
-    folds : sequence of (int, int, int), optional
-        Thread foldings ``[(fx, fy, fz), ...]``; default (1, 1, 1), (1, 2, 1), (1, 1, 2).
+    blocks : sequence of (int, int, int) or str, optional
+        Explicit block sizes ``[(bx, by, bz), ...]``, or as the command line writes them
+        (``"32x4x8,16x8x8"``), instead of the default space.
+    folds : sequence of (int, int, int) or str, optional
+        Thread foldings ``[(fx, fy, fz), ...]`` or ``"1x1x2"``; default (1, 1, 1), (1, 2, 1), (1, 1, 2).
     backend : str, default "auto"
         Footprint backend: ``"auto"`` (enumeration), ``"enum"``, ``"isl"`` or a plugin's.
     align : {"base", "interior"}, default "base"

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import runpy
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import PerfError
+from .kernel import parse_domain
 from .tempcache import use_temporary_pystencils_cache
 
 
@@ -29,8 +31,10 @@ def spec_namespace(path: str | os.PathLike) -> dict:
     from .plugins import get_plugin_manager
 
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise PerfError(f"SPEC file {path} does not exist")
+    if not path.is_file():
+        raise PerfError(f"SPEC file {path} is a folder, not a file")
     use_temporary_pystencils_cache()
     if path.suffix != ".py":
         namespace = get_plugin_manager().hook.perf_load_spec(path=str(path))
@@ -42,8 +46,21 @@ def spec_namespace(path: str | os.PathLike) -> dict:
         return runpy.run_path(str(path), run_name="__pystencils_perf_spec__")
     except PerfError:
         raise
-    except Exception as e:
-        raise PerfError(f"SPEC file {path} failed: {type(e).__name__}: {e}") from e
+    except (Exception, SystemExit) as e:  # a SPEC that calls sys.exit() would end pystencils-perf without a word
+        raise PerfError(f"SPEC file {path} failed{_failure(e, path)}") from e
+
+
+def _failure(error: BaseException, path: Path) -> str:
+    """Where and why a SPEC failed, on one line: its line, the error and its first line; for an error without a
+    message (a failed ``assert`` in pystencils, say) the function and source line that raised it."""
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if Path(f.filename).resolve() == path.resolve()]
+    where = f" at line {own[-1].lineno}" if own else ""
+    message = str(error).strip().splitlines()
+    if message:
+        return f"{where}: {type(error).__name__}: {message[0]}"
+    raised = frames[-1]
+    return f"{where}: {type(error).__name__} in {raised.name} ({Path(raised.filename).name}: {raised.line or '?'})"
 
 
 def load_spec(path: str | os.PathLike) -> Spec:
@@ -52,5 +69,8 @@ def load_spec(path: str | os.PathLike) -> Spec:
     kernel = namespace.get("kernel", namespace.get("assignments"))
     if kernel is None:
         raise PerfError(f"SPEC file {path} defines neither `kernel` nor `assignments`")
-    shape = namespace.get("domain_shape")
-    return Spec(str(path), kernel, tuple(shape) if shape is not None else None)
+    try:
+        shape = parse_domain(namespace.get("domain_shape"))
+    except PerfError as e:
+        raise PerfError(f"SPEC file {path}: {e}") from None
+    return Spec(str(path), kernel, shape)

@@ -22,11 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .devices import get_device
-from .errors import MeasurementError
+from .devices import Device, get_device
+from .errors import DeviceError, MeasurementError
+from .harvesting import harvest
+from .kernel import KernelModel
 from .launch import LaunchConfig
-from .measure.dataset import METRICS, Dataset, Measurement, Metric
+from .measure.dataset import METRICS, Dataset, Measurement, Metric, kernel_record
 from .measure.kernel_tuner import TunableSpec, TunerData, variants
+from .outputs import replacing_folder
 from .rank import RankedCandidate, Ranking, rank
 
 #: how many of the measured-fastest candidates top-k recall looks for among the predicted-fastest
@@ -172,6 +175,8 @@ class Validation:
     pairs: list[Pair]
     errors: list[MetricError]
     quality: RankingQuality | None
+    #: one line each: what could not be checked, or looks amiss, about the data against the SPEC and device
+    warnings: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -185,7 +190,7 @@ class Validation:
     def subset(self, keep) -> Validation:
         """The same validation over the pairs for which `keep(pair)` is true (errors and quality recomputed)."""
         pairs = [p for p in self.pairs if keep(p)]
-        return Validation(self.dataset, self.ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
+        return Validation(self.dataset, self.ranking, pairs, metric_errors(pairs), ranking_quality(pairs), self.warnings)
 
     def error(self, metric_name: str) -> MetricError | None:
         return next((e for e in self.errors if e.metric.name == metric_name), None)
@@ -229,12 +234,42 @@ class Validation:
         return "\n".join(lines)
 
 
+def measured_kernel_warnings(dataset: Dataset, model: KernelModel, device: Device) -> list[str]:
+    """Refuse data that records another kernel than `model` (`measure` writes its fields and accesses); the
+    warnings where the data does not say, or names another GPU than `device`."""
+    record = kernel_record(model)
+    if not any(dataset.recorded(column) for column in record):
+        return [f"{dataset.name} does not say which kernel it measured: check that it is the SPEC's "
+                f"({record['fields']}; {record['accesses']})", *_other_gpu(dataset.name, dataset.recorded("device"), device)]
+    for column, value in record.items():
+        if dataset.recorded(column) != {value}:
+            raise MeasurementError(f"{dataset.name} was measured on {column} {' | '.join(sorted(dataset.recorded(column)))}, "
+                                   f"but the SPEC's kernel has {column} {value}: give the SPEC (and --domain) it was measured with")
+    return _other_gpu(dataset.name, dataset.recorded("device"), device)
+
+
+def _other_gpu(name: str, recorded: set[str], device: Device) -> list[str]:
+    """A warning where the data names a library GPU other than `device` (a calibrated file keeps its GPU's name)."""
+    others = set()
+    for gpu in recorded:
+        try:
+            measured = get_device(gpu)
+        except DeviceError:  # a GPU the library does not know: nothing to compare
+            continue
+        if measured.name != device.name:
+            others.add(gpu)
+    return [f"{name} was measured on {', '.join(sorted(others))}, not on {device.name}"] if others else []
+
+
 def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
              model="limiters", progress=None) -> Validation:
-    """Predict every measured candidate of `dataset` and compare (see the module docstring)."""
-    ranking, pairs = predict_dataset(dataset, kernel, get_device(device), align=align, domain_shape=domain_shape,
+    """Predict every measured candidate of `dataset` and compare (see the module docstring); first check that the
+    data was measured on the SPEC's kernel (`measured_kernel_warnings`)."""
+    dev = get_device(device)
+    warnings = measured_kernel_warnings(dataset, harvest(kernel, domain_shape=domain_shape, align=align), dev)
+    ranking, pairs = predict_dataset(dataset, kernel, dev, align=align, domain_shape=domain_shape,
                                      backend=backend, model=model, progress=progress)
-    return Validation(dataset, ranking, pairs, metric_errors(pairs), ranking_quality(pairs))
+    return Validation(dataset, ranking, pairs, metric_errors(pairs), ranking_quality(pairs), tuple(warnings))
 
 
 def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto", model="limiters",
@@ -244,6 +279,7 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
     :param keep_variant: optional predicate on a variant's parameters (dict); others are left out.
     """
     dev = get_device(device)
+    warnings = [*_problem_size_warnings(data, spec), *_other_gpu(Path(data.path).name, {data.device_name} - {""}, dev)]
     pairs, candidates, rejected, rows = [], [], [], []
     chosen = [v for v in variants(data, spec, dev.l2_sector_bytes) if keep_variant is None or keep_variant(v.params)]
     if not chosen:
@@ -257,7 +293,22 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
         rows += variant.dataset.rows
     name = Path(spec.path).stem
     pooled = Ranking(dev, f"{name} ({len(chosen)} variants)", sorted(candidates, key=lambda c: -c.prediction.glups), rejected)
-    return Validation(Dataset(data.path, tuple(rows)), pooled, pairs, metric_errors(pairs), ranking_quality(pairs))
+    return Validation(Dataset(data.path, tuple(rows)), pooled, pairs, metric_errors(pairs), ranking_quality(pairs),
+                      tuple(warnings))
+
+
+def _problem_size_warnings(data: TunerData, spec: TunableSpec) -> list[str]:
+    """Kernel Tuner's problem size is the SPEC's useful updates per launch by the convention of this project's
+    SPECs, not by Kernel Tuner's definition (it sizes the grid): a difference is a warning, not an error."""
+    name = Path(data.path).name
+    if data.problem_size is None:
+        return [f"{name} does not record its problem size: check the SPEC's lattice_updates = {spec.lattice_updates}"]
+    points = math.prod(data.problem_size)
+    if points != spec.lattice_updates:
+        return [f"{name} was tuned with problem_size {list(data.problem_size)} ({points} points), but the SPEC's "
+                f"lattice_updates = {spec.lattice_updates}: throughputs are off by that ratio if the SPEC is not "
+                "of this data"]
+    return []
 
 
 # -- plots ---------------------------------------------------------------------------------------
@@ -411,6 +462,10 @@ def plot_limiters(plt, validation: Validation, path: Path) -> None:
 
 # -- report --------------------------------------------------------------------------------------
 
+#: the file of `write_report` that says the plots beside it are complete
+REPORT_NAME = "report.md"
+
+
 @dataclass(frozen=True)
 class Report:
     path: Path
@@ -435,9 +490,20 @@ def _pairs_table(validation: Validation) -> list[str]:
 
 
 def write_report(validation: Validation, out_dir, *, command: str = "") -> Report:
-    """`report.md` in `out_dir`, with one PNG per metric and the limiter breakdown when matplotlib is installed."""
+    """`report.md` in `out_dir`, with one PNG per metric and the limiter breakdown when matplotlib is installed.
+
+    Written into a temporary folder beside `out_dir` and moved there when complete
+    (`outputs.replacing_folder`, report.md last): an interrupted run leaves the
+    folder as it was, and of two runs into one folder the later to finish wins.
+    """
+    with replacing_folder(out_dir, last=REPORT_NAME) as temporary:
+        plots, note = _write_report_files(validation, temporary, command)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    return Report(out / REPORT_NAME, [out / p.name for p in plots], note)
+
+
+def _write_report_files(validation: Validation, out: Path, command: str) -> tuple[list[Path], str]:
+    """The plots and report.md of `write_report` in `out`."""
     plt = _pyplot()
     plots: list[Path] = []
     note = ""
@@ -480,6 +546,5 @@ def write_report(validation: Validation, out_dir, *, command: str = "") -> Repor
                   "the throughput each limiter alone would allow; "
                   "the lowest (filled marker) is the prediction.", "", "![limiter breakdown](limiters.png)", ""]
     lines += ["## Every candidate", "", *_pairs_table(validation), ""]
-    report = out / "report.md"
-    report.write_text("\n".join(lines))
-    return Report(report, plots, note)
+    (out / REPORT_NAME).write_text("\n".join(lines))
+    return plots, note

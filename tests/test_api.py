@@ -1,6 +1,7 @@
 """`create_kernel` and `create_lb_kernel`: ordinary pystencils kernels carrying the chosen launch."""
 
 import math
+import re
 
 import pytest
 
@@ -111,3 +112,101 @@ def test_create_lb_kernel():
 def test_unknown_device_is_a_clear_error(star_r1):
     with pytest.raises(pp.DeviceError, match="Z80"):
         pp.create_kernel(star_r1, device="Z80")
+
+
+# -- bad input to the API: one PerfError naming the problem, never a default silently put in its place ----------
+
+@pytest.mark.parametrize("value", [None, [], "ranking"])
+def test_select_takes_only_a_ranking(value):
+    with pytest.raises(pp.ConfigurationError, match="select takes the Ranking that rank\\(\\) returns, got"):
+        pp.select(value)
+
+
+@pytest.mark.parametrize("option", ["blocks", "folds"])
+def test_empty_blocks_or_folds_are_refused(star_r1, option):
+    """The command line refuses an empty --blocks; an empty list must not quietly mean the default space either."""
+    with pytest.raises(pp.ConfigurationError, match=f"no {option[:-1]} given"):
+        pp.rank(star_r1, "V100", compile_resources=False, **{option: []})
+
+
+def test_blocks_and_folds_as_the_command_line_writes_them(star_r1):
+    ranking = pp.rank(star_r1, "V100", blocks="32x4x2, 16x8x2", folds="1x1x1,1x2x1", compile_resources=False)
+    launches = {(c.launch.block, c.launch.fold) for c in ranking.candidates}
+    assert launches == {(b, f) for b in [(32, 4, 2), (16, 8, 2)] for f in [(1, 1, 1), (1, 2, 1)]}
+
+
+@pytest.mark.parametrize(
+    "blocks, message",
+    [
+        ("32x4", "block '32x4' is not of the form AxBxC"),
+        ([(32.0, 4, 8)], "block \\(32.0, 4, 8\\) is not three positive integers"),
+        ([32, 4, 8], "block 32 is not three positive integers"),
+        (32, "blocks must be a list of triples like \\(32, 4, 8\\) or a string like '32x4x8,16x8x8', got 32"),
+    ],
+)
+def test_malformed_blocks_say_the_form(star_r1, blocks, message):
+    with pytest.raises(pp.ConfigurationError, match=message):
+        pp.rank(star_r1, "V100", blocks=blocks, compile_resources=False)
+
+
+def test_a_domain_shape_for_fixed_size_fields_is_refused(star_r1):
+    """It used to be ignored: the ranking was of the fields' own size, not of the shape asked for."""
+    with pytest.raises(pp.HarvestError, match="field '(src|dst)' has the fixed shape \\(18, 34, 66\\): the domain "
+                                              "shape \\(1000, 1000, 1000\\) does not apply"):
+        pp.rank(star_r1, "V100", domain_shape=(1000, 1000, 1000), compile_resources=False)
+
+
+def _variable_size_copy():
+    import pystencils as ps
+
+    src, dst = ps.fields("src, dst: double[3D]")
+    return [ps.Assignment(dst[0, 0, 0], src[1, 0, 0] + src[-1, 0, 0])]
+
+
+@pytest.mark.parametrize("shape", [(0, 0, 0), (-4, 64, 64), (64, 64, 64, 64), "64x0x8", (64.5, 8, 8)])
+def test_an_empty_or_negative_domain_shape_is_named(shape):
+    """The shape itself is checked before it becomes an empty iteration space ("exceeds the -2 point(s)")."""
+    with pytest.raises(pp.ConfigurationError, match=f"domain (shape )?{re.escape(repr(shape))} is not"):
+        pp.rank(_variable_size_copy(), "V100", domain_shape=shape, compile_resources=False)
+
+
+def test_a_domain_shape_as_the_command_line_writes_it():
+    assert pp.harvest(_variable_size_copy(), domain_shape="8x16x32").fields[0].shape == (8, 16, 32)
+
+
+@pytest.mark.parametrize("shape", [(2, 2, 2), (2, 30, 30)])
+def test_an_empty_interior_names_the_fields(shape):
+    """Fields no larger than the stencil's border: said as such, not as a fold exceeding 0 points."""
+    with pytest.raises(pp.HarvestError, match=f"kernel 'kernel' updates no point: its interior is empty \\('dst' "
+                                              f"of shape {re.escape(str(shape))}"):
+        pp.rank(_variable_size_copy(), "V100", domain_shape=shape, compile_resources=False)
+
+
+@pytest.mark.parametrize("empty", [[], ()])
+def test_an_empty_kernel_is_named(empty):
+    with pytest.raises(pp.HarvestError, match="the kernel is empty: .* holds no assignments"):
+        pp.rank(empty, "V100")
+
+
+def test_a_cpu_configuration_is_refused(star_r1):
+    """create_kernel used to return a CUDA kernel for CreateKernelConfig(target=Target.CPU) without a word."""
+    import pystencils as ps
+
+    with pytest.raises(pp.ConfigurationError, match="the CreateKernelConfig targets Target.CPU, not a GPU"):
+        pp.create_kernel(star_r1, ps.CreateKernelConfig(target=ps.Target.CPU), device="H100", nvcc=False)
+    kernel = pp.create_kernel(star_r1, ps.CreateKernelConfig(), device="H100", blocks=BLOCKS, nvcc=False)
+    assert kernel.target == ps.Target.CUDA  # a configuration without a target is still welcome
+
+
+def test_a_symbolic_offset_names_the_access():
+    """pystencils cannot size the ghost layers of src[k, 0, 0] (TypeError: Cannot convert symbols to int)."""
+    import pystencils as ps
+
+    src, dst = ps.fields("src, dst: double[32, 32, 32]")
+    k = ps.TypedSymbol("k", "int64")
+    assignments = [ps.Assignment(dst[0, 0, 0], src[k, 0, 0] + src[1, 0, 0])]
+    message = "access src\\[k, 0, 0\\] in the assignment to dst\\[0,0,0\\] has a non-constant offset \\(k\\)"
+    with pytest.raises(pp.HarvestError, match=message):
+        pp.rank(assignments, "V100")
+    with pytest.raises(pp.HarvestError, match=message):
+        pp.create_kernel(assignments, device="V100", nvcc=False)

@@ -60,7 +60,7 @@ def test_rank_writes_table_and_json(capsys, spec, tmp_path):
             "not a GPU",
         ),
         (["--device", "V100"], "x = 1\n", "defines neither `kernel` nor `assignments`"),
-        (["--device", "V100"], "raise ValueError('boom')\n", "failed: ValueError: boom"),
+        (["--device", "V100"], "raise ValueError('boom')\n", "failed at line 1: ValueError: boom"),
         (
             ["--device", "V100"],
             "import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[2D]')\n"

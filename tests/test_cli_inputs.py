@@ -1,13 +1,18 @@
 """Bad command-line input is one line and exit 2, found before anything is computed; --head, --version, best line."""
 
+import io
 import json
+import os
 import re
+import stat
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 from pystencils_perf.cli import main
+from pystencils_perf.hookspecs import hookimpl
 
 ROOT = Path(__file__).resolve().parent.parent
 V100_DATA = ROOT / "validation/data/v100/v100_star3d_r2_1024_folding.csv"
@@ -145,11 +150,43 @@ def test_head_limits_candidates_and_rejected(tmp_path, capsys):
     rejected = len(ranking["rejected"])
     assert rejected > 2  # 1024-thread blocks wider than 64 points in x or y
     assert f" candidates, {rejected} rejected\n" in out  # the first line counts them all
-    rows = re.findall(r"^[= ] *\d+ +\d+x\d+x\d+ ", out, re.M)
-    assert len(rows) == 2
+    rows = re.findall(r"^[=> ] *\d+ +\d+x\d+x\d+ ", out, re.M)
+    assert len(rows) == 2 + (ranking["candidates"].index(_selected(ranking)) >= 2)  # and the pick's row
     assert f"  ... {len(ranking['candidates']) - 2} more\n" in out
     assert len(re.findall(r"^  rejected ", out, re.M)) == 2
     assert f"  ... {rejected - 2} more rejected\n" in out
+
+
+def _selected(ranking: dict) -> dict:
+    """The candidate of a ranking's JSON that select() took."""
+    return next(c for c in ranking["candidates"]
+                if [c["block"], c["fold"]] == [ranking["selected"]["block"], ranking["selected"]["fold"]])
+
+
+class _PickTheSlowest:
+    @hookimpl(tryfirst=True)
+    def perf_select(self, ranking):
+        return ranking.candidates[-1]
+
+
+def test_head_shows_the_picks_row_wherever_it_ranks(tmp_path, capsys):
+    """The pick's row, marked >, after the first N, with its rank; its throughput is in the line explaining >."""
+    import pystencils_perf as pp
+
+    plugin = pp.get_plugin_manager().register(_PickTheSlowest())
+    try:
+        _, out, ranking = _rank_jacobi(tmp_path, capsys, "--head", "2")
+    finally:
+        pp.get_plugin_manager().unregister(name=plugin)
+    last, pick = len(ranking["candidates"]), _selected(ranking)
+    assert ranking["candidates"][-1] == pick
+    lines = out.splitlines()
+    more = lines.index(f"  ... {last - 2} more")
+    assert re.match(rf"^> *{last} +{'x'.join(map(str, pick['block']))} +{'x'.join(map(str, pick['fold']))} "
+                    rf"+{pick['glups']:.2f} ", lines[more + 1])
+    assert sum(line.startswith(">") for line in lines) == 1
+    assert lines[more + 2].startswith(f"  > {'x'.join(map(str, pick['block']))} f{'x'.join(map(str, pick['fold']))}, "
+                                      f"the pick: {pick['glups']:.2f} GLup/s predicted; ")
 
 
 BEST = re.compile(
@@ -223,3 +260,277 @@ def test_measure_without_cupy_names_an_installable_package(capsys, tmp_path, tra
     err = one_line_error(capsys)
     assert "pip install cupy-cuda12x" in err and "pip install -e '.[gpu]' in a pystencils-perf checkout" in err
     assert "pystencils-perf[gpu]" not in err
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("option", ["--json", "--csv"])
+def test_rank_output_where_no_file_can_be_created(capsys, traced_spec, option):
+    """/proc exists and is a folder, but takes no new file: found before the SPEC runs, not after the ranking."""
+    assert main(["rank", str(traced_spec), "--device", "V100", option, "/proc/out.json"]) == 2
+    assert f"argument {option}: cannot create files in /proc" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_validate_out_where_no_folder_can_be_created(capsys, traced_spec):
+    argv = ["validate", str(V100_DATA), "--device", "V100", "--spec", str(traced_spec), "--out", "/proc/report/v100"]
+    assert main(argv) == 2
+    assert "argument --out: cannot create files in /proc" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+def test_the_same_output_twice_is_refused(capsys, tmp_path, traced_spec):
+    same = tmp_path / "same.out"
+    assert main(["rank", str(traced_spec), "--device", "V100", "--json", str(same), "--csv", str(same)]) == 2
+    assert f"--csv {same} is also --json's file" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists() and not same.exists()
+
+
+def test_an_output_onto_an_input_is_refused(capsys, traced_spec):
+    assert main(["rank", str(traced_spec), "--device", "V100", "--csv", str(traced_spec)]) == 2
+    assert f"--csv {traced_spec} is the SPEC: writing it would replace an input" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_outputs_into_a_pipe(tmp_path):
+    """A special file (a pipe, /dev/stdout) is written to, not replaced by a regular file."""
+    import threading
+
+    spec, pipe = tmp_path / "jacobi.py", tmp_path / "pipe"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()), daemon=True)
+    reader.start()
+    assert main(["rank", str(spec), "--device", "V100", "--csv", str(pipe)]) == 0
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    assert received[0].startswith("rank,bx,by,bz,fx,fy,fz,glups")
+
+
+def test_unknown_plugin_to_block_names_the_installed(capsys, traced_spec):
+    assert main(["--block-plugin", "nosuch", "rank", str(traced_spec), "--device", "V100"]) == 2
+    err = one_line_error(capsys)
+    assert "--block-plugin nosuch: no installed plugin has that name; installed: " in err
+    assert "pystencils" in err.split("installed: ")[1].split(", ")
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+def test_a_blocked_adapter_is_named(capsys, tmp_path, monkeypatch):
+    from pystencils_perf.plugins import BLOCK_ENV
+
+    monkeypatch.setenv(BLOCK_ENV, "")  # main adds --block-plugin's names to it; monkeypatch restores it
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    assert main(["--block-plugin", "pystencils", "rank", str(spec), "--device", "V100"]) == 2
+    assert "the adapter plugin pystencils is blocked (--block-plugin or PYSTENCILS_PERF_BLOCK)" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "Compressed file ended before the end-of-stream marker was reached"),  # the first 300 bytes of a cache
+        (b"\x1f\x8b" + bytes(range(256)), "cannot read Kernel Tuner file"),
+    ],
+)
+def test_broken_kernel_tuner_cache_is_one_line(capsys, tmp_path, traced_spec, content, message):
+    cache = ROOT / "validation/data/external/a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"
+    broken = tmp_path / "cache.json.gz"
+    broken.write_bytes(cache.read_bytes()[:300] if content is None else content)
+    assert main(["validate", str(broken), "--device", "A4000", "--spec", str(traced_spec)]) == 2
+    err = one_line_error(capsys)
+    assert str(broken) in err and message in err
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("cache.json", b"\xff\xfe{}", "is not a Kernel Tuner cache (not UTF-8 text"),
+        ("data.csv", b"bx,by\n\xc3\x28", "is not CSV text"),
+        ("tuner.csv", b"block_size_x,time\n32,\xff\n", "is not CSV text"),
+    ],
+)
+def test_data_that_is_not_text_is_one_line(capsys, tmp_path, traced_spec, name, content, message):
+    data = tmp_path / name
+    data.write_bytes(content)
+    assert main(["validate", str(data), "--device", "V100", "--spec", str(traced_spec)]) == 2
+    assert f"{data} {message}" in one_line_error(capsys)
+
+
+def test_data_that_is_a_folder_is_one_line(capsys, tmp_path, traced_spec):
+    folder = tmp_path / "data.csv"
+    folder.mkdir()
+    assert main(["validate", str(folder), "--device", "V100", "--spec", str(traced_spec)]) == 2
+    assert f"cannot read data file {folder}: Is a directory" in one_line_error(capsys)
+
+
+def main_interrupted(argv) -> int:
+    """`main`'s status, a test failure where the KeyboardInterrupt escapes it (it would stop pytest)."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        pytest.fail("KeyboardInterrupt escaped main")
+
+
+@pytest.mark.parametrize("command", ["rank", "validate"])
+def test_ctrl_c_is_one_line(capsys, monkeypatch, tmp_path, command):
+    """Ctrl-C while ranking (in islpy, say) ends with one line and status 130, not Python's traceback."""
+    from importlib import import_module
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    for module in ("pystencils_perf.rank", "pystencils_perf.validate"):  # the package's `rank` is the function
+        monkeypatch.setattr(import_module(module), "rank", interrupted)
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    argv = {"rank": ["rank", str(spec), "--device", "V100", "--backend", "isl"],
+            "validate": ["validate", str(V100_DATA), "--device", "V100", "--spec", str(spec)]}[command]
+    assert main_interrupted(argv) == 130
+    err = capsys.readouterr().err  # after the isl backend's note on its cost
+    assert err.splitlines()[-1] == "pystencils-perf: interrupted" and "Traceback" not in err
+
+
+def test_ctrl_c_keeps_the_outputs_written_whole(capsys, monkeypatch, tmp_path):
+    """Interrupted between --json and --csv: the JSON is complete, the CSV as it was, nothing half-written beside."""
+    from pystencils_perf.rank import Ranking
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Ranking, "to_csv", interrupted)
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    out_json, out_csv = tmp_path / "ranking.json", tmp_path / "ranking.csv"
+    out_csv.write_text("the previous ranking\n")
+    assert main_interrupted(["rank", str(spec), "--device", "V100", "--json", str(out_json), "--csv", str(out_csv)]) == 130
+    assert json.loads(out_json.read_text())["selected"]
+    assert out_csv.read_text() == "the previous ranking\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jacobi.py", "ranking.csv", "ranking.json"]
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        # pystencils' `assert FieldType.is_custom(self)`: the bare AssertionError said nothing
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
+         "assignments = [ps.Assignment(dst[0, 0], src.absolute_access((1, 2), ()))]\n",
+         "failed at line 3: AssertionError in absolute_access (field.py: assert FieldType.is_custom(self))"),
+        ("import sys\nsys.exit(3)\n", "failed at line 2: SystemExit: 3"),  # used to end pystencils-perf silently
+        ("from pystencils_perf.catalog import jacobi_2d\nkernel = jacobi_2d((64, 64))\ndomain_shape = 64\n",
+         "domain shape 64 is not one to three positive integers"),
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
+         "kernel = ps.create_kernel([ps.Assignment(dst[0, 0], src[1, 0])], ps.CreateKernelConfig(target=ps.Target.CPU))\n",
+         "kernel 'kernel' was generated for Target.CPU, not a GPU"),  # not the private Target._CPU
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[2, 2, 2]')\n"
+         "assignments = [ps.Assignment(dst[0, 0, 0], src[1, 0, 0] + src[-1, 0, 0])]\n",
+         "kernel 'kernel' updates no point: its interior is empty ('dst' of shape (2, 2, 2), 'src' of shape (2, 2, 2)"),
+        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[32, 32, 32]')\nk = ps.TypedSymbol('k', 'int64')\n"
+         "assignments = [ps.Assignment(dst[0, 0, 0], src[k, 0, 0])]\n",
+         "access src[k, 0, 0] in the assignment to dst[0,0,0] has a non-constant offset (k)"),
+        ("assignments = []\n", "the kernel is empty: [] holds no assignments"),
+    ],
+)
+def test_a_bad_spec_is_one_line_naming_the_problem(capsys, tmp_path, source, message):
+    spec = tmp_path / "spec.py"
+    spec.write_text(source)
+    assert main(["rank", str(spec), "--device", "V100"]) == 2
+    assert message in one_line_error(capsys)
+
+
+def test_a_spec_that_is_a_folder(capsys, tmp_path):
+    assert main(["rank", str(tmp_path), "--device", "V100"]) == 2
+    assert f"SPEC file {tmp_path} is a folder, not a file" in one_line_error(capsys)
+
+
+def test_a_domain_for_fixed_size_fields_is_refused(capsys, traced_spec):
+    assert main(["rank", str(traced_spec), "--device", "V100", "--domain", "1000x1000"]) == 2
+    assert "has the fixed shape (66, 66): the domain shape (1000, 1000) does not apply to it" in one_line_error(capsys)
+
+
+def test_a_misspelt_device_gets_a_suggestion(capsys, traced_spec):
+    assert main(["rank", str(traced_spec), "--device", "H10"]) == 2
+    assert "unknown device 'H10'; did you mean H100 (H100-SXM5-80GB)?" in one_line_error(capsys)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("stderr, shown", [(_Terminal, True), (io.StringIO, False)])
+def test_progress_bar_only_on_a_terminal(monkeypatch, stderr, shown):
+    """tqdm on a terminal, from 0 of N on; nothing in a log or a pipe."""
+    from pystencils_perf.cli import _progress
+
+    monkeypatch.setattr(sys, "stderr", stderr())
+    assert list(_progress(("a", "b", "c"))) == ["a", "b", "c"]
+    assert ("0/3 [00:00<?" in sys.stderr.getvalue()) == shown and (sys.stderr.getvalue() != "") == shown
+
+
+def test_tracesim_predictions_advance_the_progress(monkeypatch):
+    """The simulation (seconds per candidate) runs between two steps of `progress`, once per candidate."""
+    plugin = pytest.importorskip("pystencils_perf_tracesim.plugin")
+    import pystencils_perf as pp
+
+    events = []
+    simulate = plugin.simulate
+
+    def recorded_simulate(model, launch, device):
+        events.append("simulate")
+        return simulate(model, launch, device)
+
+    def progress(items):
+        for item in items:
+            events.append("step")
+            yield item
+
+    monkeypatch.setattr(plugin, "simulate", recorded_simulate)
+    spec = JACOBI_ASSIGNMENTS.replace("66, 66", "34, 34")
+    namespace: dict = {}
+    exec(spec, namespace)
+    ranking = pp.rank(namespace["assignments"], "V100", model="tracesim", blocks="32x4x1,16x8x1", folds="1x1x1",
+                      compile_resources=False, progress=progress)
+    assert events == ["step", "simulate"] * len(ranking.candidates) and len(ranking.candidates) == 2
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    """`pystencils-perf rank ... | head -1`: the reader is gone before the table is written; no traceback."""
+    import subprocess
+
+    spec = tmp_path / "jacobi.py"
+    spec.write_text(JACOBI_ASSIGNMENTS)
+    env = {**os.environ, "PYSTENCILS_CACHE_DIR": str(tmp_path / "cache")}
+    child = subprocess.Popen([sys.executable, "-m", "pystencils_perf.cli", "rank", str(spec), "--device", "V100",
+                              "--head", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=300) == 141 and err == ""
+
+
+@pytest.mark.parametrize(
+    "argv_tail, message",
+    [
+        (["--model", ""], "argument --model: no performance model given"),
+        (["--model", "limiters,throughput"], "argument --model: give one performance model, not 2 (limiters, throughput)"),
+        (["--prune", " , "], "argument --prune: no candidate filter given"),
+        (["--device", "/"], "device '/' is a folder, not a device name or .toml file"),
+    ],
+)
+def test_rank_empty_or_extra_names_are_one_line(capsys, traced_spec, argv_tail, message):
+    argv = ["rank", str(traced_spec), *(["--device", "V100"] if "--device" not in argv_tail else []), *argv_tail]
+    assert main(argv) == 2
+    assert message in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
+    "argv_tail, message",
+    [
+        (["--repeats", "2"], "argument --repeats: must be an integer of at least 7, got '2'"),
+        (["--warmup", "-1"], "argument --warmup: must be a non-negative integer, got '-1'"),
+    ],
+)
+def test_measure_counts_are_checked_before_the_gpu(capsys, tmp_path, traced_spec, argv_tail, message):
+    assert main(["measure", str(traced_spec), "--device", "H100", "--out", str(tmp_path / "m.csv"), *argv_tail]) == 2
+    assert message in one_line_error(capsys)

@@ -67,6 +67,23 @@ def test_unknown_device_names_the_key():
         pp.get_device("GTX 9000")
 
 
+@pytest.mark.parametrize("typo, meant", [("H10", "H100 (H100-SXM5-80GB)"), ("A10O", "A100 (A100-SXM4-40GB)"),
+                                         ("V100-PCIe-32G", "V100-PCIe-32GB")])
+def test_unknown_device_suggests_the_closest(typo, meant):
+    with pytest.raises(pp.DeviceError, match=f"unknown device '{typo}'; did you mean {re.escape(meant)}[ ?]"):
+        pp.get_device(typo)
+
+
+def test_the_known_devices_include_the_short_aliases():
+    """The list says which short names work, not only the full names nobody types."""
+    with pytest.raises(pp.DeviceError) as error:
+        pp.get_device("GTX 9000")
+    assert "did you mean" not in str(error.value)
+    known = str(error.value).split("known devices: ")[1]
+    for listed in ("V100-PCIe-32GB (V100)", "A100-SXM4-40GB (A100)", "H100-SXM5-80GB (H100)", "L40S,"):
+        assert listed in known
+
+
 def test_v100_keeps_the_authors_numbers():
     """validation/v100_star3d.py reproduces the paper's errors with these; the library rework must not move them."""
     v100 = pp.get_device("V100")
@@ -167,6 +184,12 @@ def test_user_device_file(tmp_path):
         (lambda t: t.replace('fitted_on = "V100 stencil', 'borrowed_from = "X"\nfitted_on = "V100 stencil', 1),
          "curve \\[curves.l1_load_capacity_miss\\] needs exactly one of fitted_on"),
         (lambda t: t.replace("[l2_capacity_bytes]\nvalue", "[l2_capacity_bytes]\nunit = \"B\"\nvalue"), "'l2_capacity_bytes' has unknown key\\(s\\) unit"),
+        (lambda t: re.sub("\naliases = .*\n", "\naliases = 5\n", t), "'aliases' must be a list of names such as \\[\"V100\"\\], got 5"),
+        (lambda t: re.sub("\naliases = \\[", "\naliases = [5, ", t), "'aliases' must be a list of names"),
+        (lambda t: t.replace('compute_capability = "7.0"', "compute_capability = 7.0"),
+         "'compute_capability' must be a string such as \"8.0\" \\(NVIDIA's major.minor\\), got 7.0"),
+        (lambda t: t.replace('compute_capability = "7.0"', 'compute_capability = "sm_70"'), "'compute_capability' must be"),
+        (lambda t: "curves = 5\n" + t.split("[curves.")[0], "'curves' must be tables \\[curves.NAME\\]"),
     ],
 )
 def test_malformed_device_file(tmp_path, mutate, message):

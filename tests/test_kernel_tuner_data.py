@@ -214,3 +214,24 @@ def test_ktt_shared_memory_convolution_l2_loads_on_the_2080_ti():
     for c in ranking.candidates:
         assert c.metrics.l2_load_bytes_per_lup == pytest.approx(measured[c.launch.block], rel=0.05), c.launch.block
 
+
+
+@pytest.mark.parametrize(
+    "header, warning",
+    [
+        ({}, "c.json does not record its problem size: check the SPEC's lattice_updates = 16777216"),
+        ({"problem_size": [N, N]}, None),
+        ({"problem_size": [1000, 1000]}, "c.json was tuned with problem_size [1000, 1000] (1000000 points), but the "
+                                          "SPEC's lattice_updates = 16777216"),
+        ({"problem_size": [N, N], "device_name": "NVIDIA RTX A4000"}, "c.json was measured on NVIDIA RTX A4000, not on "
+                                                                     "A100-PCIe-40GB"),
+    ],
+)
+def test_cli_validate_warns_where_the_cache_does_not_match(tmp_path, capsys, header, warning):
+    """The cache records its problem size and GPU: a SPEC or device that does not match is one line on stderr."""
+    cache = _write(tmp_path, "c.json", {**CACHE, **header})
+    (tmp_path / "spec.py").write_text(SPEC)
+    assert main(["validate", str(cache), "--device", "A100-PCIe-40GB", "--spec", str(tmp_path / "spec.py")]) == 0
+    warnings = capsys.readouterr().err.splitlines()
+    assert len(warnings) == (warning is not None)
+    assert all(line.startswith(f"pystencils-perf: warning: {warning}") for line in warnings)

@@ -18,8 +18,10 @@ device name is accepted; ``pystencils-perf devices --template FILE`` writes one 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
+import re
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -322,6 +324,15 @@ def _parse(path: Path) -> Device:
     unknown = set(raw) - _META_KEYS - {f.name for f in _QUANTITIES}
     if unknown:
         _fail(path, f"unknown key(s) {', '.join(sorted(unknown))}")
+    aliases = raw.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        _fail(path, f"'aliases' must be a list of names such as [\"V100\"], got {aliases!r}")
+    capability = raw.get("compute_capability", "")
+    if not isinstance(capability, str) or (raw["vendor"] == "nvidia" and capability
+                                           and not re.fullmatch(r"\d+\.\d", capability)):
+        _fail(path, f"'compute_capability' must be a string such as \"8.0\" (NVIDIA's major.minor), got {capability!r}")
+    if not isinstance(raw.get("curves", {}), dict):
+        _fail(path, "'curves' must be tables [curves.NAME]")
 
     values, sources, kinds, notes = {}, {}, {}, {}
     for f in _QUANTITIES:
@@ -342,7 +353,7 @@ def _parse(path: Path) -> Device:
 
     return Device(
         name=raw["name"], vendor=raw["vendor"], architecture=raw["architecture"],
-        aliases=tuple(raw.get("aliases", ())), compute_capability=str(raw.get("compute_capability", "")),
+        aliases=tuple(aliases), compute_capability=capability,
         curves=curves, sources=sources, kinds=kinds, notes=notes, path=str(path),
         l2_effective_capacity_bytes=values["l2_dram_capacity_bytes"], **values,
     )
@@ -398,7 +409,36 @@ def get_device(name_or_path: str | Path | Device) -> Device:
         return load_device_file(text)
     index = alias_index()
     dev = index.get(_normalise(text))
+    if dev is None and Path(text).is_dir():
+        raise DeviceError(f"device {text!r} is a folder, not a device name or .toml file")
     if dev is None:
-        known = ", ".join(d.name for d in list_devices())
-        raise DeviceError(f"unknown device {text!r}; known devices: {known} (or pass the path of a device .toml file)")
+        raise DeviceError(f"unknown device {text!r}{_did_you_mean(text)}; known devices: {_known_devices()} "
+                          "(or the path of a device .toml file)")
     return dev
+
+
+def _short_alias(dev: Device) -> str:
+    """The shortest alias shorter than `dev`'s name (V100 for V100-PCIe-32GB), or ""."""
+    shorter = [a for a in dev.aliases if len(a) < len(dev.name)]
+    return min(shorter, key=len) if shorter else ""
+
+
+def _known_devices() -> str:
+    """Every library device with its shortest other alias: ``V100-PCIe-32GB (V100), ...``."""
+    return ", ".join(f"{d.name} ({_short_alias(d)})" if _short_alias(d) else d.name for d in list_devices())
+
+
+def _did_you_mean(text: str) -> str:
+    """``; did you mean H100 (H100-SXM5-80GB)?``: the closest name or alias of each device close to a misspelt
+    one, at most three devices; "" if none is close."""
+    spelled = {}
+    for dev in list_devices():
+        for name in (dev.name, *dev.aliases):
+            spelled.setdefault(_normalise(name), (name, dev))
+    suggestions: dict[str, str] = {}  # device name -> the closest spelling, closest devices first
+    for key in difflib.get_close_matches(_normalise(text), spelled, n=len(spelled), cutoff=0.7):
+        name, dev = spelled[key]
+        suggestions.setdefault(dev.name, name if name == dev.name else f"{name} ({dev.name})")
+    if not suggestions:
+        return ""
+    return f"; did you mean {' or '.join(list(suggestions.values())[:3])}?"

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..devices import Curve, Device
 from ..errors import CalibrationError
+from ..outputs import write_text
 from . import composition
 from .composition import CurveTerm, VolumeFormula
 
@@ -364,4 +365,4 @@ def write_device_file(device: Device, calibration: Calibration, path, provenance
         f"# {device.name}: capacity-miss curves calibrated by `pystencils-perf calibrate`"
         f" ({provenance.get('date', '')}); every other number as in {Path(device.path).name}.\n"
     )
-    Path(path).write_text(header + "\n".join(_toml_table(raw)).lstrip("\n") + "\n")
+    write_text(path, header + "\n".join(_toml_table(raw)).lstrip("\n") + "\n")

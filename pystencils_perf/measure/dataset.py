@@ -3,7 +3,9 @@
 One CSV row per launch candidate, in the columns of the shared V100 data
 (``validation/data/v100/``): block and folding, then measured values per
 lattice update; an empty cell means "not measured". Files written by
-`measure` add the GPU, its driver, the date and the median kernel time.
+`measure` add the GPU, its driver, the date, the median kernel time and the
+kernel (`kernel_record`: its fields' types and shapes, its loads and stores),
+which `validate` checks the SPEC against.
 """
 
 from __future__ import annotations
@@ -15,10 +17,24 @@ from pathlib import Path
 
 from ..errors import MeasurementError
 from ..launch import LaunchConfig
+from ..outputs import replacing_file
 
 LAUNCH_COLUMNS = ("bx", "by", "bz", "fx", "fy", "fz")
 #: what `measure` adds to the shared schema
-RUN_COLUMNS = ("device", "driver", "date", "time_ms")
+RUN_COLUMNS = ("device", "driver", "date", "time_ms", "fields", "accesses")
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def kernel_record(model) -> dict[str, str]:
+    """What identifies a measured kernel in its data set: the domain and fields (name, type, shape) and the
+    stencil (loads and stores per thread of the harvested kernel)."""
+    return {
+        "fields": "; ".join(f"{f.name} {f.dtype} {'x'.join(map(str, f.shape))}" for f in model.fields),
+        "accesses": f"{_count(len(model.loads), 'load')}, {_count(len(model.stores), 'store')}",
+    }
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,10 @@ class Dataset:
         """The metrics measured in at least one row, in schema order."""
         return tuple(m for m in METRICS if any(m.name in r.values for r in self.rows))
 
+    def recorded(self, column: str) -> set[str]:
+        """The values the rows give in a run column (`RUN_COLUMNS`), none where the data does not record it."""
+        return {r.run[column] for r in self.rows if column in r.run}
+
     @property
     def blocks(self) -> list[tuple[int, int, int]]:
         return sorted({r.launch.block for r in self.rows})
@@ -100,16 +120,26 @@ def _measured(path, line, column, text) -> float | None:
     return value
 
 
-def read_dataset(path: str | Path) -> Dataset:
-    """Read and check a measured data set; every problem names the line and column."""
-    path = Path(path)
+def read_csv(path: Path) -> tuple[list[str], list[dict]]:
+    """The header and the rows (dicts) of a CSV data file; a file that cannot be read as CSV text is one error."""
     try:
         with open(path, newline="") as fh:
             reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            lines = list(reader)
+            return list(reader.fieldnames or []), list(reader)
     except FileNotFoundError:
         raise MeasurementError(f"data file {path} does not exist") from None
+    except OSError as e:
+        raise MeasurementError(f"cannot read data file {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise MeasurementError(f"data file {path} is not CSV text ({e.reason} at byte {e.start})") from None
+    except csv.Error as e:
+        raise MeasurementError(f"data file {path} is not CSV text ({e})") from None
+
+
+def read_dataset(path: str | Path) -> Dataset:
+    """Read and check a measured data set; every problem names the line and column."""
+    path = Path(path)
+    header, lines = read_csv(path)
     missing = [c for c in LAUNCH_COLUMNS if c not in header]
     if missing:
         raise MeasurementError(f"data file {path} lacks the column(s) {', '.join(missing)}")
@@ -138,13 +168,14 @@ def read_dataset(path: str | Path) -> Dataset:
 
 
 def write_dataset(path: str | Path, rows: list[Measurement]) -> None:
-    """Write rows in the shared schema, plus L1 wavefronts and the run columns where any row has them."""
+    """Write rows in the shared schema, plus L1 wavefronts and the run columns where any row has them (whole, or
+    not at all: `outputs.replacing_file`)."""
     columns = list(SCHEMA)
     if any("l1_load" in r.values for r in rows):
         columns.append(METRIC_BY_NAME["l1_load"].column)
     columns += [c for c in RUN_COLUMNS if any(c in r.run for r in rows)]
     by_column = {m.column: m.name for m in METRICS}
-    with open(path, "w", newline="") as fh:
+    with replacing_file(path, newline="") as fh:
         w = csv.writer(fh)
         w.writerow(columns)
         for r in rows:

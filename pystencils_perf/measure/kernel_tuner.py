@@ -22,6 +22,7 @@ import csv
 import gzip
 import json
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 
 from ..errors import MeasurementError, PerfError
 from ..launch import LaunchConfig
-from .dataset import Dataset, Measurement
+from .dataset import Dataset, Measurement, read_csv
 from .ncu import SPILL_COUNTERS, counters_per_lattice_update
 
 #: Kernel Tuner's default names of the block-size parameters
@@ -70,6 +71,8 @@ class TunerData:
     runs: tuple[TunedRun, ...]
     #: parameters of the configurations in the file that did not run (failure markers, missing times)
     failed: tuple[dict[str, Any], ...] = ()
+    #: Kernel Tuner's ``problem_size`` where the file records it (a cache does, a flat CSV does not)
+    problem_size: tuple[int, ...] | None = None
 
 
 def _number(value: str) -> int | float | str:
@@ -104,8 +107,10 @@ def _load_json(path: Path) -> dict:
     try:
         with opener(path, "rt") as fh:
             text = fh.read()
-    except OSError as e:
-        raise MeasurementError(f"cannot read Kernel Tuner file {path}: {e}") from None
+    except (OSError, EOFError, zlib.error) as e:  # EOFError: a truncated .gz (an interrupted download or copy)
+        raise MeasurementError(f"cannot read Kernel Tuner file {path}: {getattr(e, 'strerror', None) or e}") from None
+    except UnicodeDecodeError as e:
+        raise MeasurementError(f"{path} is not a Kernel Tuner cache (not UTF-8 text: {e.reason} at byte {e.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -133,17 +138,20 @@ def _read_json(path: Path) -> TunerData:
             continue
         counters = {k: _counter(path, f"cache entry {key!r}", k, v) for k, v in entry.items() if is_counter(k)}
         runs.append(TunedRun(params, time_ms, counters))
-    return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), tuple(failed))
+    return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), tuple(failed), _problem_size(data))
+
+
+def _problem_size(data: dict) -> tuple[int, ...] | None:
+    """The cache's problem size where it is numbers (Kernel Tuner also takes names of parameters there)."""
+    size = data.get("problem_size")
+    size = size if isinstance(size, list) else [size]
+    if size and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in size):
+        return tuple(size)
+    return None
 
 
 def _read_csv(path: Path) -> TunerData:
-    try:
-        with open(path, newline="") as fh:
-            reader = csv.DictReader(fh)
-            header = reader.fieldnames or []
-            lines = list(reader)
-    except OSError as e:
-        raise MeasurementError(f"cannot read Kernel Tuner file {path}: {e}") from None
+    header, lines = read_csv(path)
     column = next((c for c in TIME_COLUMNS if c in header), None)
     if column is None:
         raise MeasurementError(f"{path} has no time column ({', '.join(TIME_COLUMNS)})")
@@ -164,7 +172,7 @@ def _read_csv(path: Path) -> TunerData:
 def read_kernel_tuner(path: str | Path) -> TunerData:
     """A Kernel Tuner cache (``.json``, ``.json.gz``) or a flat CSV with parameter columns and a time column."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise MeasurementError(f"data file {path} does not exist")
     return _read_csv(path) if path.suffix == ".csv" else _read_json(path)
 
@@ -178,8 +186,8 @@ def is_kernel_tuner_file(path: str | Path) -> bool:
     try:
         with open(path, newline="") as fh:
             header = next(csv.reader(fh), [])
-    except OSError:
-        return False
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False  # reading it as a data set names the problem
     return BLOCK_PARAMETERS[0] in (h.lower() for h in header)
 
 

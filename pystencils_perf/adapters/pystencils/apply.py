@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import ConfigurationError, HarvestError
+from ...errors import ConfigurationError
 from ...hookspecs import hookimpl
 from .folding import create_folded_kernel
 
@@ -16,29 +16,6 @@ def is_assignments(obj) -> bool:
     if isinstance(obj, ps.AssignmentCollection):
         return True
     return isinstance(obj, (list, tuple)) and len(obj) > 0 and all(isinstance(a, ps.Assignment) for a in obj)
-
-
-def create_gpu_kernel(assignments, config=None):
-    """A ``Target.CUDA`` pystencils kernel from assignments (an `AssignmentCollection` or a list)."""
-    import pystencils as ps
-
-    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA) if config is None else config.copy()
-    cfg.target = ps.Target.CUDA
-    try:
-        return ps.create_kernel(assignments, cfg)
-    except _pystencils_errors() as e:  # pystencils' own complaint about the assignments
-        raise HarvestError(f"pystencils cannot generate a CUDA kernel from these assignments: "
-                           f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
-
-
-def _pystencils_errors() -> tuple[type[Exception], ...]:
-    """The exceptions pystencils raises for assignments it cannot generate code for."""
-    import inspect
-
-    import pystencils.backend.exceptions as backend
-    from pystencils.codegen.errors import CodegenError
-
-    return (CodegenError, *(c for _, c in inspect.getmembers(backend, inspect.isclass) if issubclass(c, Exception)))
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from pystencils.codegen.config import GpuIndexingScheme, GpuOptions
 from pystencils.codegen.driver import DefaultKernelCreationDriver, KernelFactory
 from pystencils.codegen.gpu_indexing import DynamicBlockSizeLaunchConfiguration, GpuIndexing
 
-from ...errors import ConfigurationError
+from ...errors import ConfigurationError, HarvestError
 from ...kernel import AXES
 from .compat import driver_with
 from .expressions import ps_to_sympy
@@ -226,19 +226,25 @@ def _fold_divides(rng: PsAxisRange, fold: int) -> bool:
 def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None) -> GpuKernel:
     """A CUDA kernel from `assignments` whose threads each update `fold` points, launched with `block`.
 
-    :param config: a pystencils ``CreateKernelConfig`` (copied; the target is set to CUDA).
+    :param config: a pystencils ``CreateKernelConfig`` (see `cuda_config`).
     :param fold: points per thread along (x, y, z); (1, 1, 1) is pystencils' own kernel.
     :param block: the block size of the kernel's launch configuration (``gpu.default_block_size``).
     """
-    import pystencils as ps
-
     fold = _check_fold(fold)
-    cfg = ps.CreateKernelConfig() if config is None else config.copy()
-    cfg.target = ps.Target.CUDA
+    cfg = cuda_config(config)
     if block is not None:
         cfg.gpu.default_block_size = tuple(int(b) for b in block)
-    if fold == NO_FOLD:
-        return DefaultKernelCreationDriver(cfg)(assignments)
+    _check_offsets(assignments)
+    driver = DefaultKernelCreationDriver(cfg) if fold == NO_FOLD else _folding_driver(cfg, fold)
+    try:
+        return driver(assignments)
+    except _pystencils_errors() as e:  # pystencils' own complaint about the assignments
+        raise HarvestError(f"pystencils cannot generate a CUDA kernel from these assignments: "
+                           f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+def _folding_driver(cfg, fold):
+    """pystencils' driver with the folding axes and indexing (`compat.driver_with`), if `cfg` allows folding."""
     scheme = GpuIndexingScheme(cfg.gpu.get_option("indexing_scheme"))
     if scheme != GpuIndexingScheme.Linear3D:
         raise ConfigurationError(f"thread folding needs the Linear3D GPU indexing scheme, not {scheme.name}")
@@ -246,7 +252,55 @@ def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None) 
         raise ConfigurationError("thread folding computes the launch grid: unset gpu.manual_launch_grid")
     if cfg.get_option("skip_independence_check"):
         raise ConfigurationError("thread folding shares loads between points: it needs pystencils' independence check")
-    return driver_with(cfg, lambda ctx, cfg: FoldedIndexing(ctx, cfg, fold), lambda ctx: FoldingAxes(ctx, fold))(assignments)
+    return driver_with(cfg, lambda ctx, cfg: FoldedIndexing(ctx, cfg, fold), lambda ctx: FoldingAxes(ctx, fold))
+
+
+def _pystencils_errors() -> tuple[type[Exception], ...]:
+    """The exceptions pystencils raises for assignments it cannot generate code for."""
+    import inspect
+
+    import pystencils.backend.exceptions as backend
+    from pystencils.codegen.errors import CodegenError
+
+    return (CodegenError, *(c for _, c in inspect.getmembers(backend, inspect.isclass) if issubclass(c, Exception)))
+
+
+def _check_offsets(assignments) -> None:
+    """Refuse a field access whose offset is a symbol (``src[k, 0, 0]``): pystencils cannot size its ghost layers
+    (it fails converting the symbol to an int), and the model needs offsets fixed at generation time."""
+    import pystencils as ps
+
+    listed = assignments.all_assignments if isinstance(assignments, ps.AssignmentCollection) else assignments
+    for assignment in listed:
+        for access in sorted(assignment.atoms(ps.Field.Access), key=str):
+            variable = [o for o in access.offsets if not sp.sympify(o).is_Integer]
+            if variable and not access.is_absolute_access:
+                text = f"{access.field.name}[{', '.join(map(str, access.offsets))}]"
+                raise HarvestError(f"access {text} in the assignment to {assignment.lhs} has a non-constant offset "
+                                   f"({', '.join(map(str, variable))}): stencil offsets must be integers known when "
+                                   "the kernel is generated")
+
+
+def target_name(target) -> str:
+    """A pystencils target as users write it: ``Target.CPU``, not the private ``Target._CPU`` it prints as."""
+    names = [name for name, member in type(target).__members__.items() if member == target and not name.startswith("_")]
+    return f"Target.{min(names, key=len)}" if names else str(target)
+
+
+def cuda_config(config):
+    """A copy of `config` (a pystencils ``CreateKernelConfig``, or None) that targets CUDA.
+
+    pystencils-perf chooses GPU launches: a configuration that asks for a CPU
+    target is refused rather than quietly turned into a CUDA kernel.
+    """
+    import pystencils as ps
+
+    cfg = ps.CreateKernelConfig() if config is None else config.copy()
+    if cfg.target is not None and not cfg.target.is_gpu():
+        raise ConfigurationError(f"the CreateKernelConfig targets {target_name(cfg.target)}, not a GPU: pystencils-perf "
+                                 "chooses GPU launches; leave the target out or set target=Target.CUDA")
+    cfg.target = ps.Target.CUDA
+    return cfg
 
 
 def _check_fold(fold) -> tuple[int, int, int]:

@@ -148,16 +148,17 @@ def runnable(kernel) -> tuple[object, object]:
     """
     if hasattr(kernel, "compile") and hasattr(kernel, "get_launch_configuration"):
         return kernel, None
-    from .apply import ApplyOptions, create_gpu_kernel
+    from .apply import ApplyOptions
+    from .folding import create_folded_kernel
 
     if isinstance(kernel, ApplyOptions):
-        return create_gpu_kernel(kernel.assignments, kernel.config), kernel
+        return create_folded_kernel(kernel.assignments, kernel.config), kernel
     import pystencils as ps
 
     if isinstance(kernel, ps.AssignmentCollection) or (
         isinstance(kernel, (list, tuple)) and kernel and all(isinstance(a, ps.Assignment) for a in kernel)
     ):
-        return create_gpu_kernel(kernel), ApplyOptions(kernel)
+        return create_folded_kernel(kernel), ApplyOptions(kernel)
     raise MeasurementError(
         f"measure compiles pystencils GPU kernels with cupy, not a {type(kernel).__name__}: "
         "define `kernel` (a Target.CUDA kernel) or `assignments` in the SPEC"

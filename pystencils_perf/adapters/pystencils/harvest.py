@@ -26,10 +26,10 @@ import sympy as sp
 from ...errors import HarvestError
 from ...hookspecs import hookimpl
 from ...kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, interior_offsets, require_affine
-from .apply import ApplyOptions, create_gpu_kernel, is_assignments
+from .apply import ApplyOptions, is_assignments
 from .compat import counter_name
 from .expressions import ps_to_sympy
-from .folding import FoldedLaunchConfiguration
+from .folding import FoldedLaunchConfiguration, create_folded_kernel, target_name
 
 def _pystencils():
     try:
@@ -47,14 +47,14 @@ def perf_harvest(kernel, options):
     from pystencils.codegen.kernel import GpuKernel, Kernel
 
     if is_assignments(kernel):
-        kernel = create_gpu_kernel(kernel)
+        kernel = create_folded_kernel(kernel)
     elif isinstance(kernel, ApplyOptions):  # a recipe: assignments and their configuration
-        kernel = create_gpu_kernel(kernel.assignments, kernel.config)
+        kernel = create_folded_kernel(kernel.assignments, kernel.config)
     if not isinstance(kernel, Kernel):
         return None
     if not isinstance(kernel, GpuKernel):
         raise HarvestError(
-            f"kernel {kernel.name!r} was generated for {kernel.target}, not a GPU; "
+            f"kernel {kernel.name!r} was generated for {target_name(kernel.target)}, not a GPU; "
             "create it with CreateKernelConfig(target=Target.CUDA)"
         )
     return _Harvester(kernel, options).harvest()
@@ -108,6 +108,10 @@ class _Harvester:
 
     def _shape_and_strides(self, f, domain):
         if f.has_fixed_shape:
+            spatial = tuple(int(s) for s in f.spatial_shape)
+            if domain is not None and tuple(domain) != spatial:
+                raise HarvestError(f"field {f.name!r} has the fixed shape {spatial}: the domain shape {tuple(domain)} "
+                                   "does not apply to it (leave it out, or create the field with variable size)")
             return tuple(int(s) for s in f.shape), tuple(int(s) for s in f.strides)
         if domain is None:
             raise HarvestError(

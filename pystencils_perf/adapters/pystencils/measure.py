@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ...errors import ConfigurationError
 from ...launch import LaunchConfig
-from ...measure.dataset import Measurement
+from ...measure.dataset import Measurement, kernel_record
 from .gpu import GpuSession, require_cupy, run_info, runnable
 
 #: the issue's floor: a median of fewer runs is too noisy to rank candidates by
@@ -64,7 +64,7 @@ def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), al
         raise ConfigurationError(f"measure needs at least {MIN_REPEATS} timed runs per candidate, got {repeats}")
     session = _session(kernel, device, threads=threads, blocks=blocks, folds=folds, align=align,
                        domain_shape=domain_shape, apply_options=apply_options)
-    info = run_info(session.cp)
+    info = {**run_info(session.cp), **kernel_record(session.model)}
     lups = session.model.lattice_updates
     rows = []
     for launch in progress(session.launches) if progress else session.launches:
