@@ -56,12 +56,14 @@ def resources_note(resources: ResourcesByFold, folds, device=None) -> str:
     was built for another architecture than `device`'s, that it was a stand-in."""
     if not resources:
         return ("occupancy assumed from threads per block: no plugin measured registers (neither nvcc on PATH "
-                "nor NVRTC wheels, `pip install 'pystencils-perf[nvrtc]'`, or a kernel they cannot compile)")
+                "nor the NVRTC wheels pystencils-perf installs, `pip install nvidia-cuda-nvrtc-cu11==11.8.89 "
+                "nvidia-cuda-nvcc-cu11==11.8.89`, or a kernel they cannot compile)")
     measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))
     missing = [f for f in folds if f not in resources]
     tail = f"; folds {', '.join('x'.join(map(str, f)) for f in missing)} assume the unfolded count" if missing else ""
     wanted = f"sm_{device.compute_capability.replace('.', '')}" if device and device.compute_capability else None
     if wanted and any(r.arch != wanted for r in resources.values()):
         tail += (f"; built for the nearest architecture the compiler knows, not {wanted} (registers differ: "
-                 "`pip install 'pystencils-perf[nvrtc]'` builds it)")
+                 "the NVRTC 11.8 wheels pystencils-perf installs build it: `pip install nvidia-cuda-nvrtc-cu11==11.8.89 "
+                 "nvidia-cuda-nvcc-cu11==11.8.89`)")
     return f"registers per fold {measured}{tail}"

@@ -154,11 +154,18 @@ def test_seconds_per_lup_is_documented_as_a_dict():
         assert re.search(r"seconds_per_lup`[^.]* dict by term", (DOCS / page).read_text()), page
 
 
-def test_nvrtc_and_test_wheels_are_not_both_recommended():
-    """Item 23 of issue 28: the two extras share install folders; the docs say which to install when."""
-    text = (DOCS / "getting-started.md").read_text()
-    assert "install one set, not both" in text
-    assert "pip install 'pystencils-perf[nvrtc]'" not in README.read_text()
+def test_one_set_of_nvrtc_wheels_and_no_extra_that_clashes():
+    """Item 23 of issue 28: two extras brought two releases of the same wheels into the same folders. Now the
+    CUDA 11.8 wheels are a dependency of every install (item 20: a fresh install ranks as the README shows), and
+    no extra brings another release, nor do the docs suggest one."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(d.startswith("nvidia-cuda-nvrtc-cu11==11.8") for d in project["dependencies"])
+    extras = [d for deps in project["optional-dependencies"].values() for d in deps]
+    assert not any(d.startswith("nvidia-cuda-") for d in extras)
+    for text in (README.read_text(), (DOCS / "getting-started.md").read_text()):
+        assert "pystencils-perf[nvrtc]" not in text and "`nvrtc` extra" not in text
 
 
 def test_devices_page_table_is_the_librarys():
