@@ -29,7 +29,6 @@ import os
 import re
 import shlex
 import sys
-import tempfile
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -38,7 +37,7 @@ from . import __version__
 from .errors import ConfigurationError, PerfError
 from .kernel import parse_domain
 from .launch import parse_triples
-from .outputs import check_writable, check_writable_file, is_special, write_text
+from .outputs import check_writable, check_writable_file, is_special, replacing_file, write_text
 from .tempcache import use_temporary_pystencils_cache
 
 
@@ -436,18 +435,10 @@ def _cmd_tune(args) -> int:
     if result.record_path:
         print(f"record: {result.record_path}")
     if args.json:
-        _write_atomically(args.json, json.dumps({"title": title, "candidates": len(result.candidates),
-                                                 "measured_now": result.measured_now, **result.record.as_json()},
-                                                indent=1))
+        with replacing_file(args.json) as fh:
+            json.dump({"title": title, "candidates": len(result.candidates), "measured_now": result.measured_now,
+                       **result.record.as_json()}, fh, indent=1)
     return 0
-
-
-def _write_atomically(path: str, text: str) -> None:
-    """Write `text` to a temporary file beside `path`, then rename: a reader never sees half a file."""
-    folder = Path(path).absolute().parent
-    with tempfile.NamedTemporaryFile("w", dir=folder, prefix=f".{Path(path).name}.", suffix=".tmp", delete=False) as fh:
-        fh.write(text)
-    os.replace(fh.name, path)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -559,9 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: the options that name files a command reads, and those it writes
-_INPUT_OPTIONS = ("spec", "data", "device")
+_INPUT_OPTIONS = ("spec", "data", "device", "replay")
 _OUTPUT_OPTIONS = ("json", "csv", "out")
-_ROLES = {"spec": "the SPEC", "data": "the data set", "device": "the device file"}
+_ROLES = {"spec": "the SPEC", "data": "the data set", "device": "the device file", "replay": "the replayed cache"}
 
 
 def _refuse_shared_outputs(args) -> None:

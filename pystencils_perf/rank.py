@@ -386,6 +386,10 @@ def select(ranking: Ranking) -> RankedCandidate:
     >>> best.launch.block, best.launch.fold, best.prediction.limiter  # doctest: +SKIP
     ((16, 4, 16), (1, 2, 1), 'DRAM')
     """
+    if not isinstance(ranking, Ranking):
+        raise ConfigurationError(f"select takes the Ranking that rank() returns, got {ranking!r:.60}")
+    if not ranking.candidates:
+        raise ConfigurationError(f"ranking of kernel {ranking.kernel!r} has no candidate to select")
     return get_plugin_manager().hook.perf_select(ranking=ranking)
 
 

@@ -198,7 +198,7 @@ def test_ctrl_c_keeps_what_was_measured(tmp_path):
         tune(candidates(), FakeSource(interrupt_at=4), budget=6, kernel="k", store=store, early_stop=False)
     kept = json.loads(next(tmp_path.glob("*.json")).read_text())
     assert len(kept["measured"]) == 3 and not kept["complete"] and "interrupted" in kept["stop_reason"]
-    assert not list(tmp_path.glob("*.tmp"))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
     source = FakeSource()
     resumed = tune(candidates(), source, budget=6, kernel="k", store=store, early_stop=False)
     assert resumed.measured_now == 3 and source.count == 3 and resumed.record.measured[:3] == kept["measured"]

@@ -166,7 +166,7 @@ def _read_csv(path: Path) -> TunerData:
             continue
         devices.add(raw.get("device_name", ""))
         runs.append(TunedRun(params, time_ms, {c: _counter(path, f"line {line}", c, raw[c]) for c in counters}))
-    return TunerData(str(path), ", ".join(sorted(d for d in devices if d)), tuple(runs), failed)
+    return TunerData(str(path), ", ".join(sorted(d for d in devices if d)), tuple(runs), tuple(failed))
 
 
 def read_kernel_tuner(path: str | Path) -> TunerData:

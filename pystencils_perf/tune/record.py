@@ -4,10 +4,10 @@ A record is keyed by the kernel's hash (its description and candidate space)
 and the device's fingerprint (name, compute capability, driver, CUDA runtime,
 pystencils and pystencils-perf versions); a change to any of them is another
 record. Records live in ``$PYSTENCILS_PERF_TUNING_DIR`` or else the user's
-cache directory (platformdirs), one JSON file per key. They are written to a
-temporary file and renamed into place, so a reader sees a whole record or none,
-and two processes tuning the same kernel at once each write a whole record (the
-last one stays). A file that cannot be read, or that holds another key, is
+cache directory (platformdirs), one JSON file per key. They are written whole
+(`outputs.replacing_file`), so a reader sees a whole record or none, and two
+processes tuning the same kernel at once each write a whole record (the last
+one stays). A file that cannot be read, or that holds another key, is
 warned about in one line and tuned again.
 """
 
@@ -17,10 +17,11 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..outputs import replacing_file
 
 #: the environment variable that overrides where records are kept
 TUNING_DIR_ENV = "PYSTENCILS_PERF_TUNING_DIR"
@@ -140,11 +141,9 @@ class RecordStore:
         return TuningRecord(key, measured, str(data.get("stop_reason", "")), bool(data.get("complete")))
 
     def save(self, record: TuningRecord) -> Path:
-        """Write `record` whole (temporary file, then rename)."""
+        """Write `record` whole (`outputs.replacing_file`: temporary file, then rename)."""
         path = self.path(record.key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                         delete=False) as fh:
+        with replacing_file(path) as fh:
             json.dump(record.as_json(), fh, indent=1)
-        os.replace(fh.name, path)
         return path
