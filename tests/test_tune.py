@@ -282,3 +282,33 @@ def test_create_kernel_tunes_with_the_gpu_timer_replaced(tmp_path, monkeypatch):
     assert len(measured) == count and again.metadata["pystencils_perf"].launch.block == (16, 16, 1)
     with pytest.raises(ConfigurationError, match="tune"):
         pp.create_kernel([update], device="V100", tune=-1)
+
+
+@pytest.mark.slow
+def test_create_lb_kernel_tunes_too(tmp_path, monkeypatch):
+    """lbmpy's kernel goes through the same tuning (GPU timer replaced): the launch is the measured best."""
+    pytest.importorskip("lbmpy")
+    from lbmpy import LBMConfig, Method, Stencil
+    from lbmpy.stencils import LBStencil
+
+    import pystencils_perf as pp
+    from pystencils_perf.adapters.pystencils import tuning
+
+    class Timer:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def fingerprint(self):
+            return FINGERPRINT
+
+        def time_ms(self, candidate):
+            return 1.0 + abs(candidate.launch.block[0] - 16) / 16  # 16-wide blocks are fastest
+
+    monkeypatch.setattr(tuning, "GpuTimer", Timer)
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path))
+    config = LBMConfig(stencil=LBStencil(Stencil.D3Q19), method=Method.SRT, relaxation_rate=1.8)
+    blocks = [(32, 2, 4), (16, 4, 4), (8, 8, 4), (4, 16, 4)]
+    kernel = pp.create_lb_kernel(config, device="A100", domain_shape=(34, 18, 10), blocks=blocks, folds=[(1, 1, 1)],
+                                 nvcc=False, tune=4)
+    choice = kernel.metadata["pystencils_perf"]
+    assert choice.launch.block == (16, 4, 4) and choice.tuning.measured_now == 4
