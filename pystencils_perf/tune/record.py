@@ -84,10 +84,13 @@ class TuningRecord:
     """Every candidate measured, in order, with its time in ms (None: it failed to run), and why tuning stopped.
 
     `complete` is False while tuning, and after an interruption: a later call goes on from here.
+    `stopped_by` is "budget", "rule" (nothing better was likely), "all" (every candidate measured) or
+    "interrupted"; `stop_reason` says it in a sentence.
     """
 
     key: RecordKey
     measured: list[dict] = field(default_factory=list)
+    stopped_by: str = ""
     stop_reason: str = ""
     complete: bool = False
 
@@ -97,7 +100,8 @@ class TuningRecord:
 
     def as_json(self) -> dict:
         return {"format": RECORD_FORMAT, "key": self.key.as_json(), "measured": self.measured,
-                "best": self.best(), "stop_reason": self.stop_reason, "complete": self.complete}
+                "best": self.best(), "stopped_by": self.stopped_by, "stop_reason": self.stop_reason,
+                "complete": self.complete}
 
 
 def _warn(message: str) -> None:
@@ -138,7 +142,8 @@ class RecordStore:
         if not isinstance(measured, list) or not all(_valid_measurement(m) for m in measured):
             _warn(f"tuning record {path} has malformed measurements; tuning again")
             return None
-        return TuningRecord(key, measured, str(data.get("stop_reason", "")), bool(data.get("complete")))
+        return TuningRecord(key, measured, str(data.get("stopped_by", "")), str(data.get("stop_reason", "")),
+                            bool(data.get("complete")))
 
     def save(self, record: TuningRecord) -> Path:
         """Write `record` whole (`outputs.replacing_file`: temporary file, then rename)."""

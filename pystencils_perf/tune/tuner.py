@@ -173,41 +173,42 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
     for m in known:
         search.observe(index[params_key(m["params"])], m["time_ms"])
 
-    def finished() -> str:
+    def finished() -> tuple[str, str]:
+        """Why tuning stops now (a kind for the record, and a sentence), or empty strings."""
         if not search.unmeasured.size:
-            return f"every one of the {len(candidates)} candidates measured"
+            return "all", f"every one of the {len(candidates)} candidates measured"
         if len(record.measured) >= budget:
-            return f"the budget of {budget} measurements is spent"
+            return "budget", f"the budget of {budget} measurements is spent"
         if early_stop and search.best() is not None and search.done():
-            return (f"no unmeasured candidate has a chance above {settings.stop_probability:.0%} to be "
-                    f"{settings.stop_within:.0%} faster than the best measured")
-        return ""
+            return "rule", (f"no unmeasured candidate has a chance above {settings.stop_probability:.0%} to be "
+                            f"{settings.stop_within:.0%} faster than the best measured")
+        return "", ""
 
-    stopped_by_rule = record.complete and not record.stop_reason.startswith("the budget")
-    if record.complete and (stopped_by_rule or len(record.measured) >= budget):
-        return TuneResult(tuple(candidates), record, 0, store.path(record_key) if store else None)
-    record.complete = False
+    done = record.complete and (record.stopped_by != "budget" or len(record.measured) >= budget)
     measured_now = 0
-    bar = _progress_bar(min(budget, len(candidates)), len(record.measured))
-    try:
-        while not (reason := finished()):
-            pick = candidates[search.next_batch(1)[0]]
-            time_ms = source.time_ms(pick)
-            search.observe(index[params_key(pick.params)], time_ms)
-            record.measured.append({"params": pick.params, "time_ms": time_ms})
-            measured_now += 1
-            bar.update(1)
+    if not done:
+        record.complete = False
+        bar = _progress_bar(min(budget, len(candidates)), len(record.measured))
+        try:
+            while not (stop := finished())[0]:
+                pick = candidates[search.next_batch(1)[0]]
+                time_ms = source.time_ms(pick)
+                search.observe(index[params_key(pick.params)], time_ms)
+                record.measured.append({"params": pick.params, "time_ms": time_ms})
+                measured_now += 1
+                bar.update(1)
+                bar.set_postfix(best_ms=f"{search.best()[1]:.4g}" if search.best() else "-")
+                if store:
+                    store.save(record)
+        except KeyboardInterrupt:
+            record.stopped_by, record.stop_reason = "interrupted", f"interrupted after {len(record.measured)} measurements"
             if store:
                 store.save(record)
-    except KeyboardInterrupt:
-        record.stop_reason = f"interrupted after {len(record.measured)} measurements"
-        if store:
-            store.save(record)
-        raise
-    finally:
-        bar.close()
-    if search.best() is None:
+            raise
+        finally:
+            bar.close()
+        (record.stopped_by, record.stop_reason), record.complete = stop, True
+    if record.best() is None:
         raise ConfigurationError(f"none of the {len(record.measured)} measured candidates ran")
-    record.stop_reason, record.complete = reason, True
-    path = store.save(record) if store else None
+    path = store.save(record) if store and not done else (store.path(record_key) if store else None)
     return TuneResult(tuple(candidates), record, measured_now, path)
