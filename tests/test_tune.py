@@ -225,10 +225,20 @@ def test_nothing_to_tune_and_bad_budgets_are_errors():
 # -- the search -------------------------------------------------------------------------------------------------
 
 def test_measurements_reorder_a_wrong_model():
-    """The model is wrong about fma (says 0 is 2x faster); after a few measurements the search finds the best,
-    which measuring in the model's order reaches only after all 16 candidates with fma 0."""
+    """The model puts the best block width at 8 where it is 32: measured slower than predicted there, the search
+    moves to wider blocks and finds the best at its 6th measurement, where the model's own order has it 10th."""
+    prior = lambda bx, by, fma: 1.0 + 0.2 * abs(math.log2(bx) - 3) + 0.1 * abs(math.log2(by) - 1) + 0.3 * (1 - fma)
+    model_order = [c.params for c in sorted(candidates(prior), key=lambda c: c.predicted_seconds)]
+    best = {"bx": 32, "by": 2, "fma": 1}
+    result = tune(candidates(prior), FakeSource(), budget=6, kernel="k", store=None, early_stop=False)
+    assert result.best.params == best and model_order.index(best) >= 6
+
+
+def test_a_model_blind_to_a_switch_is_corrected_within_the_budget():
+    """The model is wrong about fma (says 0 is faster): the search trusts it while fma 0 measures as predicted, and
+    still finds the best once the budget lets it reach fma 1."""
     prior = lambda bx, by, fma: synthetic_time_ms(bx, by, 1 - fma)
-    result = tune(candidates(prior), FakeSource(), budget=10, kernel="k", store=None, early_stop=False)
+    result = tune(candidates(prior), FakeSource(), budget=16, kernel="k", store=None, early_stop=False)
     assert result.best.params == {"bx": 32, "by": 2, "fma": 1}
 
 

@@ -7,7 +7,7 @@ over the candidates' parameters: a constant part (the model is off by a factor
 on this GPU, which changes no order) and a smooth part (it is off by more for
 wide blocks, for read-only loads, ...), which reorders the unmeasured
 candidates after each measurement. The next candidate is the one with the
-lowest optimistic time (mean minus `exploration` standard deviations), raised
+lowest corrected time (minus `exploration` standard deviations, none by default), raised
 where measured neighbours failed to run (`failure_chance`), and the
 search stops when no unmeasured candidate has a probability above
 `stop_probability` of beating the measured best by more than `stop_within`.
@@ -70,8 +70,12 @@ class SearchSettings:
     model_log_error: float = MODEL_LOG_ERROR
     offset_log_scale: float = OFFSET_LOG_SCALE
     measurement_log_noise: float = MEASUREMENT_LOG_NOISE
-    #: standard deviations subtracted from the mean to pick the next candidate (0 trusts the mean)
-    exploration: float = 0.5
+    #: standard deviations subtracted from the mean to pick the next candidate (0 trusts the corrected model: with a
+    #: budget of ten among thousands, measuring where the model is merely unsure costs more than it finds; 0.5, the
+    #: first choice, reached 98.6 % of the optimum after 10 measurements on the repository's caches, 0 reaches 99.7 %)
+    exploration: float = 0.0
+    #: the same where no candidate has a prediction (all start alike): only the uncertainty spreads the search
+    exploration_without_model: float = 0.5
     #: stop when no unmeasured candidate is faster than the measured best by this fraction ...
     stop_within: float = 0.01
     #: ... with more than this probability
@@ -152,10 +156,12 @@ class ModelGuidedSearch:
         chosen: list[int] = []
         pretend: dict[int, float] = {}
         left = self.unmeasured
+        informed = np.ptp(self.prior) > 0
+        exploration = self.settings.exploration if informed else self.settings.exploration_without_model
         while left.size and len(chosen) < size:
             mean, sd = self.posterior(left, pretend)
             runs = np.maximum(1.0 - self.failure_chance(left), 1e-9)
-            pick = int(np.argmin(mean - self.settings.exploration * sd - np.log(runs)))
+            pick = int(np.argmin(mean - exploration * sd - np.log(runs)))
             chosen.append(int(left[pick]))
             pretend[int(left[pick])] = float(mean[pick])
             left = np.delete(left, pick)
