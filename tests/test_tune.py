@@ -322,3 +322,19 @@ def test_create_lb_kernel_tunes_too(tmp_path, monkeypatch):
                                  nvcc=False, tune=4)
     choice = kernel.metadata["pystencils_perf"]
     assert choice.launch.block == (16, 4, 4) and choice.tuning.measured_now == 4
+
+
+@pytest.mark.slow
+def test_readme_tune_output_is_real(tmp_path):
+    """The README's replay command prints what the README shows (all but the record's folder, which is the user's)."""
+    import re
+    import shlex
+
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(r"```sh\n(pystencils-perf tune .+?)\n```\n\n```\n(.*?)```\n", readme, re.S)
+    assert match, "README has no tune command followed by its output"
+    done = run_cli(shlex.split(match.group(1))[1:], tmp_path, tmp_path / "records")
+    assert done.returncode == 0, done.stderr
+    shown, printed = match.group(2).splitlines(), done.stdout.splitlines()
+    assert [line for line in printed if not line.startswith("record: ")] == \
+        [line for line in shown if not line.startswith("record: ")]
