@@ -44,7 +44,6 @@ use_temporary_pystencils_cache("pystencils-perf-bench-")
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner, split_parameters  # noqa: E402
 from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
-from pystencils_perf.tune.search import SearchSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "validation/a100_convolution/convolution.py"
