@@ -338,3 +338,11 @@ def test_readme_tune_output_is_real(tmp_path):
     shown, printed = match.group(2).splitlines(), done.stdout.splitlines()
     assert [line for line in printed if not line.startswith("record: ")] == \
         [line for line in shown if not line.startswith("record: ")]
+
+
+def test_the_search_starts_from_the_throughput_model_where_it_has_data():
+    from pystencils_perf.devices import get_device
+    from pystencils_perf.tune.replay import tuning_model
+
+    assert tuning_model(get_device("RTX-A4000")) == "throughput"
+    assert tuning_model(get_device("H100")) == "limiters"  # no throughput constants for it yet (issue 26)

@@ -96,6 +96,11 @@ def _values(table: dict) -> dict:
     return {k: v["value"] for k, v in table.items() if isinstance(v, dict) and "value" in v}
 
 
+def covers(device) -> bool:
+    """Whether the model has data for `device` (models/data/throughput.toml)."""
+    return device.name in _table()["devices"]
+
+
 def constants_for(device) -> ThroughputConstants:
     """The model's data for `device`: its latencies, the defaults, and its own fit or the one ``[defaults.fit]`` borrows."""
     table = _table()

@@ -42,8 +42,9 @@ class ModelGuided:
         prediction (every candidate alike) and learns from the measurements alone.
     device : str, path or Device, optional
         The pystencils-perf device (name, alias or file) the model predicts for; needed with a SPEC.
-    model : str, default "throughput"
-        The performance model whose order the search starts from.
+    model : str, optional
+        The performance model whose order the search starts from (default: the throughput model where it has data
+        for the device, else the limiters; `pystencils_perf.tune.replay.tuning_model`).
     batch : int, default 1
         Candidates asked of the runner at once (one per parallel worker).
     early_stop : bool, default True
@@ -55,7 +56,7 @@ class ModelGuided:
         `predictions`), to rank a space once for several tuning runs (default: ranked by each `tune` call).
     """
 
-    def __init__(self, spec: TunableSpec | str | Path | None = None, device=None, *, model: str = "throughput",
+    def __init__(self, spec: TunableSpec | str | Path | None = None, device=None, *, model: str | None = None,
                  batch: int = 1, early_stop: bool = True, settings: SearchSettings = SearchSettings(),
                  predictions: SpecCandidates | None = None):
         if spec is not None and device is None:
