@@ -12,7 +12,7 @@ from ...launch import LaunchConfig
 from ...rank import Ranking
 from ...tune.record import RecordStore, kernel_hash, software_versions
 from ...tune.tuner import Candidate, TuneResult, tune
-from .gpu import GpuSession
+from .gpu import GpuSession, run_info
 from .measure import DEFAULT_WARMUP, MIN_REPEATS
 
 
@@ -37,12 +37,13 @@ class GpuTimer:
         self.warmup, self.repeats = warmup, repeats
 
     def fingerprint(self) -> dict[str, str]:
+        """The GPU, its driver and CUDA runtime as `measure` records them (`run_info`), its compute capability,
+        and the software versions."""
         cp = self.session.cp
         props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        return {"name": name, "compute_capability": f"{props['major']}.{props['minor']}",
-                "driver": str(cp.cuda.runtime.driverGetVersion()),
-                "cuda_runtime": str(cp.cuda.runtime.runtimeGetVersion()), **software_versions()}
+        info = run_info(cp)
+        return {"name": info["device"], "compute_capability": f"{props['major']}.{props['minor']}",
+                "driver_and_runtime": info["driver"], **software_versions()}
 
     def time_ms(self, candidate: Candidate) -> float:
         return self.session.time(candidate.launch, self.warmup, self.repeats).median_ms
