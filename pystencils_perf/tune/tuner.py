@@ -179,7 +179,7 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
             return "all", f"every one of the {len(candidates)} candidates measured"
         if len(record.measured) >= budget:
             return "budget", f"the budget of {budget} measurements is spent"
-        if early_stop and search.best() is not None and search.done():
+        if early_stop and search.done():
             return "rule", (f"no unmeasured candidate has a chance above {settings.stop_probability:.0%} to be "
                             f"{settings.stop_within:.0%} faster than the best measured")
         return "", ""

@@ -102,7 +102,7 @@ class ModelGuided:
         self.stop_reason = "every candidate measured"
         try:
             while search.unmeasured.size:
-                if self.early_stop and search.best() is not None and search.done():
+                if self.early_stop and search.done():
                     self.stop_reason = "nothing better is likely"
                     break
                 picks = search.next_batch(self.batch)
