@@ -21,7 +21,6 @@ and 20. `--out` writes report.md and a plot. `--predictions DIR` keeps the model
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import multiprocessing
@@ -42,7 +41,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 use_temporary_pystencils_cache("pystencils-perf-bench-")
 
 from pystencils_perf.devices import get_device  # noqa: E402
-from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner, split_parameters  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import (  # noqa: E402
+    load_cache_json, load_tunable_spec, read_kernel_tuner, split_parameters)
 from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,12 +62,6 @@ def caches() -> list[Path]:
     return [p for p in found if p.name.endswith((".json", ".json.gz"))]
 
 
-def _load_cache_json(path: Path) -> dict:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        return json.load(fh)
-
-
 def _key(params: dict, names: list[str]) -> str:
     return ",".join(str(params[n]) for n in names)
 
@@ -77,7 +71,7 @@ class Replay:
 
     def __init__(self, path: Path, spec, predictions: Path | None):
         self.path, self.spec = path, spec
-        self.raw = _load_cache_json(path)
+        self.raw = load_cache_json(path)
         self.data = read_kernel_tuner(path)
         self.device = get_device(self.data.device_name)
         self.names = list(self.raw["tune_params_keys"])

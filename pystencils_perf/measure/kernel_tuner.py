@@ -102,7 +102,8 @@ def _counter(path, where: str, name: str, value) -> float:
     return float(number)
 
 
-def _load_json(path: Path) -> dict:
+def load_cache_json(path: Path) -> dict:
+    """A Kernel Tuner cache file as JSON (header and ``cache`` table), gzipped or not, closed or interrupted."""
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt") as fh:
@@ -122,7 +123,7 @@ def _load_json(path: Path) -> dict:
 
 
 def _read_json(path: Path) -> TunerData:
-    data = _load_json(path)
+    data = load_cache_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
         raise MeasurementError(f"{path} is not a Kernel Tuner cache: no 'cache' table of configurations")
     runs, failed = [], []
