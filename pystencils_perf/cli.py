@@ -36,7 +36,7 @@ from pathlib import Path
 from . import __version__
 from .errors import ConfigurationError, PerfError
 from .kernel import parse_domain
-from .launch import parse_triples
+from .launch import DEFAULT_MODEL, parse_triples
 from .outputs import check_writable, check_writable_file, is_special, replacing_file, write_text
 from .tempcache import use_temporary_pystencils_cache
 
@@ -419,9 +419,7 @@ def _cmd_tune(args) -> int:
     else:
         from .adapters.pystencils.gpu import require_cupy, runnable
         from .adapters.pystencils.tuning import tune_on_gpu
-        from .devices import get_device
         from .rank import rank
-        from .tune.replay import tuning_model
 
         require_cupy()  # before anything slow: fail in a second on machines without a GPU
         spec, domain = _load(args)
@@ -429,8 +427,8 @@ def _cmd_tune(args) -> int:
         options = _candidate_options(args, domain)
         if recipe is None and not args.fold:  # a generated kernel has its folding: only assignments can be folded
             options["folds"] = [(1, 1, 1)]
-        model = args.model or tuning_model(get_device(args.device))
-        ranking = rank(spec.kernel, args.device, backend=args.backend, model=model, progress=_progress, **options)
+        ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model,
+                       progress=_progress, **options)
         title = f"{ranking.kernel} on {args.device} (this machine's GPU): {len(ranking.candidates)} candidates"
         result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align)
     print(title)
@@ -482,8 +480,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})")
 
     def model_arg(p):
-        p.add_argument("--model", default="limiters", type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
-                       help="performance model (default limiters; `plugins` lists the installed ones)")
+        p.add_argument("--model", default=DEFAULT_MODEL, type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
+                       help=f"performance model (default {DEFAULT_MODEL}; `plugins` lists the installed ones)")
 
     def data_args(p):
         p.add_argument("data", help="measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...), or a Kernel Tuner cache "
@@ -545,9 +543,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replay", type=_argument_type(_existing_file),
                    help="Kernel Tuner cache (.json, .json.gz) to take the measurements from instead of a GPU")
     p.add_argument("--backend", default="auto", choices=backends, help="footprint backend (default auto)")
-    p.add_argument("--model", type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
-                   help="performance model whose order the search starts from (default: throughput where it has "
-                        "data for the device, else limiters)")
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
+                   help=f"performance model whose order the search starts from (default {DEFAULT_MODEL})")
     p.add_argument("--json", type=_argument_type(_output_file), help="write the measurements and the best as JSON")
     p.set_defaults(run=_cmd_tune)
     return parser

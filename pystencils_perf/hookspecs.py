@@ -134,8 +134,8 @@ def perf_predict(
     """Turn metrics into a `Prediction` (throughput, the time of every limiter, the limiter).
 
     Performance models are opt-in by name: answer only when ``options.model``
-    is one of your `perf_models` names, else return None. The built-in model
-    is ``"limiters"`` (the default).
+    is one of your `perf_models` names, else return None. The built-in models
+    are ``"throughput"`` (the default, `launch.DEFAULT_MODEL`) and ``"limiters"``.
     """
 
 

@@ -107,6 +107,11 @@ def power_of_two_blocks(threads: int, max_block_dim=(1024, 1024, 64), dims: int 
     return blocks
 
 
+#: the performance model a ranking uses unless told otherwise: the limiters plus latency, occupancy, issue, the
+#: L1 pipeline and the tail wave (`models.throughput`), on every device; ``"limiters"`` is the paper's baseline
+DEFAULT_MODEL = "throughput"
+
+
 @dataclass(frozen=True)
 class RankOptions:
     """What the user asked of a ranking; None means the default."""
@@ -116,14 +121,14 @@ class RankOptions:
     folds: tuple[tuple[int, int, int], ...] | None = None
     backend: str = "auto"
     #: the performance model that answers `perf_predict` (see `perf_models`)
-    model: str = "limiters"
+    model: str = DEFAULT_MODEL
     #: candidate filters to apply after ranking (see `perf_prune_filters`)
     prune: tuple[str, ...] = ()
     #: values of the command-line options plugins added (`perf_addoption`), by dest
     plugin_options: Mapping[str, Any] = field(default_factory=dict)
 
     @staticmethod
-    def of(threads=None, blocks=None, folds=None, backend="auto", model="limiters", prune=(), plugin_options=None) -> RankOptions:
+    def of(threads=None, blocks=None, folds=None, backend="auto", model=DEFAULT_MODEL, prune=(), plugin_options=None) -> RankOptions:
         """From the user's arguments: blocks and folds as `parse_triples` takes them, None for the default."""
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigurationError(f"threads per block must be a positive integer, got {threads!r}")

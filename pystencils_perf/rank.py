@@ -17,7 +17,7 @@ from .devices.report import confidence_notes
 from .errors import ConfigurationError, PerfError
 from .harvesting import harvest
 from .hookspecs import hookimpl
-from .launch import LaunchConfig, RankOptions, candidate_space
+from .launch import DEFAULT_MODEL, LaunchConfig, RankOptions, candidate_space
 from .metrics import VOLUME_FIELDS, Metrics
 from .outputs import write_text
 from .plugins import get_plugin_manager
@@ -231,7 +231,7 @@ def rank(
     backend: str = "auto",
     align: str = "base",
     domain_shape=None,
-    model: str = "limiters",
+    model: str = DEFAULT_MODEL,
     prune=(),
     plugin_options=None,
     recipe=None,
@@ -271,9 +271,10 @@ def rank(
         (see `HarvestOptions`).
     domain_shape : tuple of int, optional
         Array shape of variable-size fields.
-    model : str, default "limiters"
-        The performance model: ``"limiters"`` (the paper's), ``"throughput"`` or a
-        model plugin's name.
+    model : str, default "throughput"
+        The performance model (`launch.DEFAULT_MODEL`): ``"throughput"`` (the limiters plus
+        latency, occupancy, issue, the L1 pipeline and the tail wave), ``"limiters"`` (the
+        paper's, a baseline) or a model plugin's name.
     prune : sequence of str, default ()
         Names of candidate filters (e.g. ``("ryoo",)``); the candidates they drop join
         ``ranking.rejected`` with the filter's reason.

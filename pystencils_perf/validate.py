@@ -26,7 +26,7 @@ from .devices import Device, get_device
 from .errors import DeviceError, MeasurementError
 from .harvesting import harvest
 from .kernel import KernelModel
-from .launch import LaunchConfig
+from .launch import DEFAULT_MODEL, LaunchConfig
 from .measure.dataset import METRICS, Dataset, Measurement, Metric, kernel_record
 from .measure.kernel_tuner import TunableSpec, TunerData, variants
 from .outputs import replacing_folder
@@ -60,7 +60,7 @@ class Pair:
 
 
 def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-                    model="limiters", progress=None, variant: str = "") -> tuple[Ranking, list[Pair]]:
+                    model=DEFAULT_MODEL, progress=None, variant: str = "") -> tuple[Ranking, list[Pair]]:
     """Rank the blocks x foldings of `dataset` and pair every row with its candidate's prediction."""
     ranking = rank(kernel, device, blocks=dataset.blocks, folds=dataset.folds, align=align,
                    domain_shape=domain_shape, backend=backend, model=model, progress=progress)
@@ -262,7 +262,7 @@ def _other_gpu(name: str, recorded: set[str], device: Device) -> list[str]:
 
 
 def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-             model="limiters", progress=None) -> Validation:
+             model=DEFAULT_MODEL, progress=None) -> Validation:
     """Predict every measured candidate of `dataset` and compare (see the module docstring); first check that the
     data was measured on the SPEC's kernel (`measured_kernel_warnings`)."""
     dev = get_device(device)
@@ -272,7 +272,7 @@ def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=Non
     return Validation(dataset, ranking, pairs, metric_errors(pairs), ranking_quality(pairs), tuple(warnings))
 
 
-def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto", model="limiters",
+def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto", model=DEFAULT_MODEL,
                    progress=None, keep_variant=None) -> Validation:
     """Kernel Tuner data: rank each variant's measured blocks with its own kernel, then compare all pairs pooled.
 

@@ -20,7 +20,7 @@ def test_listing_shows_aliases_file_version_and_every_curves_status(capsys):
     assert out.startswith(f"{len(library_files())} devices, ")
     for dev in pp.list_devices():
         block = out.split(f"\n{dev.name}  (")[1].split("\n\n")[0]
-        assert f"file: {dev.path} (format 2)" in block and ", ".join(dev.aliases) in block
+        assert f"file: {dev.path} (format 3)" in block and ", ".join(dev.aliases) in block
         assert all(name in block for name in dev.curves)
     h100 = out.split("\nH100-PCIe-80GB  (")[1].split("\n\n")[0]
     assert "l2_load_capacity_miss: fitted on te42kyfo/gpu-benches gpu-l2-cache/h100_pcie.txt" in h100
@@ -45,7 +45,7 @@ def test_template_names_the_first_key_left_to_fill_and_is_not_overwritten(tmp_pa
     assert _run(["--template", str(path)]) == 0
     assert "wrote" in capsys.readouterr().out
     text = path.read_text()
-    assert text.count("\nvalue = 0") + text.count("\nvalue = [0, 0, 0]") == 25
+    assert text.count("\nvalue = 0") + text.count("\nvalue = [0, 0, 0]") == 29
     with pytest.raises(pp.DeviceError, match="missing or empty string 'name'"):
         load_device_file(path)
     path.write_text(text.replace('name = ""', 'name = "My GPU"').replace('architecture = ""', 'architecture = "x"'))
@@ -73,7 +73,7 @@ def test_template_filled_in_loads_and_reports_its_borrowed_curves(tmp_path, caps
     path = tmp_path / "filled.toml"
     path.write_text("\n".join(lines) + "\n")
     dev = load_device_file(path)
-    assert dev.l2_dram_capacity_bytes == v100.l2_dram_capacity_bytes and dev.count_by_kind()["datasheet"] == 25
+    assert dev.l2_dram_capacity_bytes == v100.l2_dram_capacity_bytes and dev.count_by_kind()["datasheet"] == 29
     assert confidence_notes(dev) == [
         ("l1_load_capacity_miss, l2_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
          "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)")]

@@ -28,7 +28,8 @@ def test_every_library_device_loads_with_a_source_and_kind_for_every_number():
     devices = pp.list_devices()
     assert {d.name for d in devices} == LIBRARY
     for d in devices:
-        assert d.format_version == 2
+        assert d.format_version == 3
+        assert d.l1_hit_latency_cycles < d.l2_hit_latency_cycles < d.dram_latency_cycles
         assert set(d.kinds) == set(d.sources) and set(d.kinds.values()) <= set(KINDS)
         assert all(src.strip() for src in d.sources.values())
         assert all(len(set(src.split("; "))) == len(src.split("; ")) for src in d.sources.values()), d.name
@@ -171,8 +172,12 @@ def test_user_device_file(tmp_path):
         (lambda t: t.replace("[l2_bandwidth_gbs]", "[l2_bandwith_gbs]"), "unknown key\\(s\\) l2_bandwith_gbs"),
         (lambda t: t.replace("[curves.l2_load_capacity_miss]", "[curves.l2_misses]"), "missing curve \\[curves.l2_load_capacity_miss\\]"),
         (lambda t: t + "\n[[[", "is not valid TOML"),
-        (lambda t: t.replace("format_version = 2\n", ""), "format version 1 is older than the version 2 .* add 'format_version = 2'"),
-        (lambda t: t.replace("format_version = 2", "format_version = 3"), "format_version 3 is not 2.*use a newer pystencils-perf"),
+        (lambda t: t.replace("format_version = 3\n", ""), "format version 1 is older than the version 3 .* add 'format_version = 3'"),
+        (lambda t: t.replace("format_version = 3", "format_version = 2"),
+         "format version 2 is older .* add 'format_version = 3' and the latencies .*dram_latency_cycles\\) \\(`pystencils-perf"),
+        (lambda t: t.replace("format_version = 3", "format_version = 4"), "format_version 4 is not 3.*use a newer pystencils-perf"),
+        (lambda t: t.replace("[dram_latency_cycles]\nvalue = 435.7", "[dram_latency_cycles]\nvalue = 100"),
+         "latencies must grow from l1_hit_latency_cycles"),
         (lambda t: t.replace('[sm_count]\nvalue = 80\nkind = "datasheet"', "[sm_count]\nvalue = 80"), "'sm_count' needs kind = one of measured"),
         (lambda t: t.replace('[sm_count]\nvalue = 80\nkind = "datasheet"', '[sm_count]\nvalue = 80\nkind = "estimate"'),
          "'sm_count' is an estimate without a note"),

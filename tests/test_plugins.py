@@ -125,7 +125,7 @@ def test_prune_filters_move_candidates_to_rejected_with_reason(registered, jacob
 
 def test_estimate_extras_reach_the_metrics(registered, jacobi_kernel):
     registered(WarpCount())
-    ranking = pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)], folds=[(1, 1, 1)])
+    ranking = pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)], folds=[(1, 1, 1)], model="limiters")
     assert ranking.best.metrics.extras == {"warps_per_block": 4.0}
     assert ranking.best.metrics.value("warps_per_block") == 4.0
     assert ranking.as_json()["candidates"][0]["metrics"]["warps_per_block"] == 4.0
@@ -156,10 +156,10 @@ def test_a_misspelt_hook_is_an_error(monkeypatch):
 def test_a_plugin_is_blocked_by_name(monkeypatch, jacobi_kernel):
     from pystencils_perf import plugins
 
-    monkeypatch.setenv(plugins.BLOCK_ENV, "model")
+    monkeypatch.setenv(plugins.BLOCK_ENV, "throughput")
     pm = plugins.get_plugin_manager()
-    assert pm.is_blocked("model") and pm.get_plugin("model") is None
-    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'limiters'; installed: (?!.*limiters)"):
+    assert pm.is_blocked("throughput") and pm.get_plugin("throughput") is None
+    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'throughput'; installed: (?!.*throughput)"):
         pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)])
 
 

@@ -115,12 +115,12 @@ def test_the_last_wave_costs_the_blocks_it_puts_on_the_busiest_sm(a100, blocks, 
         assert named["tail"] == 0
 
 
-def test_opt_in_and_every_term_named(a100):
+def test_the_default_with_every_term_named(a100):
     kernel = _copy()
-    default = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)]).best
+    default = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)], model="limiters").best
     assert set(default.prediction.seconds_per_lup) == {"FP", "L1", "L2", "DRAM"}
     assert not set(throughput.EXTRAS) & set(default.metrics.extras)  # nothing computed unless asked for
-    chosen = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)], model="throughput").best
+    chosen = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)]).best
     terms = chosen.prediction.seconds_per_lup
     assert set(terms) == {"FP", "L1 banks", "L1 tags", "L2", "DRAM", "issue", "latency", "overlap", "tail"}
     assert set(throughput.EXTRAS) <= set(chosen.metrics.extras)
@@ -133,9 +133,11 @@ def test_opt_in_and_every_term_named(a100):
     assert 1 / chosen.prediction.lups_per_second == pytest.approx(largest + terms["overlap"] + terms["tail"])
 
 
-def test_a_device_without_data_is_named():
-    with pytest.raises(DeviceError, match="no data for device 'MI210'"):
-        throughput.constants_for(pp.get_device("MI210"))
+def test_every_library_device_has_the_models_data_from_its_device_file():
+    for device in pp.list_devices():
+        c = throughput.constants_for(device)
+        assert c.dram_latency_cycles == device.dram_latency_cycles
+        assert c.warp_instructions_per_cycle_per_sm == device.warp_instructions_per_cycle_per_sm
 
 
 def test_a_device_without_its_own_fit_borrows_one_and_says_so():

@@ -16,7 +16,7 @@ BLOCKS = [(32, 4, 2), (16, 8, 2), (64, 2, 2), (8, 8, 4)]
 @pytest.fixture(scope="module")
 def ranking():
     return pp.rank(star_3d_assignments(1, (64, 32, 16)), "V100", blocks=BLOCKS, folds=[(1, 1, 1), (1, 2, 1)],
-                   compile_resources=False)
+                   compile_resources=False, model="limiters")
 
 
 def test_tied_candidates_are_those_within_the_models_error(ranking):

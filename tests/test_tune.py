@@ -282,13 +282,16 @@ def test_create_kernel_tunes_with_the_gpu_timer_replaced(tmp_path, monkeypatch):
     src, dst = ps.fields("src, dst: double[66, 66]")
     update = ps.Assignment(dst[0, 0], (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)
     blocks = [(bx, by, 1) for bx in (8, 16, 32, 64) for by in (4, 8, 16, 32)]
-    kernel = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16)
+    # the limiters rank these blocks nearly alike, so the search measures until the timer's optimum is found
+    kernel = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16,
+                              model="limiters")
     choice = kernel.metadata["pystencils_perf"]
     assert choice.launch.block == (16, 16, 1)
     assert kernel.get_launch_configuration().evaluate()[0] == (16, 16, 1)
     assert choice.tuning.measured_now == len(measured) and "measured" in choice.summary()
     count = len(measured)
-    again = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16)
+    again = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16,
+                             model="limiters")
     assert len(measured) == count and again.metadata["pystencils_perf"].launch.block == (16, 16, 1)
     with pytest.raises(ConfigurationError, match="tune"):
         pp.create_kernel([update], device="V100", tune=-1)
@@ -340,9 +343,11 @@ def test_readme_tune_output_is_real(tmp_path):
         [line for line in shown if not line.startswith("record: ")]
 
 
-def test_the_search_starts_from_the_throughput_model_where_it_has_data():
-    from pystencils_perf.devices import get_device
-    from pystencils_perf.tune.replay import tuning_model
+def test_the_search_starts_from_the_default_model_on_every_device():
+    import inspect
 
-    assert tuning_model(get_device("RTX-A4000")) == "throughput"
-    assert tuning_model(get_device("H100")) == "limiters"  # no throughput constants for it yet (issue 26)
+    from pystencils_perf.launch import DEFAULT_MODEL
+    from pystencils_perf.tune.replay import spec_candidates
+
+    assert DEFAULT_MODEL == "throughput"
+    assert inspect.signature(spec_candidates).parameters["model"].default is None  # None: DEFAULT_MODEL

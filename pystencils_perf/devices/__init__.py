@@ -1,6 +1,6 @@
 """GPU descriptions: one TOML data file per GPU, every number with its source and kind.
 
-A device file (format version `FORMAT_VERSION`) starts with ``format_version = 2`` and
+A device file (format version `FORMAT_VERSION`) starts with ``format_version = 3`` and
 holds one table per quantity::
 
     [dram_bandwidth_gbs]
@@ -29,7 +29,7 @@ from pathlib import Path
 from ..errors import DeviceError
 
 DATA_DIR = Path(__file__).parent / "data"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 KINDS = ("measured", "datasheet", "derived", "estimate")
 
 
@@ -136,6 +136,11 @@ class Device:
         L2 bandwidth, GB/s.
     fp64_peak_gflops, fp32_peak_gflops : float
         FP64 and FP32 peak (non-tensor), GFLOP/s.
+    warp_instructions_per_cycle_per_sm : int
+        Warp (wavefront) instructions an SM (CU) issues per cycle: its warp schedulers.
+    l1_hit_latency_cycles, l2_hit_latency_cycles, dram_latency_cycles : float
+        Load-to-use latency of a hit in L1, in L2, and of a DRAM access, core cycles
+        (pointer chase; the latency term of the throughput model).
     curves : dict of str to Curve
         The capacity-miss curves by name (`CURVE_NAMES`), each fitted on named data or
         borrowed from another GPU.
@@ -186,6 +191,10 @@ class Device:
     l2_bandwidth_gbs: float
     fp64_peak_gflops: float
     fp32_peak_gflops: float
+    warp_instructions_per_cycle_per_sm: int
+    l1_hit_latency_cycles: float
+    l2_hit_latency_cycles: float
+    dram_latency_cycles: float
     curves: dict
     aliases: tuple[str, ...] = ()
     compute_capability: str = ""
@@ -213,6 +222,9 @@ _META_KEYS = {"format_version", "name", "vendor", "architecture", "aliases", "co
 _NOT_IN_FILE = {"sources", "path", "kinds", "notes", "l2_effective_capacity_bytes"}
 _QUANTITIES = [f for f in fields(Device) if f.name not in _META_KEYS | _NOT_IN_FILE]
 _INTEGER_TYPES = ("int", "tuple[int, int, int]")
+#: quantities format version 3 added (the throughput model's issue rate and latencies)
+LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
+                      "dram_latency_cycles")
 _ENTRY_KEYS = {"value", "kind", "source", "note"}
 _CURVE_KEYS = {"a", "b", "c", "d", "complement", "source", "fitted_on", "borrowed_from",
                "rms_residual", "max_residual", "points", "calibration"}
@@ -236,10 +248,13 @@ def _check_version(path: Path, raw: dict) -> None:
     if version == FORMAT_VERSION:
         return
     if version is None or (isinstance(version, int) and version < FORMAT_VERSION):
+        added = (f"add 'format_version = {FORMAT_VERSION}' and the latencies and issue rate of the default model "
+                 f"({', '.join(LATENCY_QUANTITIES)})")
+        if version is None or version < 2:
+            added += (", a 'kind' to every number, 'l2_dram_capacity_bytes' and 'l2_bandwidth_capacity_bytes' instead "
+                      "of 'l2_effective_capacity_bytes', and 'fitted_on' or 'borrowed_from' to every curve")
         _fail(path, f"format version {version or 1} is older than the version {FORMAT_VERSION} this pystencils-perf reads: "
-                    f"add 'format_version = {FORMAT_VERSION}', a 'kind' to every number, 'l2_dram_capacity_bytes' and "
-                    f"'l2_bandwidth_capacity_bytes' instead of 'l2_effective_capacity_bytes', and 'fitted_on' or "
-                    f"'borrowed_from' to every curve (`pystencils-perf devices --template FILE` shows every key)")
+                    f"{added} (`pystencils-perf devices --template FILE` shows every key)")
     _fail(path, f"format_version {version!r} is not {FORMAT_VERSION}, the version this pystencils-perf reads: "
                 f"use a newer pystencils-perf or a file of version {FORMAT_VERSION}")
 
@@ -302,6 +317,8 @@ def _check_across_fields(path: Path, v: dict) -> None:
          "max_registers_per_thread x warp_size exceeds registers_per_sm"),
         (v["l2_bandwidth_gbs"] > v["dram_bandwidth_gbs"], "l2_bandwidth_gbs is not above dram_bandwidth_gbs"),
         (v["fp64_peak_gflops"] <= v["fp32_peak_gflops"], "fp64_peak_gflops exceeds fp32_peak_gflops"),
+        (v["l1_hit_latency_cycles"] < v["l2_hit_latency_cycles"] < v["dram_latency_cycles"],
+         "latencies must grow from l1_hit_latency_cycles to l2_hit_latency_cycles to dram_latency_cycles"),
     ]
     for ok, message in checks:
         if not ok:

@@ -44,6 +44,10 @@ QUANTITY_HELP = {
     "l2_bandwidth_gbs": "L2 bandwidth, GB/s",
     "fp64_peak_gflops": "FP64 peak (non-tensor), GFLOP/s",
     "fp32_peak_gflops": "FP32 peak (non-tensor), GFLOP/s",
+    "warp_instructions_per_cycle_per_sm": "warp (wavefront) instructions one SM (CU) issues per cycle: its warp schedulers",
+    "l1_hit_latency_cycles": "load-to-use latency of an L1 hit, core cycles (pointer chase)",
+    "l2_hit_latency_cycles": "load-to-use latency of an L2 hit, core cycles (pointer chase)",
+    "dram_latency_cycles": "load-to-use latency of a DRAM access, core cycles (pointer chase beyond the L2)",
 }
 TEMPLATE_LENDER = "V100-PCIe-32GB"
 

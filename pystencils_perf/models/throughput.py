@@ -1,6 +1,6 @@
 """The ``throughput`` model: the four limiters plus L1 tag lookups, instruction issue, latency and tail waves.
 
-Opt-in (``rank(..., model="throughput")``). Every term is a time per lattice
+The default model (`launch.DEFAULT_MODEL`) on every device of the library. Every term is a time per lattice
 update (seconds) that one resource alone would need, all named in
 `Prediction.seconds_per_lup` so that a report shows why a candidate is slow:
 
@@ -15,7 +15,7 @@ update (seconds) that one resource alone would need, all named in
   16-thread block, the idle half of a 48-thread block's second warp, or threads past the
   domain's edge cost FP throughput.
 - ``issue``: warp instructions (loads, stores, one FMA per two flops, per warp that
-  updates the point) over the warp schedulers (one instruction per scheduler and cycle).
+  updates the point) over the SM's issue rate (`Device.warp_instructions_per_cycle_per_sm`).
 - ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
   flight per warp; the time per update is the requests per update x their mean
   latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that.
@@ -36,9 +36,10 @@ update (seconds) that one resource alone would need, all named in
 Candidates within the fit's MAPE on its own rows (`mape_on_fitted_rows`) of the best are
 tied, as the limiters' are within their measured DRAM-load error; `select` breaks the tie.
 
-Device data (latencies, schedulers, fitted constants with their provenance) live
-in ``models/data/throughput.toml``, keyed by device name; a device without an
-entry is a `DeviceError` naming it.
+Latencies and issue rates are device data (the device files, every number with its source);
+the model's own constants and its fits, with their provenance, live in
+``models/data/throughput.toml``. A device without its own fit borrows the one
+``[defaults.fit]`` names, and its table's device notes say so.
 """
 
 from __future__ import annotations
@@ -70,12 +71,13 @@ EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lo
 
 @dataclass(frozen=True)
 class ThroughputConstants:
-    """One device's data for this model (cycles are core cycles)."""
+    """One device's data for this model (cycles are core cycles): its latencies and issue rate from its device
+    file, the model's defaults and the fitted constants."""
 
     l1_hit_latency_cycles: float
     l2_hit_latency_cycles: float
     dram_latency_cycles: float
-    warp_schedulers_per_sm: int
+    warp_instructions_per_cycle_per_sm: int
     l1_tag_lookups_per_cycle: float
     read_only_tag_passes_per_cycle: float
     loads_in_flight_per_warp: float
@@ -96,26 +98,24 @@ def _values(table: dict) -> dict:
     return {k: v["value"] for k, v in table.items() if isinstance(v, dict) and "value" in v}
 
 
-def covers(device) -> bool:
-    """Whether the model has data for `device` (models/data/throughput.toml)."""
-    return device.name in _table()["devices"]
+#: the device-file quantities this model reads (format version 3 of the device files)
+DEVICE_QUANTITIES = ("l1_hit_latency_cycles", "l2_hit_latency_cycles", "dram_latency_cycles",
+                     "warp_instructions_per_cycle_per_sm")
 
 
 def constants_for(device) -> ThroughputConstants:
-    """The model's data for `device`: its latencies, the defaults, and its own fit or the one ``[defaults.fit]`` borrows."""
+    """The model's data for `device`: latencies and issue rate from its device file, the defaults, and its own
+    fit or the one ``[defaults.fit]`` borrows (fitted constants are not fitted per device to one kernel)."""
     table = _table()
-    devices = table["devices"]
-    if device.name not in devices:
-        raise DeviceError(f"the throughput model has no data for device {device.name!r} "
-                          f"(models/data/throughput.toml knows {', '.join(sorted(devices))})")
-    entry = devices[device.name]
+    entry = table.get("devices", {}).get(device.name, {})
     if "fit" in entry:
         fit, fitted_on = entry["fit"], entry["fit"]["data"]
     else:
         lender = table["defaults"]["fit"]["borrowed_from"]
-        fit = devices[lender]["fit"]
+        fit = table["devices"][lender]["fit"]
         fitted_on = f"borrowed from {lender}, not fitted on {device.name}: {fit['data']}"
-    values = {**_values(table["defaults"]), **_values(entry), **_values(fit)}
+    from_device = {name: getattr(device, name) for name in DEVICE_QUANTITIES}
+    values = {**_values(table["defaults"]), **_values(entry), **_values(fit), **from_device}
     return ThroughputConstants(**values, fitted_on=fitted_on)
 
 
@@ -213,7 +213,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
                    / sm_cycles_per_second,
         "L2": limiters["L2"],
         "DRAM": limiters["DRAM"],
-        "issue": x["warp_instructions_per_lup"] / c.warp_schedulers_per_sm / sm_cycles_per_second,
+        "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
         "latency": requests * mean_latency_cycles(metrics, c) / in_flight / sm_cycles_per_second,
     }
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..devices import Device, get_device
 from ..errors import MeasurementError
+from ..launch import DEFAULT_MODEL
 from ..measure.kernel_tuner import TunableSpec, TunerData, split_parameters
 from ..rank import rank
 from .record import kernel_hash, software_versions
@@ -30,24 +31,16 @@ class SpecCandidates:
     rejected: list[tuple[dict, str]]
 
 
-def tuning_model(device: Device) -> str:
-    """The model the search starts from by default: the throughput model where it has data for `device` (it orders
-    candidates best, validation/convolution_gpus), else the limiters."""
-    from ..models import throughput
-
-    return throughput.MODEL_NAME if throughput.covers(device) else "limiters"
-
-
 def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Device | str, *, model: str | None = None,
                     backend: str = "auto", progress=None, source: str = "the search space") -> SpecCandidates:
     """Every configuration (tunable parameters by name) that `spec` describes, with the model's time per launch.
 
     Each variant (the parameters that are neither the block nor fixed) is ranked once, with the kernel that
-    `spec.kernel_for` gives for it, by `model` (default `tuning_model`). `progress` wraps the iteration over the
+    `spec.kernel_for` gives for it, by `model` (default `launch.DEFAULT_MODEL`). `progress` wraps the iteration over the
     variants, e.g. a progress bar; `source` names where the configurations come from, in errors.
     """
     dev = get_device(device)
-    model = model or tuning_model(dev)
+    model = model or DEFAULT_MODEL
     groups: dict[tuple, list[tuple[dict, object]]] = {}
     for params in configurations:
         split = split_parameters(source, params, spec)

@@ -43,8 +43,7 @@ class ModelGuided:
     device : str, path or Device, optional
         The pystencils-perf device (name, alias or file) the model predicts for; needed with a SPEC.
     model : str, optional
-        The performance model whose order the search starts from (default: the throughput model where it has data
-        for the device, else the limiters; `pystencils_perf.tune.replay.tuning_model`).
+        The performance model whose order the search starts from (default: `pystencils_perf.launch.DEFAULT_MODEL`).
     batch : int, default 1
         Candidates asked of the runner at once (one per parallel worker).
     early_stop : bool, default True

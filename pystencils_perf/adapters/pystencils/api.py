@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from ...devices import Device, get_device
 from ...errors import ConfigurationError
-from ...launch import LaunchConfig, RankOptions
+from ...launch import DEFAULT_MODEL, LaunchConfig, RankOptions
 from ...plugins import get_plugin_manager
 from ...rank import RankedCandidate, Ranking, rank, select
 from ...resources import ResourceUsage
@@ -74,7 +74,7 @@ def create_kernel(
     backend: str = "auto",
     align: str = "base",
     domain_shape=None,
-    model: str = "limiters",
+    model: str = DEFAULT_MODEL,
     prune=(),
     nvcc: bool = True,
     tune: int = 0,
