@@ -14,24 +14,35 @@ class Space:
     """What the check reads of a kernel model: its iteration space, and no compiled resources."""
 
     work_items: tuple[int, int, int]
+    registers: int | None = None
+    shared_memory_bytes: int = 0
 
     def registers_for(self, fold):
-        return None
+        return self.registers
 
     def shared_memory_for(self, block):
-        return 0
+        return self.shared_memory_bytes
 
 
 DEVICES = [get_device(name) for name in list_devices()]
 powers = st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])
 
 
+def _register_occupancy(registers: int, threads: int, device) -> int:
+    """Blocks per SM the register file allows: registers allocated per warp in the device's units (as NVIDIA's
+    occupancy calculator does)."""
+    warps = -(-threads // device.warp_size)
+    per_warp = -(-registers * device.warp_size // device.register_allocation_unit) * device.register_allocation_unit
+    return device.registers_per_sm // (per_warp * warps)
+
+
 @settings(max_examples=300, deadline=None)
 @given(device=st.sampled_from(DEVICES), items=st.tuples(*[st.integers(1, 10**9)] * 3),
-       block=st.tuples(powers, powers, powers), fold=st.tuples(*[st.sampled_from([1, 2, 4])] * 3))
-def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device, items, block, fold):
+       block=st.tuples(powers, powers, powers), fold=st.tuples(*[st.sampled_from([1, 2, 4])] * 3),
+       registers=st.none() | st.integers(1, 600), shared=st.integers(0, 300 * 1024))
+def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device, items, block, fold, registers, shared):
     launch = LaunchConfig(block, fold)
-    reason = perf_check_candidate(Space(items), launch, device)
+    reason = perf_check_candidate(Space(items, registers, shared), launch, device)
     folded = tuple(-(-n // f) for n, f in zip(items, fold))
     grid = launch.grid(folded)
     broken = {
@@ -40,13 +51,16 @@ def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device,
         "fold": any(f > n for f, n in zip(fold, items)),
         "idle": any(b > t for b, t in zip(block, folded)),
         "grid": any(g > m for g, m in zip(grid, MAX_GRID_DIM)),
+        "registers": registers is not None and (registers > device.max_registers_per_thread or _register_occupancy(
+            registers, launch.threads_per_block, device) == 0),
+        "shared memory": shared > device.shared_memory_per_sm_bytes,
     }
     if reason is None:
         assert not any(broken.values()), (launch, items, device.name)
     else:
         assert any(broken.values())
         named = {"threads per block": "threads per block", "block": "block ", "fold": "fold ", "idle": "idle",
-                 "grid": "grid needs"}
+                 "grid": "grid needs", "registers": "registers", "shared memory": "shared memory"}
         assert any(broken[k] and named[k] in reason for k in broken), reason
 
 
@@ -59,3 +73,12 @@ def test_a_grid_taller_than_cuda_allows_is_rejected():
     huge = Space((10**6,) * 3)  # the grid (62500, 62500, 125000) a 1e6^3 domain once got
     assert "250000 blocks along z" in perf_check_candidate(huge, LaunchConfig((16, 16, 4)), device)
     assert perf_check_candidate(Space((10**6, 10**6, 10**5)), LaunchConfig((16, 32, 2)), device) is None
+
+
+def test_a_block_whose_registers_leave_no_room_has_occupancy_zero():
+    device = get_device("V100")  # 65536 registers per SM, allocated per warp in units of 256
+    space = Space((4096, 4096, 1), registers=65)
+    # 65 x 992 threads = 64480 registers would fit, but a warp gets 65 x 32 = 2080 -> 2304, x 31 warps > 65536
+    reason = perf_check_candidate(space, LaunchConfig((992, 1, 1)), device)
+    assert reason.startswith("occupancy 0: 65 registers x 31 warps (2304 per warp")
+    assert perf_check_candidate(Space((4096, 4096, 1), registers=64), LaunchConfig((992, 1, 1)), device) is None
