@@ -66,12 +66,22 @@ def representative_blocks(grid) -> list[tuple[int, int, int]]:
     return out
 
 
-def representative_waves(total_blocks: int, wave_blocks: int) -> list[int]:
-    """First block ids of up to three full waves in the middle of the launch, each with a previous wave."""
+def representative_waves(grid, wave_blocks: int) -> list[int]:
+    """First block ids of up to three full waves around the grid's centre block, each with a previous wave.
+
+    Centred on the middle block (x, y and z), not on the middle of the launch:
+    when the grid has few z layers of blocks (deep blocks), the launch's middle
+    wave often starts a z layer, and its previous wave ends the one before at the
+    opposite y edge; the two share nothing, and the wave carries the y edge's
+    halo, which only a small share (1 / waves per layer) of the waves do.
+    """
+    total_blocks = math.prod(grid)
     n_full = total_blocks // wave_blocks
     if n_full < 2:
         return [0]
-    mid = n_full // 2
+    gx, gy, gz = grid
+    centre = ((gz // 2) * gy + gy // 2) * gx + gx // 2
+    mid = centre // wave_blocks
     return sorted({min(max(k, 1), n_full - 1) * wave_blocks for k in (mid - 1, mid, mid + 1)})
 
 
@@ -198,7 +208,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
     dram_load = dram_store = wave_lups = 0.0
     comp_load = overlap_sum = comp_store = redundant_load = redundant_store = 0.0
     coverages, previous_ratios, l2_oversubs = [], [], []
-    for first in representative_waves(total_blocks, wave_blocks):
+    for first in representative_waves(grid, wave_blocks):
         curr = ThreadSet.linear_range(block, grid, first, wave_blocks)
         n_lups = count_points(compiled.points, curr)
         v_curr = counter.union(AccessKind.LOAD, [curr], fetch) * fetch
