@@ -32,9 +32,9 @@ def test_v100_errors_per_metric(v100_validation):
     assert errors["dram_store"].mape_percent < 1 and errors["l2_store"].mape_percent < 1
     if all(r.arch == "sm_70" for r in v100_validation.ranking.resources.values()):
         # compiled for the V100 itself, every fold has the measured code's 32 registers (validation/v100/README.md):
-        # two blocks per SM, and no worse than the errors issue 12 started from
+        # two blocks per SM, and no worse than the errors after deep blocks' volumes (issue 12, item 4: 7.83 before)
         assert {p.candidate.metrics.blocks_per_sm for p in v100_validation.pairs} == {2}
-        assert errors["dram_load"].mape_percent <= 7.83 + 0.005 and errors["l2_load"].mape_percent <= 6.89 + 0.005
+        assert errors["dram_load"].mape_percent <= 6.46 + 0.005 and errors["l2_load"].mape_percent <= 6.89 + 0.005
     # the MAPE is the mean of |pred - meas| / meas over the file's rows, recomputed here from the CSV
     rows = list(csv.DictReader(open(DATA)))
     by_launch = {p.launch: p for p in v100_validation.pairs}
@@ -46,6 +46,30 @@ def test_v100_errors_per_metric(v100_validation):
         total += abs(by_launch[launch].predicted(metric) - meas) / meas
     assert errors["l2_load"].mape_percent == pytest.approx(100 * total / len(rows))
     assert v100_validation.quality is None
+
+
+def _dram_load_error(validation, label: str) -> float:
+    """(predicted - measured) / measured of one candidate's DRAM load."""
+    pair = next(p for p in validation.pairs if p.launch.label == label)
+    metric = METRIC_BY_NAME["dram_load"]
+    return pair.predicted(metric) / pair.measured.values["dram_load"] - 1
+
+
+def test_deep_blocks_dram_load_from_an_interior_wave(v100_validation):
+    """64x1x16 has 32 z layers of blocks: the launch's middle wave starts a layer, and its previous wave ends the
+    one before at the far y edge; waves around the grid's centre block are interior waves (+7.5 % before, +1.5 %)."""
+    if {p.candidate.metrics.blocks_per_sm for p in v100_validation.pairs} != {2}:
+        pytest.skip("the measured code ran 2 blocks per SM; this compile gives another occupancy")
+    assert abs(_dram_load_error(v100_validation, "64x1x16 f1x1x1")) < 0.03
+
+
+def test_deep_folded_blocks_halos_shared_in_the_wave_hit_l2(v100_validation):
+    """Blocks 1 wide in y, folded 4 in z: their waves exceed L2, yet the y halos their neighbours load at the
+    same time hit; only re-reads after L1 evictions see the oversubscription (+64 % and +63 % before)."""
+    if {p.candidate.metrics.blocks_per_sm for p in v100_validation.pairs} != {2}:
+        pytest.skip("the measured code ran 2 blocks per SM; this compile gives another occupancy")
+    for label in ("128x1x8 f1x1x4", "64x1x16 f1x1x4"):
+        assert abs(_dram_load_error(v100_validation, label)) < 0.12, label
 
 
 def test_spearman_against_hand_ranks():

@@ -57,7 +57,7 @@ def dram_load(new, overlap, previous_wave_ratio, l2_oversubscription, redundant)
     """DRAM -> L2 loads: ``V_new + (1 - hit(V_prev / (L2 - V_new))) * V_overlap + R_L2(O_L2) * V_redundant``.
 
     `new` is the wave's compulsory volume not shared with the previous wave,
-    `redundant` what L1 requests from L2 beyond the wave's compulsory volume.
+    `redundant` what the wave's blocks re-read from L2 after their L1 evicted it (`volumes.reread_load`).
     """
     return VolumeFormula(
         "DRAM load",
