@@ -9,7 +9,7 @@ import pystencils_perf as pp
 from pystencils_perf.adapters import hip_compiler
 from pystencils_perf.adapters.pystencils.folding import FoldedLaunchConfiguration, create_folded_kernel
 from pystencils_perf.adapters.pystencils.targets import gpu_config
-from pystencils_perf.catalog import star_3d_assignments
+from pystencils_perf.catalog import star_3d_assignments, star_3d_recipe
 
 DOMAIN = (64, 32, 16)
 BLOCKS = [(64, 4, 2), (32, 8, 2), (64, 2, 4)]
@@ -86,6 +86,17 @@ def test_the_target_follows_the_vendor(star):
     assert gpu_config(hip).target == ps.Target.HIP  # without a device, the configuration's GPU target stays
     cuda = pp.create_kernel(star, device="H100", blocks=BLOCKS, folds=FOLDS, nvcc=False)
     assert cuda.target == ps.Target.CUDA and "__launch_bounds__" not in cuda.get_c_code()
+
+
+def test_a_catalog_recipe_is_generated_for_the_device_it_is_ranked_for():
+    """The recipe names no target, so each fold `perf_resources` compiles is HIP for the MI210, CUDA for the H100."""
+    import pystencils as ps
+
+    recipe = star_3d_recipe(1, (16, 8, 8))
+    assert recipe.config.target is None
+    for device, target in (("MI210", ps.Target.HIP), ("H100", ps.Target.CUDA)):
+        variant = create_folded_kernel(recipe.assignments, recipe.config, fold=(1, 1, 2), device=pp.get_device(device))
+        assert variant.target == target
 
 
 @pytest.mark.parametrize(("target", "device", "message"), [
