@@ -80,7 +80,8 @@ def resources_note(resources: ResourcesByFold, folds, device=None) -> str:
     was built for another architecture than `device`'s, that it was a stand-in."""
     if not resources:
         hint = COMPILER_HINTS.get(getattr(device, "vendor", ""), COMPILER_HINTS["nvidia"])
-        return f"occupancy assumed from threads per block: no plugin measured registers ({hint}, or a kernel they cannot compile)"
+        return (f"occupancy assumed from threads per block: no plugin measured registers ({hint}, or a kernel "
+                "they cannot compile)")
     measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))
     missing = [f for f in folds if f not in resources]
     tail = f"; folds {', '.join('x'.join(map(str, f)) for f in missing)} assume the unfolded count" if missing else ""

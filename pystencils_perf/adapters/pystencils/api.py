@@ -2,10 +2,11 @@
 
 The choice intercepts pystencils' lowering: the kernel is generated, its lowered
 AST harvested, every candidate folding generated and compiled with the device vendor's
-compiler for its registers (nvcc or NVRTC for NVIDIA, hipcc for AMD, where one is installed), the candidates ranked for the device, the
-`perf_select` plugins choose, and the `perf_apply` plugins regenerate the
-kernel with the chosen block size and folding. What was chosen and the whole
-ranking stay in ``kernel.metadata["pystencils_perf"]`` (a `KernelChoice`).
+compiler for its registers (nvcc or NVRTC for NVIDIA, hipcc for AMD, where one is
+installed), the candidates ranked for the device, the `perf_select` plugins
+choose, and the `perf_apply` plugins regenerate the kernel with the chosen block
+size and folding. What was chosen and the whole ranking stay in
+``kernel.metadata["pystencils_perf"]`` (a `KernelChoice`).
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class KernelChoice:
         """One line: block, fold, predicted throughput and limiter, registers."""
         c = self.chosen
         usage = self.resources.get(c.launch.fold)
-        toolchain = toolchain_for(self.device)
-        registers = str(usage) if usage else f"registers not measured (no {toolchain.names if toolchain else 'compiler'})"
+        compilers = toolchain.names if (toolchain := toolchain_for(self.device)) else "compiler"
+        registers = str(usage) if usage else f"registers not measured (no {compilers})"
         measured = (f", {self.tuning.best_ms:.4f} ms measured (best of {len(self.tuning.record.measured)})"
                     if self.tuning else "")
         return (
@@ -86,8 +87,8 @@ def create_kernel(
 
     Takes what ``pystencils.create_kernel`` takes, plus the device. The kernel is
     generated, its lowered AST harvested, every candidate folding generated and compiled
-    for its registers (with nvcc or NVRTC for NVIDIA, hipcc for AMD, where one is installed), the candidates ranked
-    (`rank`), the `perf_select` plugins choose (`select`), and the `perf_apply` plugins
+    for its registers (with nvcc or NVRTC for NVIDIA, hipcc for AMD, where one is installed),
+    the candidates ranked (`rank`), the `perf_select` plugins choose (`select`), and the `perf_apply` plugins
     regenerate the kernel with the chosen block size and folding.
 
     Parameters

@@ -247,13 +247,14 @@ def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None, 
 
 
 def _set_block(cfg, block) -> None:
-    """Launch with `block`; a HIP kernel also declares it as its launch bounds (unless the configuration says).
+    """Launch with `block`; a HIP kernel also declares it as its launch bounds, unless the configuration
+    sets ``gpu.generate_launch_bounds``.
 
     AMD's compiler sizes a HIP kernel's register budget for 1024 threads per
     block unless ``__launch_bounds__`` promise fewer (clang's
-    ``--gpu-max-threads-per-block`` default), which caps a CDNA kernel at 128
-    VGPRs; declaring the chosen block lets a kernel of 256 threads use the
-    registers the occupancy model grants it.
+    ``--gpu-max-threads-per-block`` default), which caps a CDNA2 kernel (MI210)
+    at 128 VGPRs; declaring the chosen block lets a kernel of 256 threads use
+    the registers the occupancy model grants it.
     """
     import pystencils as ps
 
