@@ -6,7 +6,7 @@ Occupancy on an AMD GPU depends on the VGPRs a thread needs, and thread
 folding raises that number; only the compiler knows it. ROCm's ``hipcc`` (on
 PATH, or in ``$ROCM_PATH/bin``, default ``/opt/rocm``) compiles the device code
 for the GPU's ``gfx`` architecture with ``-Rpass-analysis=kernel-resource-usage``,
-and the backend remarks, per kernel, ``SGPRs`` (``TotalSGPRs`` from LLVM 19),
+and the backend remarks, per kernel, ``SGPRs`` (``TotalSGPRs`` in newer LLVM),
 ``VGPRs``, ``AGPRs``, ``ScratchSize [bytes/lane]``, ``SGPRs Spill``,
 ``VGPRs Spill`` and ``LDS Size [bytes/block]`` (the format of LLVM's test
 ``llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll``).
