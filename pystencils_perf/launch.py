@@ -18,9 +18,35 @@ from .errors import ConfigurationError
 from .hookspecs import hookimpl
 
 DEFAULT_FOLDS = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
-#: the most blocks a grid may have along x, y and z: CUDA's limits for every compute capability from 3.0 on (CUDA C++
-#: Programming Guide, "Features and Technical Specifications", maximum x-dimension 2^31 - 1, y and z 65535)
-MAX_GRID_DIM = (2**31 - 1, 65535, 65535)
+
+
+@dataclass(frozen=True)
+class GridLimits:
+    """How large a launch grid one GPU runtime accepts along x, y and z."""
+
+    #: the runtime the limits are of, as messages name it
+    runtime: str
+    #: the most blocks along x, y and z
+    max_blocks: tuple[int, int, int]
+    #: the most threads (blocks x block size) along x, y and z; None where only blocks are limited
+    max_threads: tuple[int, int, int] | None = None
+
+
+#: CUDA's limits for every compute capability from 3.0 on (CUDA C++ Programming Guide, "Features and Technical
+#: Specifications": maximum x-dimension of a grid 2^31 - 1, y and z 65535)
+CUDA_GRID = GridLimits("CUDA", (2**31 - 1, 65535, 65535))
+#: HIP's on AMD GPUs: hipGetDeviceProperties reports maxGridSize (2^31 - 1, 65536, 65536) blocks (ROCm/clr,
+#: hipamd/src/hip_device.cpp, ihipGetDeviceProperties); and the HSA kernel dispatch packet that HIP launches
+#: through counts the grid in threads, in 32-bit fields grid_size_x/y/z (HSA Platform System Architecture
+#: Specification 1.2, sec. 2.8 "Kernel Dispatch Packet"; rocminfo's "Grid Max Size per Dimension" 2^32 - 1)
+HIP_GRID = GridLimits("HIP", (2**31 - 1, 65536, 65536), (2**32 - 1,) * 3)
+#: the grid limits of each GPU vendor's runtime (`Device.vendor`)
+GRID_LIMITS = {"nvidia": CUDA_GRID, "amd": HIP_GRID}
+
+
+def grid_limits(device) -> GridLimits:
+    """The grid limits of `device`'s runtime: HIP's on AMD GPUs, else CUDA's."""
+    return GRID_LIMITS.get(device.vendor, CUDA_GRID)
 
 
 @dataclass(frozen=True, order=True)
@@ -214,10 +240,8 @@ def perf_check_candidate(model, launch, device):
         threads = -(-n // f)
         if b > threads:
             return f"block {axis} = {b} exceeds the {threads} threads of the (folded) iteration space: threads would idle"
-    grid = launch.grid(tuple(-(-n // f) for n, f in zip(model.work_items, launch.fold)))
-    for axis, blocks, limit in zip("xyz", grid, MAX_GRID_DIM):
-        if blocks > limit:
-            return f"the grid needs {blocks} blocks along {axis}, more than CUDA's limit of {limit}"
+    if reason := grid_limit_broken(model, launch, grid_limits(device)):
+        return reason
     regs = model.registers_for(launch.fold)
     if regs is not None:
         if regs > device.max_registers_per_thread:
@@ -231,4 +255,17 @@ def perf_check_candidate(model, launch, device):
     shared = model.shared_memory_for(launch.block)
     if shared > device.shared_memory_per_sm_bytes:
         return f"{shared} B shared memory exceed {device.shared_memory_per_sm_bytes} B per SM"
+    return None
+
+
+def grid_limit_broken(model, launch: LaunchConfig, limits: GridLimits) -> str | None:
+    """Why the launch grid of `launch` exceeds the runtime's `limits`, or None."""
+    grid = launch.grid(tuple(-(-n // f) for n, f in zip(model.work_items, launch.fold)))
+    for axis, blocks, limit in zip("xyz", grid, limits.max_blocks):
+        if blocks > limit:
+            return f"the grid needs {blocks} blocks along {axis}, more than {limits.runtime}'s limit of {limit}"
+    for axis, blocks, b, limit in zip("xyz", grid, launch.block, limits.max_threads or ()):
+        if blocks * b > limit:
+            return (f"the grid needs {blocks * b} threads along {axis}, more than {limits.runtime}'s limit of "
+                    f"{limit} per dimension")
     return None

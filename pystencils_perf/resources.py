@@ -14,25 +14,49 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class ResourceUsage:
-    """What ptxas allocated for one kernel function on one architecture, and which compiler asked it."""
+    """What the compiler allocated for one kernel function on one architecture, and which compiler asked it.
+
+    NVIDIA's ptxas reports registers and spills in bytes; AMD's compiler
+    reports vector registers (VGPRs, what occupancy counts per thread), scalar
+    registers per wavefront (SGPRs) and the number of registers spilled.
+    """
 
     arch: str
+    #: registers per thread (on AMD GPUs the VGPRs, AGPRs included where they share the VGPR file)
     registers_per_thread: int
     spill_store_bytes: int
     spill_load_bytes: int
+    #: shared memory (AMD: LDS) per block
     shared_memory_bytes: int
     #: e.g. "nvcc 13.0" or "NVRTC 11.8 + ptxas": register counts differ between CUDA releases
     compiler: str = ""
+    #: scalar registers per wavefront (SGPRs, AMD only; None where the compiler has none)
+    scalar_registers: int | None = None
+    #: registers spilled to scratch memory (AMD's count; NVIDIA's spills are in the byte counts)
+    spilled_registers: int = 0
 
     def __str__(self) -> str:
-        spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded" if self.spilled else ""
+        spills = ""
+        if self.spill_store_bytes or self.spill_load_bytes:
+            spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded"
+        elif self.spilled_registers:
+            spills = f", spills {self.spilled_registers} registers"
         built = f"{self.arch}, {self.compiler}" if self.compiler else self.arch
-        return f"{self.registers_per_thread} registers ({built}){spills}"
+        registers = (f"{self.registers_per_thread} registers" if self.scalar_registers is None
+                     else f"{self.registers_per_thread} VGPRs, {self.scalar_registers} SGPRs")
+        return f"{registers} ({built}){spills}"
 
     @property
     def spilled(self) -> bool:
-        return bool(self.spill_store_bytes or self.spill_load_bytes)
+        return bool(self.spill_store_bytes or self.spill_load_bytes or self.spilled_registers)
 
+
+#: where the registers would come from, per GPU vendor (`Device.vendor`), for the note that they were not measured
+COMPILER_HINTS = {
+    "nvidia": ("neither nvcc on PATH nor the NVRTC wheels pystencils-perf installs, `pip install "
+               "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"),
+    "amd": "no hipcc (ROCm's HIP compiler) on PATH or in $ROCM_PATH/bin",
+}
 
 #: one fold's resources, by fold (fx, fy, fz)
 ResourcesByFold = dict
@@ -55,13 +79,14 @@ def resources_note(resources: ResourcesByFold, folds, device=None) -> str:
     """One line for reports: what the registers come from, or that occupancy is assumed; and where the code
     was built for another architecture than `device`'s, that it was a stand-in."""
     if not resources:
-        return ("occupancy assumed from threads per block: no plugin measured registers (neither nvcc on PATH "
-                "nor the NVRTC wheels pystencils-perf installs, `pip install nvidia-cuda-nvrtc-cu11==11.8.89 "
-                "nvidia-cuda-nvcc-cu11==11.8.89`, or a kernel they cannot compile)")
+        hint = COMPILER_HINTS.get(getattr(device, "vendor", ""), COMPILER_HINTS["nvidia"])
+        return (f"occupancy assumed from threads per block: no plugin measured registers ({hint}, or a kernel "
+                "they cannot compile)")
     measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))
     missing = [f for f in folds if f not in resources]
     tail = f"; folds {', '.join('x'.join(map(str, f)) for f in missing)} assume the unfolded count" if missing else ""
-    wanted = f"sm_{device.compute_capability.replace('.', '')}" if device and device.compute_capability else None
+    nvidia = device is not None and device.vendor == "nvidia" and device.compute_capability
+    wanted = f"sm_{device.compute_capability.replace('.', '')}" if nvidia else None
     if wanted and any(r.arch != wanted for r in resources.values()):
         tail += (f"; built for the nearest architecture the compiler knows, not {wanted} (registers differ: "
                  "the NVRTC 11.8 wheels pystencils-perf installs build it: `pip install nvidia-cuda-nvrtc-cu11==11.8.89 "

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pystencils_perf.devices import get_device, list_devices
-from pystencils_perf.launch import MAX_GRID_DIM, LaunchConfig, perf_check_candidate
+from pystencils_perf.launch import LaunchConfig, grid_limits, perf_check_candidate
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device,
         "block": any(b > m for b, m in zip(block, device.max_block_dim)),
         "fold": any(f > n for f, n in zip(fold, items)),
         "idle": any(b > t for b, t in zip(block, folded)),
-        "grid": any(g > m for g, m in zip(grid, MAX_GRID_DIM)),
+        "grid": any(g > m for g, m in zip(grid, grid_limits(device).max_blocks))
+        or any(g * b > m for g, b, m in zip(grid, block, grid_limits(device).max_threads or ())),
         "registers": registers is not None and (registers > device.max_registers_per_thread or _register_occupancy(
             registers, launch.threads_per_block, device) == 0),
         "shared memory": shared > device.shared_memory_per_sm_bytes,
@@ -82,3 +83,15 @@ def test_a_block_whose_registers_leave_no_room_has_occupancy_zero():
     reason = perf_check_candidate(space, LaunchConfig((992, 1, 1)), device)
     assert reason.startswith("occupancy 0: 65 registers x 31 warps (2304 per warp")
     assert perf_check_candidate(Space((4096, 4096, 1), registers=64), LaunchConfig((992, 1, 1)), device) is None
+
+
+def test_hip_grids_are_limited_by_amds_runtime():
+    """HIP allows 65536 blocks along y and z, one more than CUDA, and counts the grid in 32-bit thread counts."""
+    mi210, v100 = get_device("MI210"), get_device("V100")
+    tall = Space((1024, 65536, 1))
+    assert perf_check_candidate(tall, LaunchConfig((1024, 1, 1)), mi210) is None
+    assert "HIP" not in perf_check_candidate(tall, LaunchConfig((1024, 1, 1)), v100)
+    wide = Space((2**32, 1, 1))
+    reason = perf_check_candidate(wide, LaunchConfig((1024, 1, 1)), mi210)
+    assert reason == f"the grid needs {2**32} threads along x, more than HIP's limit of {2**32 - 1} per dimension"
+    assert perf_check_candidate(wide, LaunchConfig((1024, 1, 1)), v100) is None  # 2^22 blocks: CUDA launches them

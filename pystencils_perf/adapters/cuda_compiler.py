@@ -34,6 +34,8 @@ from ..resources import ResourceUsage
 
 #: the architecture used where a device names none
 DEFAULT_ARCH = "sm_90"
+#: what messages call the compilers this module finds
+COMPILER_NAMES = "nvcc or NVRTC"
 
 
 @dataclass(frozen=True)
@@ -206,11 +208,17 @@ def compiler_for(compute_capability: str | None) -> tuple[CudaCompiler, str] | N
                key=lambda ca: (abs(int(ca[1][3:]) - wanted), int(ca[1][3:])))
 
 
-def cuda_source(kernel) -> str:
-    """A translation unit for a pystencils GPU kernel, as pystencils' own cupy JIT assembles it for NVRTC."""
+def translation_unit(kernel, prelude: tuple[str, ...] = ()) -> str:
+    """A translation unit for a pystencils GPU kernel (CUDA or HIP), as pystencils' own cupy JIT assembles it:
+    the `prelude` headers, the kernel's own headers, and the kernel with C linkage (its name unmangled)."""
     headers = sorted(h for h in kernel.required_headers if h != '"pystencils_runtime/half.h"')
-    includes = "\n".join(f"#include {h}" for h in ("<cuda/std/cstdint>", *headers))
+    includes = "\n".join(f"#include {h}" for h in (*prelude, *headers))
     return f'{includes}\n\n#define RESTRICT __restrict__\n\nextern "C" {kernel.get_c_code()}\n'
+
+
+def cuda_source(kernel) -> str:
+    """A translation unit for a pystencils CUDA kernel, as pystencils' own cupy JIT assembles it for NVRTC."""
+    return translation_unit(kernel, ("<cuda/std/cstdint>",))
 
 
 def kernel_resources(kernel, arch: str, compiler: CudaCompiler) -> ResourceUsage:

@@ -8,9 +8,11 @@ import pystencils as ps
 import sympy as sp
 
 
-def _config(config, name):
+def _config(config, name, target=ps.Target.CUDA):
+    """A copy of `config` named `name`, for `target` (None: the configuration's own, or the device's later)."""
     cfg = ps.CreateKernelConfig() if config is None else config.copy()
-    cfg.target = ps.Target.CUDA
+    if target is not None:
+        cfg.target = target
     if config is None or not config.get_option("function_name") or config.function_name == "kernel":
         cfg.function_name = name
     return cfg
@@ -42,10 +44,15 @@ def box_3d_assignments(domain=(512, 384, 256), dtype="float"):
 
 
 def star_3d_recipe(radius=4, domain=(640, 512, 512), *, config=None, coefficient=0.25):
-    """`star_3d` as assignments and configuration: `rank` compiles every fold of it for its registers."""
+    """`star_3d` as assignments and configuration: `rank` compiles every fold of it for its registers.
+
+    The configuration names no target unless `config` does: each fold is then generated for the device it
+    is ranked for (HIP for an AMD GPU, CUDA for an NVIDIA one).
+    """
     from ..adapters.pystencils import ApplyOptions
 
-    return ApplyOptions(star_3d_assignments(radius, domain, coefficient), _config(config, f"star3d_r{radius}"))
+    name = f"star3d_r{radius}"
+    return ApplyOptions(star_3d_assignments(radius, domain, coefficient), _config(config, name, target=None))
 
 
 def star_3d_assignments(radius=4, domain=(640, 512, 512), coefficient=0.25):

@@ -1,11 +1,12 @@
 """`create_kernel`: pystencils' ``create_kernel`` with the launch configuration chosen for a device.
 
 The choice intercepts pystencils' lowering: the kernel is generated, its lowered
-AST harvested, every candidate folding generated and compiled with nvcc or NVRTC for
-its registers (where one is installed), the candidates ranked for the device, the
-`perf_select` plugins choose, and the `perf_apply` plugins regenerate the
-kernel with the chosen block size and folding. What was chosen and the whole
-ranking stay in ``kernel.metadata["pystencils_perf"]`` (a `KernelChoice`).
+AST harvested, every candidate folding generated and compiled with the device vendor's
+compiler for its registers (nvcc or NVRTC for NVIDIA, hipcc for AMD, where one is
+installed), the candidates ranked for the device, the `perf_select` plugins
+choose, and the `perf_apply` plugins regenerate the kernel with the chosen block
+size and folding. What was chosen and the whole ranking stay in
+``kernel.metadata["pystencils_perf"]`` (a `KernelChoice`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from ...plugins import get_plugin_manager
 from ...rank import RankedCandidate, Ranking, rank, select
 from ...resources import ResourceUsage
 from ...tune.tuner import TuneResult
+from ..compilers import toolchain_for
 from .apply import ApplyOptions
 from .folding import create_folded_kernel
+from .targets import gpu_config
 from .tuning import tune_on_gpu
 
 METADATA_KEY = "pystencils_perf"
@@ -53,7 +56,8 @@ class KernelChoice:
         """One line: block, fold, predicted throughput and limiter, registers."""
         c = self.chosen
         usage = self.resources.get(c.launch.fold)
-        registers = str(usage) if usage else "registers not measured (no nvcc or NVRTC)"
+        compilers = toolchain.names if (toolchain := toolchain_for(self.device)) else "compiler"
+        registers = str(usage) if usage else f"registers not measured (no {compilers})"
         measured = (f", {self.tuning.best_ms:.4f} ms measured (best of {len(self.tuning.record.measured)})"
                     if self.tuning else "")
         return (
@@ -83,8 +87,8 @@ def create_kernel(
 
     Takes what ``pystencils.create_kernel`` takes, plus the device. The kernel is
     generated, its lowered AST harvested, every candidate folding generated and compiled
-    for its registers (with nvcc or NVRTC, where one is installed), the candidates ranked
-    (`rank`), the `perf_select` plugins choose (`select`), and the `perf_apply` plugins
+    for its registers (with nvcc or NVRTC for NVIDIA, hipcc for AMD, where one is installed),
+    the candidates ranked (`rank`), the `perf_select` plugins choose (`select`), and the `perf_apply` plugins
     regenerate the kernel with the chosen block size and folding.
 
     Parameters
@@ -92,7 +96,8 @@ def create_kernel(
     assignments : AssignmentCollection or list of Assignment
         What ``pystencils.create_kernel`` takes.
     config : pystencils.CreateKernelConfig, optional
-        Copied, its target set to CUDA.
+        Copied, its target set to the device's: ``Target.CUDA`` for an NVIDIA GPU, ``Target.HIP``
+        for an AMD GPU (the other one is refused).
     device : str, path or Device, default "A100"
         Library name or alias, or a device file (see ``pystencils-perf devices``).
     threads : int, optional
@@ -105,8 +110,9 @@ def create_kernel(
     backend, align, domain_shape, model, prune
         As for `rank`.
     nvcc : bool, default True
-        Compile every candidate fold for its registers where nvcc or NVRTC is
-        installed; False assumes the occupancy from the threads per block.
+        Compile every candidate fold for its registers where the vendor's compiler is
+        installed (nvcc or NVRTC; hipcc for AMD GPUs); False assumes the occupancy from the
+        threads per block.
     tune : int, default 0
         Measure up to this many candidates on this machine's GPU, in the model's order
         corrected by each measurement, and take the fastest measured (0: the model's
@@ -117,7 +123,8 @@ def create_kernel(
     Returns
     -------
     pystencils GpuKernel
-        An ordinary pystencils kernel (``Target.CUDA``): its launch configuration carries
+        An ordinary pystencils kernel (``Target.CUDA``, or ``Target.HIP`` for an AMD device, with
+        the chosen block as its ``__launch_bounds__``): its launch configuration carries
         the chosen block size, its code the chosen folding (each thread updates
         ``fx*fy*fz`` consecutive points). ``kernel.metadata["pystencils_perf"]`` is the
         `KernelChoice`: the chosen candidate, the whole ranking and each fold's
@@ -147,8 +154,9 @@ def create_kernel(
         raise ConfigurationError(f"tune must be a number of measurements (0 or more), got {tune!r}")
     options = RankOptions.of(threads, blocks, folds, backend, model, prune)
     dev = get_device(device)
-    recipe = ApplyOptions(assignments, config)
-    kernel = create_folded_kernel(assignments, config)
+    cfg = gpu_config(config, dev)
+    recipe = ApplyOptions(assignments, cfg)
+    kernel = create_folded_kernel(assignments, cfg)
     choice = choose_launch(kernel, recipe, dev, options, align=align, domain_shape=domain_shape, nvcc=nvcc)
     if tune:
         result = tune_on_gpu(kernel, recipe, choice.ranking, budget=tune, domain_shape=domain_shape, align=align)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ...errors import ConfigurationError
 from ...hookspecs import hookimpl
 from .folding import create_folded_kernel
+from .targets import target_for
 
 
 def is_assignments(obj) -> bool:
@@ -50,12 +51,14 @@ def perf_apply(kernel, launch, options):
 
 @hookimpl
 def perf_resources(kernel, recipe, model, folds, device):
-    """Each fold's registers, spills and shared memory from nvcc or NVRTC, where one is installed and the GPU is NVIDIA's."""
+    """Each fold's registers, spills and shared memory from the device vendor's compiler (nvcc or NVRTC for
+    NVIDIA, hipcc for AMD), where one is installed; each fold is generated for the device's target."""
     from pystencils.codegen.kernel import GpuKernel
 
-    from ..cuda_compiler import compiler_for, kernel_resources
+    from ..compilers import toolchain_for
 
-    chosen = compiler_for(device.compute_capability) if device.vendor == "nvidia" else None
+    toolchain = toolchain_for(device)
+    chosen = toolchain.compiler_for(device.compute_capability) if toolchain else None
     if chosen is None:
         return None
     if recipe is None and is_assignments(kernel):
@@ -68,10 +71,10 @@ def perf_resources(kernel, recipe, model, folds, device):
     resources = {}
     for fold in folds:
         if isinstance(recipe, ApplyOptions):
-            variant = create_folded_kernel(recipe.assignments, recipe.config, fold=fold)
-        elif tuple(fold) == tuple(model.fold):
+            variant = create_folded_kernel(recipe.assignments, recipe.config, fold=fold, device=device)
+        elif tuple(fold) == tuple(model.fold) and kernel.target == target_for(device):
             variant = kernel
         else:
-            continue  # a generated kernel cannot be folded without its assignments
-        resources[tuple(fold)] = kernel_resources(variant, arch, compiler)
+            continue  # a generated kernel cannot be folded, nor retargeted, without its assignments
+        resources[tuple(fold)] = toolchain.kernel_resources(variant, arch, compiler)
     return resources

@@ -55,6 +55,7 @@ from ...errors import ConfigurationError, HarvestError
 from ...kernel import AXES
 from .compat import driver_with
 from .expressions import ps_to_sympy
+from .targets import gpu_config, target_name
 
 NO_FOLD = (1, 1, 1)
 
@@ -223,24 +224,43 @@ def _fold_divides(rng: PsAxisRange, fold: int) -> bool:
     return bool(points.is_Integer and step.is_positive and points % fold == 0)
 
 
-def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None) -> GpuKernel:
-    """A CUDA kernel from `assignments` whose threads each update `fold` points, launched with `block`.
+def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None, device=None) -> GpuKernel:
+    """A CUDA or HIP kernel from `assignments` whose threads each update `fold` points, launched with `block`.
 
-    :param config: a pystencils ``CreateKernelConfig`` (see `cuda_config`).
+    :param config: a pystencils ``CreateKernelConfig`` (see `gpu_config`).
     :param fold: points per thread along (x, y, z); (1, 1, 1) is pystencils' own kernel.
     :param block: the block size of the kernel's launch configuration (``gpu.default_block_size``).
+    :param device: the `Device` whose vendor decides the target (HIP for AMD, CUDA for NVIDIA); None keeps the
+        configuration's CUDA or HIP target, else CUDA.
     """
     fold = _check_fold(fold)
-    cfg = cuda_config(config)
+    cfg = gpu_config(config, device)
     if block is not None:
-        cfg.gpu.default_block_size = tuple(int(b) for b in block)
+        _set_block(cfg, block)
     _check_offsets(assignments)
     driver = DefaultKernelCreationDriver(cfg) if fold == NO_FOLD else _folding_driver(cfg, fold)
     try:
         return driver(assignments)
     except _pystencils_errors() as e:  # pystencils' own complaint about the assignments
-        raise HarvestError(f"pystencils cannot generate a CUDA kernel from these assignments: "
+        raise HarvestError(f"pystencils cannot generate a {target_name(cfg.target)} kernel from these assignments: "
                            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+def _set_block(cfg, block) -> None:
+    """Launch with `block`; a HIP kernel also declares it as its launch bounds, unless the configuration
+    sets ``gpu.generate_launch_bounds``.
+
+    AMD's compiler sizes a HIP kernel's register budget for 1024 threads per
+    block unless ``__launch_bounds__`` promise fewer (clang's
+    ``--gpu-max-threads-per-block`` default), which caps a CDNA2 kernel (MI210)
+    at 128 VGPRs; declaring the chosen block lets a kernel of 256 threads use
+    the registers the occupancy model grants it.
+    """
+    import pystencils as ps
+
+    cfg.gpu.default_block_size = tuple(int(b) for b in block)
+    if cfg.target == ps.Target.HIP and cfg.gpu.generate_launch_bounds is None:
+        cfg.gpu.generate_launch_bounds = True
 
 
 def _folding_driver(cfg, fold):
@@ -279,28 +299,6 @@ def _check_offsets(assignments) -> None:
                 raise HarvestError(f"access {text} in the assignment to {assignment.lhs} has a non-constant offset "
                                    f"({', '.join(map(str, variable))}): stencil offsets must be integers known when "
                                    "the kernel is generated")
-
-
-def target_name(target) -> str:
-    """A pystencils target as users write it: ``Target.CPU``, not the private ``Target._CPU`` it prints as."""
-    names = [name for name, member in type(target).__members__.items() if member == target and not name.startswith("_")]
-    return f"Target.{min(names, key=len)}" if names else str(target)
-
-
-def cuda_config(config):
-    """A copy of `config` (a pystencils ``CreateKernelConfig``, or None) that targets CUDA.
-
-    pystencils-perf chooses GPU launches: a configuration that asks for a CPU
-    target is refused rather than quietly turned into a CUDA kernel.
-    """
-    import pystencils as ps
-
-    cfg = ps.CreateKernelConfig() if config is None else config.copy()
-    if cfg.target is not None and not cfg.target.is_gpu():
-        raise ConfigurationError(f"the CreateKernelConfig targets {target_name(cfg.target)}, not a GPU: pystencils-perf "
-                                 "chooses GPU launches; leave the target out or set target=Target.CUDA")
-    cfg.target = ps.Target.CUDA
-    return cfg
 
 
 def _check_fold(fold) -> tuple[int, int, int]:

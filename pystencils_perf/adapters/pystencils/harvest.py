@@ -29,7 +29,8 @@ from ...kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field,
 from .apply import ApplyOptions, is_assignments
 from .compat import counter_name
 from .expressions import ps_to_sympy
-from .folding import FoldedLaunchConfiguration, create_folded_kernel, target_name
+from .folding import FoldedLaunchConfiguration, create_folded_kernel
+from .targets import target_name
 
 def _pystencils():
     try:
@@ -55,7 +56,7 @@ def perf_harvest(kernel, options):
     if not isinstance(kernel, GpuKernel):
         raise HarvestError(
             f"kernel {kernel.name!r} was generated for {target_name(kernel.target)}, not a GPU; "
-            "create it with CreateKernelConfig(target=Target.CUDA)"
+            "create it with CreateKernelConfig(target=Target.CUDA), or Target.HIP for an AMD GPU"
         )
     return _Harvester(kernel, options).harvest()
 

@@ -6,7 +6,7 @@ from .api import create_kernel
 
 
 def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, device="A100", **choice):
-    """Generate a CUDA ``GpuKernel`` of lbmpy's update rule with the launch best for a device.
+    """Generate a ``GpuKernel`` of lbmpy's update rule with the launch best for a device (CUDA or HIP).
 
     Builds the update rule with ``lbmpy.create_lb_update_rule`` and hands it to
     `create_kernel`. LBM kernels store a whole population per cell: their default
@@ -19,7 +19,7 @@ def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, dev
     lbm_optimisation : lbmpy.LBMOptimisation, optional
         As for ``lbmpy.create_lb_update_rule`` (``field_size`` fixes the domain).
     config : pystencils.CreateKernelConfig, optional
-        Copied, its target set to CUDA.
+        Copied, its target set to the device's (CUDA for NVIDIA, HIP for AMD).
     device : str, path or Device, default "A100"
         Library name or alias, or a device file.
     **choice

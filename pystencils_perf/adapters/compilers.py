@@ -1,0 +1,37 @@
+"""Which compiler measures a kernel's registers, by GPU vendor: nvcc or NVRTC for NVIDIA, hipcc for AMD.
+
+`cuda_compiler` and `hip_compiler` share one interface; adapters ask
+`toolchain_for` instead of choosing between them, so a vendor is added here once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..resources import ResourceUsage
+from . import cuda_compiler, hip_compiler
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """One vendor's compilers: how to find one for an architecture, and what it measures of a kernel."""
+
+    #: what messages call the compilers, e.g. "nvcc or NVRTC"
+    names: str
+    #: ``compiler_for(device.compute_capability)``: (compiler, architecture) or None where none is installed
+    compiler_for: Callable[[str | None], tuple[object, str] | None]
+    #: ``kernel_resources(kernel, arch, compiler)``
+    kernel_resources: Callable[[object, str, object], ResourceUsage]
+
+
+#: the compilers of each GPU vendor (`Device.vendor`)
+TOOLCHAINS = {
+    "nvidia": Toolchain(cuda_compiler.COMPILER_NAMES, cuda_compiler.compiler_for, cuda_compiler.kernel_resources),
+    "amd": Toolchain(hip_compiler.COMPILER_NAMES, hip_compiler.compiler_for, hip_compiler.kernel_resources),
+}
+
+
+def toolchain_for(device) -> Toolchain | None:
+    """The compilers for `device`'s vendor, or None for a vendor pystencils-perf compiles nothing for."""
+    return TOOLCHAINS.get(device.vendor)

@@ -1,0 +1,146 @@
+"""VGPRs, SGPRs, LDS and spills of HIP code for AMD GPUs, as the AMDGPU backend reports them through hipcc.
+
+The counterpart of `cuda_compiler` (same interface: `available_compilers`,
+`compiler_for`, `kernel_resources`, `compile_resources`, `parse_resource_usage`).
+Occupancy on an AMD GPU depends on the VGPRs a thread needs, and thread
+folding raises that number; only the compiler knows it. ROCm's ``hipcc`` (on
+PATH, or in ``$ROCM_PATH/bin``, default ``/opt/rocm``) compiles the device code
+for the GPU's ``gfx`` architecture with ``-Rpass-analysis=kernel-resource-usage``,
+and the backend remarks, per kernel, ``SGPRs`` (``TotalSGPRs`` in newer LLVM),
+``VGPRs``, ``AGPRs``, ``ScratchSize [bytes/lane]``, ``SGPRs Spill``,
+``VGPRs Spill`` and ``LDS Size [bytes/block]`` (the format of LLVM's test
+``llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll``).
+
+Untested against a real hipcc: no HIP compiler was installed where this was
+written, and the parser is tested on that documented remark format only.
+Without hipcc, nothing is measured and rankings say that occupancy is assumed.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PerfError
+from ..resources import ResourceUsage
+from .cuda_compiler import translation_unit
+
+#: the architecture used where a device names none (the MI210's and MI250X's CDNA2)
+DEFAULT_ARCH = "gfx90a"
+#: what messages call the compilers this module finds
+COMPILER_NAMES = "hipcc"
+#: architectures whose AGPRs share the VGPR file, so that occupancy counts both (LLVM AMDGPUUsage, gfx90a and
+#: later CDNA: "the VGPRs and AGPRs are allocated from a unified register file", arch VGPRs aligned to 4 first)
+UNIFIED_REGISTER_FILE = ("gfx90a", "gfx94", "gfx95")
+
+
+@dataclass(frozen=True)
+class Hipcc:
+    """ROCm's hipcc (clang with the AMDGPU backend)."""
+
+    path: str
+
+    @functools.cached_property
+    def name(self) -> str:
+        version = re.search(r"HIP version: (\d+\.\d+)", _output([self.path, "--version"]))
+        return f"hipcc {version.group(1)}" if version else "hipcc"
+
+    def remarks(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> str:
+        """The backend's resource-usage remarks of compiling `source`'s device code for `arch`."""
+        with tempfile.TemporaryDirectory(prefix="pystencils-perf-hipcc-") as tmp:
+            hip = Path(tmp) / f"{function}.hip"
+            hip.write_text(source)
+            cmd = [self.path, "-c", "--cuda-device-only", f"--offload-arch={arch}", "-O3", "-std=c++17",
+                   *(f"-I{d}" for d in include_dirs), "-Rpass-analysis=kernel-resource-usage",
+                   "-o", str(Path(tmp) / "k.o"), str(hip)]
+            result = subprocess.run(cmd, capture_output=True, text=True)
+        report = result.stdout + result.stderr
+        if result.returncode != 0:
+            first = next((line for line in report.splitlines() if "error" in line), report.strip()[-300:])
+            raise PerfError(f"{self.name} could not compile kernel {function!r} for {arch}: {first.strip()}")
+        return report
+
+
+def _output(cmd: list[str]) -> str:
+    return subprocess.run(cmd, capture_output=True, text=True).stdout
+
+
+def find_hipcc() -> Hipcc | None:
+    """hipcc on PATH, else in ROCm's installation (``$ROCM_PATH/bin``, default ``/opt/rocm/bin``)."""
+    if path := shutil.which("hipcc"):
+        return Hipcc(path)
+    rocm = Path(os.environ.get("ROCM_PATH", "/opt/rocm")) / "bin" / "hipcc"
+    return Hipcc(str(rocm)) if rocm.is_file() and os.access(rocm, os.X_OK) else None
+
+
+@functools.cache
+def available_compilers() -> tuple[Hipcc, ...]:
+    """The HIP compilers found: hipcc, or none."""
+    hipcc = find_hipcc()
+    return (hipcc,) if hipcc else ()
+
+
+def compiler_for(arch: str | None) -> tuple[Hipcc, str] | None:
+    """The compiler and ``gfx`` architecture to build for a device of architecture `arch`, or None without one.
+
+    hipcc builds every architecture of its ROCm release, so the device's own is used.
+    """
+    compilers = available_compilers()
+    if not compilers:
+        return None
+    return compilers[0], arch or DEFAULT_ARCH
+
+
+def hip_source(kernel) -> str:
+    """A translation unit for a pystencils HIP kernel, as hipcc compiles it."""
+    return translation_unit(kernel, ("<hip/hip_runtime.h>",))
+
+
+def kernel_resources(kernel, arch: str, compiler: Hipcc) -> ResourceUsage:
+    """VGPRs, SGPRs, LDS and spills of a pystencils HIP kernel compiled for `arch`."""
+    from pystencils.include import get_pystencils_include_path
+
+    return compile_resources(hip_source(kernel), kernel.name, arch, compiler, (get_pystencils_include_path(),))
+
+
+@functools.lru_cache(maxsize=512)
+def compile_resources(source: str, function: str, arch: str, compiler: Hipcc,
+                      include_dirs: tuple[str, ...] = ()) -> ResourceUsage:
+    """Compile `source` for `arch` and read the backend's resource remarks of `function`."""
+    report = compiler.remarks(source, function, arch, include_dirs)
+    return parse_resource_usage(report, function, arch, compiler.name)
+
+
+def _remark(text: str, label: str) -> int | None:
+    """The value of one ``label: N`` remark line, or None where the backend does not print it."""
+    found = re.search(rf"(?:^|\s){label}: (\d+)", text, re.MULTILINE)
+    return int(found.group(1)) if found else None
+
+
+def parse_resource_usage(report: str, function: str, arch: str, compiler: str = "") -> ResourceUsage:
+    """The ``-Rpass-analysis=kernel-resource-usage`` remarks of `function` as a `ResourceUsage`."""
+    section = re.split(rf"Function Name: {re.escape(function)}\b", report, maxsplit=1)
+    if len(section) != 2:
+        raise PerfError(f"the AMDGPU backend reported no resource usage for kernel {function!r}")
+    text = section[1].split("Function Name:", 1)[0]
+    sgprs, vgprs = _remark(text, r"(?:Total)?SGPRs"), _remark(text, "VGPRs")
+    if sgprs is None or vgprs is None:
+        raise PerfError(f"cannot read the VGPRs and SGPRs of kernel {function!r} from hipcc: {text.strip()[:200]}")
+    agprs = _remark(text, "AGPRs") or 0
+    registers = -(-vgprs // 4) * 4 + agprs if arch.startswith(UNIFIED_REGISTER_FILE) else vgprs
+    return ResourceUsage(
+        arch=arch,
+        registers_per_thread=registers,
+        spill_store_bytes=0,
+        spill_load_bytes=0,
+        shared_memory_bytes=_remark(text, re.escape("LDS Size [bytes/block]")) or 0,
+        compiler=compiler,
+        scalar_registers=sgprs,
+        spilled_registers=(_remark(text, "VGPRs Spill") or 0) + (_remark(text, "SGPRs Spill") or 0),
+    )

@@ -1,0 +1,175 @@
+"""HIP kernels for AMD GPUs: the device's vendor picks the pystencils target, its runtime's limits, its compiler."""
+
+import math
+import re
+
+import pytest
+
+import pystencils_perf as pp
+from pystencils_perf.adapters import hip_compiler
+from pystencils_perf.adapters.pystencils.folding import FoldedLaunchConfiguration, create_folded_kernel
+from pystencils_perf.adapters.pystencils.targets import gpu_config
+from pystencils_perf.catalog import star_3d_assignments, star_3d_recipe
+
+DOMAIN = (64, 32, 16)
+BLOCKS = [(64, 4, 2), (32, 8, 2), (64, 2, 4)]
+FOLDS = [(1, 1, 1), (1, 2, 1)]
+#: what CUDA has and HIP has not: a HIP kernel naming any of them would not compile for an AMD GPU
+CUDA_ONLY = ("__ldg", "__shfl_sync", "__syncwarp", "asm(", "cuda_fp16", "cuda/std")
+
+
+@pytest.fixture(scope="module")
+def star():
+    return star_3d_assignments(1, DOMAIN)
+
+
+@pytest.fixture(scope="module")
+def mi210():
+    return pp.get_device("MI210")
+
+
+@pytest.fixture(scope="module")
+def hip_kernel(star):
+    """The 7-point star chosen for the MI210 by create_kernel."""
+    return pp.create_kernel(star, device="MI210", blocks=BLOCKS, folds=FOLDS)
+
+
+def launched(kernel):
+    """(block, fold, grid) of a generated kernel's launch configuration."""
+    config = kernel.get_launch_configuration()
+    fold = config.fold if isinstance(config, FoldedLaunchConfiguration) else (1, 1, 1)
+    block, grid = config.evaluate()
+    return block, fold, grid
+
+
+def assert_hip_source(kernel, block):
+    code = kernel.get_c_code()
+    assert code.startswith(f"__global__ __launch_bounds__({math.prod(block)}) void {kernel.name} (")
+    assert '"pystencils_runtime/hip.h"' in kernel.required_headers
+    assert not [word for word in CUDA_ONLY if word in code]
+    assert all("cuda" not in header for header in kernel.required_headers)
+
+
+def test_create_kernel_for_an_amd_gpu_is_hip_with_the_chosen_block(hip_kernel):
+    import pystencils as ps
+
+    choice = hip_kernel.metadata["pystencils_perf"]
+    assert hip_kernel.target == ps.Target.HIP and choice.device.name == "MI210"
+    assert choice.chosen == pp.select(choice.ranking)
+    assert len(choice.ranking.candidates) == len(BLOCKS) * len(FOLDS)
+    block, fold, grid = launched(hip_kernel)
+    assert (block, fold) == (choice.launch.block, choice.launch.fold)
+    assert grid == tuple(-(-n // (b * f)) for n, b, f in zip(DOMAIN, block, fold))
+    assert_hip_source(hip_kernel, block)
+
+
+def test_a_folded_hip_kernel_steps_over_its_fold(star, mi210):
+    """Fold (1, 2, 1): each thread updates rows y and y + 1, so the y counter steps by 2 threads' rows."""
+    kernel = create_folded_kernel(star, fold=(1, 2, 1), block=(64, 4, 2), device=mi210)
+    code = kernel.get_c_code()
+    assert_hip_source(kernel, (64, 4, 2))
+    assert "ctr_1 = 1LL + 2LL * ((int64_t) blockIdx.y * (int64_t) blockDim.y + (int64_t) threadIdx.y)" in code
+    assert re.search(r"_data_dst\[ctr_0 \* \d+LL \+ \(ctr_1 \+ 1LL\) \* \d+LL \+ ctr_2\] =", code)  # the second row
+    assert launched(kernel) == ((64, 4, 2), (1, 2, 1), (1, 4, 8))
+    cuda = create_folded_kernel(star, fold=(1, 2, 1), block=(64, 4, 2))
+    assert pp.harvest(kernel) == pp.harvest(cuda)  # the same accesses: the model does not depend on the target
+
+
+def test_the_target_follows_the_vendor(star):
+    import pystencils as ps
+
+    assert gpu_config(None, pp.get_device("MI210")).target == ps.Target.HIP
+    assert gpu_config(None, pp.get_device("H100")).target == ps.Target.CUDA
+    assert gpu_config(ps.CreateKernelConfig(target=ps.Target.GPU), pp.get_device("MI210")).target == ps.Target.HIP
+    assert gpu_config(None, pp.get_device("MI210")).gpu.warp_size == 64  # a CDNA wavefront
+    hip = ps.CreateKernelConfig(target=ps.Target.HIP)
+    assert gpu_config(hip).target == ps.Target.HIP  # without a device, the configuration's GPU target stays
+    cuda = pp.create_kernel(star, device="H100", blocks=BLOCKS, folds=FOLDS, nvcc=False)
+    assert cuda.target == ps.Target.CUDA and "__launch_bounds__" not in cuda.get_c_code()
+
+
+def test_a_catalog_recipe_is_generated_for_the_device_it_is_ranked_for():
+    """The recipe names no target, so each fold `perf_resources` compiles is HIP for the MI210, CUDA for the H100."""
+    import pystencils as ps
+
+    recipe = star_3d_recipe(1, (16, 8, 8))
+    assert recipe.config.target is None
+    for device, target in (("MI210", ps.Target.HIP), ("H100", ps.Target.CUDA)):
+        variant = create_folded_kernel(recipe.assignments, recipe.config, fold=(1, 1, 2), device=pp.get_device(device))
+        assert variant.target == target
+
+
+@pytest.mark.parametrize(("target", "device", "message"), [
+    ("HIP", "H100", "the CreateKernelConfig targets Target.HIP, but H100-SXM5-80GB is an NVIDIA GPU, which runs "
+                    "Target.CUDA kernels: leave the target out or set target=Target.CUDA"),
+    ("CUDA", "MI210", "the CreateKernelConfig targets Target.CUDA, but MI210 is an AMD GPU, which runs Target.HIP "
+                      "kernels: leave the target out or set target=Target.HIP"),
+])  # fmt: skip
+def test_the_other_vendors_target_is_refused_in_one_line(star, target, device, message):
+    import pystencils as ps
+
+    config = ps.CreateKernelConfig(target=getattr(ps.Target, target))
+    with pytest.raises(pp.ConfigurationError) as caught:
+        pp.create_kernel(star, config, device=device, nvcc=False)
+    assert str(caught.value) == message
+
+
+def test_create_lb_kernel_for_an_amd_gpu_is_hip(hip_d3q19_kernel):
+    import pystencils as ps
+
+    choice = hip_d3q19_kernel.metadata["pystencils_perf"]
+    assert hip_d3q19_kernel.target == ps.Target.HIP
+    block, fold, _ = launched(hip_d3q19_kernel)
+    assert (block, fold) == (choice.launch.block, choice.launch.fold)
+    assert_hip_source(hip_d3q19_kernel, block)
+    assert len(pp.harvest(hip_d3q19_kernel).stores) == 19 * math.prod(fold)
+
+
+@pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is not None, reason="hipcc is installed: registers are measured")
+def test_without_hipcc_registers_are_not_measured_and_the_ranking_says_so(hip_kernel, hip_d3q19_kernel):
+    for kernel in (hip_kernel, hip_d3q19_kernel):
+        choice = kernel.metadata["pystencils_perf"]
+        assert choice.resources == {}
+        assert choice.summary().endswith("registers not measured (no hipcc)")
+        assert choice.ranking.resources_note.startswith("occupancy assumed from threads per block: no plugin "
+                                                        "measured registers (no hipcc (ROCm's HIP compiler)")
+
+
+def test_the_compile_path_is_skipped_without_hipcc(star, monkeypatch):
+    monkeypatch.setattr(hip_compiler, "available_compilers", lambda: ())
+    assert hip_compiler.compiler_for("gfx90a") is None
+    ranking = pp.rank(star, "MI210", blocks=BLOCKS[:1], folds=FOLDS[:1])
+    assert ranking.resources == {} and "no hipcc" in ranking.resources_note
+
+
+@pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")
+def test_hipcc_measures_each_folds_vgprs(star):
+    ranking = pp.rank(star, "MI210", blocks=BLOCKS[:1], folds=FOLDS)
+    assert set(ranking.resources) == set(FOLDS)
+    assert all(r.arch == "gfx90a" and r.registers_per_thread > 0 and r.scalar_registers for r in ranking.resources.values())
+
+
+#: the kernel-resource-usage remarks as LLVM documents them (llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll),
+#: prefixed as hipcc prints them
+REMARKS = """\
+kernel.hip:3:1: remark: Function Name: kernel [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     TotalSGPRs: 28 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     VGPRs: 9 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     AGPRs: 43 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     ScratchSize [bytes/lane]: 0 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     Dynamic Stack: False [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     Occupancy [waves/SIMD]: 5 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     SGPRs Spill: 0 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     VGPRs Spill: 2 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     LDS Size [bytes/block]: 512 [-Rpass-analysis=kernel-resource-usage]
+"""
+
+
+def test_the_resource_remarks_are_read():
+    """On gfx90a the AGPRs share the VGPR file (VGPRs aligned to 4 first); on gfx908 they have their own."""
+    usage = hip_compiler.parse_resource_usage(REMARKS, "kernel", "gfx90a", "hipcc 6.2")
+    assert (usage.registers_per_thread, usage.scalar_registers, usage.shared_memory_bytes) == (12 + 43, 28, 512)
+    assert usage.spilled and str(usage) == "55 VGPRs, 28 SGPRs (gfx90a, hipcc 6.2), spills 2 registers"
+    assert hip_compiler.parse_resource_usage(REMARKS, "kernel", "gfx908").registers_per_thread == 9
+    with pytest.raises(pp.PerfError, match="no resource usage for kernel 'kernel_2'"):
+        hip_compiler.parse_resource_usage(REMARKS, "kernel_2", "gfx90a")
