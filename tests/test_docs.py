@@ -19,7 +19,7 @@ import pystencils_perf
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
-MAIN_COMMAND = "python3 -m pip install -e . && pystencils-perf rank examples/star3d_r4.py --device V100 --head 12"
+MAIN_COMMAND = "python3 -m pip install -e . && pystencils-perf rank examples/star3d_r4.py --device V100 --head 5"
 TEST_COMMAND = (
     "python3 -m pip install -e '.[test]' -e 'plugins/loopy[test]' -e 'plugins/cuda[test]' "
     "-e 'plugins/kernel_tuner[test]' -e 'plugins/an5d[test]' -e 'plugins/ryoo[test]' -e 'plugins/hhc[test]' "
