@@ -11,6 +11,7 @@ from pystencils_perf.devices import (
     CURVE_NAMES,
     DATA_DIR,
     KINDS,
+    OPTIONAL_QUANTITIES,
     alias_index,
     library_files,
     load_device_file,
@@ -195,6 +196,12 @@ def test_user_device_file(tmp_path):
          "'compute_capability' must be a string such as \"8.0\" \\(NVIDIA's major.minor\\), got 7.0"),
         (lambda t: t.replace('compute_capability = "7.0"', 'compute_capability = "sm_70"'), "'compute_capability' must be"),
         (lambda t: "curves = 5\n" + t.split("[curves.")[0], "'curves' must be tables \\[curves.NAME\\]"),
+        (lambda t: t + '\n[last_level_cache_bytes]\nvalue = 134217728\nkind = "datasheet"\nsource = "x"\n',
+         "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together"),
+        (lambda t: t + '\n[last_level_cache_bytes]\nvalue = 4194304\nkind = "datasheet"\nsource = "x"\n'
+                       '[last_level_cache_bandwidth_gbs]\nvalue = 1900.0\nkind = "datasheet"\nsource = "x"\n',
+         "last_level_cache_bytes is not above l2_capacity_bytes"),
+        (lambda t: t + '\n[l2_channel_count]\nvalue = 0\nkind = "datasheet"\nsource = "x"\n', "'l2_channel_count' must be a positive number"),
     ],
 )
 def test_malformed_device_file(tmp_path, mutate, message):
@@ -228,7 +235,7 @@ def test_calibrated_curves_count_as_fitted(tmp_path):
 
 
 def test_template_keys_are_the_same_in_every_file():
-    keys = [set(tomllib.loads(p.read_text())) for p in library_files()]
+    keys = [set(tomllib.loads(p.read_text())) - set(OPTIONAL_QUANTITIES) for p in library_files()]
     assert all(k == keys[0] for k in keys)
     curve_keys = [set(tomllib.loads(p.read_text())["curves"]) for p in library_files()]
     assert all(k == set(CURVE_NAMES) for k in curve_keys)
