@@ -11,6 +11,8 @@ from pystencils_perf.devices import (
     CURVE_NAMES,
     DATA_DIR,
     KINDS,
+    LATENCY_QUANTITIES,
+    OPTIONAL_QUANTITIES,
     alias_index,
     library_files,
     load_device_file,
@@ -20,8 +22,12 @@ VALIDATION = Path(__file__).parent.parent / "validation" / "devices"
 LIBRARY = {
     "V100-PCIe-32GB", "P100-PCIe-16GB", "RTX-2080-Ti", "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIe-40GB",
     "A40", "RTX-A6000", "RTX-A4000", "RTX-3090", "H100-SXM5-80GB", "H100-PCIe-80GB", "GH200-96GB",
-    "H200-SXM-141GB", "L40", "L40S", "MI210",
+    "H200-SXM-141GB", "L40", "L40S", "MI210", "MI100", "MI250X-GCD", "MI300A", "MI300X", "RX-6900-XT", "Radeon-PRO-W6600",
+    "Radeon-PRO-W7800",
 }
+#: the AMD devices by architecture: CDNA runs wave64 on 4 SIMD16 per CU, RDNA wave32 (HIP's default there) on 2 SIMD32
+CDNA = ("MI100", "MI210", "MI250X-GCD", "MI300A", "MI300X")
+RDNA = ("RX-6900-XT", "Radeon-PRO-W6600", "Radeon-PRO-W7800")
 
 
 def test_every_library_device_loads_with_a_source_and_kind_for_every_number():
@@ -50,6 +56,9 @@ def test_aliases_are_unique_across_the_library():
     ("A100-PCIe", "A100-PCIe-40GB"), ("A6000", "RTX-A6000"), ("A4000", "RTX-A4000"), ("2080Ti", "RTX-2080-Ti"),
     ("3090", "RTX-3090"), ("GH200", "GH200-96GB"), ("NVIDIA H200", "H200-SXM-141GB"), ("L40", "L40"), ("L40S", "L40S"),
     ("P100", "P100-PCIe-16GB"), ("Tesla P100-PCIE-16GB", "P100-PCIe-16GB"), ("A40", "A40"),
+    ("MI100", "MI100"), ("MI250X", "MI250X-GCD"), ("AMD Instinct MI250X", "MI250X-GCD"), ("MI300X", "MI300X"),
+    ("mi300a", "MI300A"), ("RX 6900 XT", "RX-6900-XT"), ("6900XT", "RX-6900-XT"), ("W6600", "Radeon-PRO-W6600"),
+    ("AMD Radeon PRO W7800", "Radeon-PRO-W7800"),
 ])
 def test_aliases(alias, name):
     assert pp.get_device(alias).name == name
@@ -127,17 +136,62 @@ def test_measured_dram_bandwidths_are_gpu_benches_stream_scale_maxima(gpu_benche
             gpu = entry["source"].split("gpu-stream/")[1].split(".txt")[0]
             assert entry["value"] == max(gpu_benches["benchmarks"]["gpu-stream"][gpu]["scale"]), fname
             checked += 1
-    assert checked == 7  # A100 40/80, A40, H100-PCIe, GH200, L40, MI210
+    assert checked == 9  # A100 40/80, A40, H100-PCIe, GH200, L40, MI210, MI100, RX 6900 XT
 
 
 def test_fitted_l2_curves_and_capacities_are_the_fit_scripts_output(l2_fits):
     fits = {f["device"]: f for f in l2_fits["l2_fits"]}
-    assert set(fits) == {"A100-SXM4-80GB", "H100-PCIe-80GB", "GH200-96GB", "L40", "MI210"}
+    assert set(fits) == {"A100-SXM4-80GB", "H100-PCIe-80GB", "GH200-96GB", "L40", "MI210", "RX-6900-XT"}
     for name, fit in fits.items():
         dev = pp.get_device(name)
         curve = dev.curves["l2_load_capacity_miss"]
         assert (curve.a, curve.b, curve.c) == (fit["a"], fit["b"], fit["c"]) and curve.rms_residual == fit["rms_residual"]
         assert dev.l2_dram_capacity_bytes == fit["l2_dram_capacity_bytes"] and dev.kinds["l2_dram_capacity_bytes"] == "measured"
+
+
+def test_measured_plateaus_are_the_fit_scripts_output(l2_fits):
+    """The MI100's L2 and the RX 6900 XT's Infinity Cache bandwidths are fit_l2.py's plateaus of their files."""
+    plateaus = l2_fits["plateaus"]
+    assert pp.get_device("MI100").l2_bandwidth_gbs == plateaus["mi100"]["l2_plateau_gbs"]
+    rx = pp.get_device("RX 6900 XT")
+    assert rx.l2_bandwidth_gbs == plateaus["rx6900xt"]["l2_plateau_gbs"]
+    assert rx.last_level_cache_bandwidth_gbs == plateaus["rx6900xt"]["last_level_cache_plateau_gbs"]
+    assert rx.kinds["last_level_cache_bandwidth_gbs"] == "measured"
+
+
+@pytest.mark.parametrize("name", CDNA + RDNA)
+def test_amd_devices_have_the_wavefront_size_issue_rate_and_sources_asked_for(name):
+    """CDNA: wave64, one wave64 instruction per CU and cycle; RDNA: wave32, two per CU and cycle; each with its source."""
+    d = pp.get_device(name)
+    rdna = name in RDNA
+    assert d.vendor == "amd" and d.architecture.startswith("rdna" if rdna else "cdna")
+    assert d.compute_capability.startswith("gfx")
+    assert d.warp_size == (32 if rdna else 64) and "ROCm documentation, GPU hardware specifications table" in d.sources["warp_size"]
+    if rdna:
+        assert "wavefrontsize64 defaults to off" in d.sources["warp_size"]
+    assert d.warp_instructions_per_cycle_per_sm == (2 if rdna else 1)
+    assert d.sources["warp_instructions_per_cycle_per_sm"].startswith(f"counts wave{d.warp_size} instructions per CU and cycle")
+    for key in ("sm_count", "shared_memory_per_sm_bytes", "l2_capacity_bytes"):
+        assert "GPU hardware specifications table" in d.sources[key], key
+    for key in ("max_threads_per_sm", "registers_per_sm", "register_allocation_unit"):
+        assert "AMDGPUBaseInfo.cpp" in d.sources[key], key
+    assert d.registers_per_sm % d.register_allocation_unit == 0
+    assert d.shared_memory_per_sm_bytes == 65536
+    for key in LATENCY_QUANTITIES[1:]:
+        assert "gpu-benches" in d.sources[key] and "gpu-latency/" in d.sources[key] and (d.kinds[key] == "measured") == (name in ("MI210", "RX-6900-XT"))
+
+
+def test_infinity_caches_are_where_the_gpus_have_them():
+    """RDNA2/3 and MI300 have a cache behind the L2; CDNA1/2 do not, and report none."""
+    for name in CDNA + RDNA:
+        d = pp.get_device(name)
+        has = name in RDNA or name.startswith("MI300")
+        assert bool(d.last_level_cache_bytes) == has == bool(d.last_level_cache_bandwidth_gbs), name
+        if has:
+            assert d.last_level_cache_bytes > d.l2_capacity_bytes and d.last_level_cache_bandwidth_gbs > d.dram_bandwidth_gbs
+            assert "GPU hardware specifications table" in d.sources["last_level_cache_bytes"]
+    assert pp.get_device("V100").last_level_cache_bytes == 0 and "last_level_cache_bytes" not in pp.get_device("V100").kinds
+    assert [pp.get_device(n).l2_channel_count for n in ("MI100", "MI210", "MI250X")] == [32, 32, 32]
 
 
 def test_split_l2_gpus_have_two_capacities():
@@ -195,6 +249,12 @@ def test_user_device_file(tmp_path):
          "'compute_capability' must be a string such as \"8.0\" \\(NVIDIA's major.minor\\), got 7.0"),
         (lambda t: t.replace('compute_capability = "7.0"', 'compute_capability = "sm_70"'), "'compute_capability' must be"),
         (lambda t: "curves = 5\n" + t.split("[curves.")[0], "'curves' must be tables \\[curves.NAME\\]"),
+        (lambda t: t + '\n[last_level_cache_bytes]\nvalue = 134217728\nkind = "datasheet"\nsource = "x"\n',
+         "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together"),
+        (lambda t: t + '\n[last_level_cache_bytes]\nvalue = 4194304\nkind = "datasheet"\nsource = "x"\n'
+                       '[last_level_cache_bandwidth_gbs]\nvalue = 1900.0\nkind = "datasheet"\nsource = "x"\n',
+         "last_level_cache_bytes is not above l2_capacity_bytes"),
+        (lambda t: t + '\n[l2_channel_count]\nvalue = 0\nkind = "datasheet"\nsource = "x"\n', "'l2_channel_count' must be a positive number"),
     ],
 )
 def test_malformed_device_file(tmp_path, mutate, message):
@@ -228,7 +288,7 @@ def test_calibrated_curves_count_as_fitted(tmp_path):
 
 
 def test_template_keys_are_the_same_in_every_file():
-    keys = [set(tomllib.loads(p.read_text())) for p in library_files()]
+    keys = [set(tomllib.loads(p.read_text())) - set(OPTIONAL_QUANTITIES) for p in library_files()]
     assert all(k == keys[0] for k in keys)
     curve_keys = [set(tomllib.loads(p.read_text())["curves"]) for p in library_files()]
     assert all(k == set(CURVE_NAMES) for k in curve_keys)

@@ -9,7 +9,9 @@ holds one table per quantity::
     source = "te42kyfo/gpu-benches gpu-stream/h100_pcie.txt @1c36d50..., scale kernel"
     note = "..."                 # required for an estimate: one short line saying what it rests on
 
-and the capacity-miss curves under ``[curves.NAME]``, each either ``fitted_on = "..."``
+A few quantities are optional (`OPTIONAL_QUANTITIES`: a cache behind the L2, the L2's
+channel count); a file leaves them out where the GPU has no such part or no source gives
+it. The capacity-miss curves are under ``[curves.NAME]``, each either ``fitted_on = "..."``
 (with its residual) or ``borrowed_from = "OTHER GPU"``. Files are validated on load,
 including checks across fields (an L2 capacity that serves reuse cannot exceed the L2),
 and parsed once per process. A user may pass the path of their own file wherever a
@@ -158,6 +160,14 @@ class Device:
         The data volume read by all SMs that keeps the full L2 bandwidth, bytes.
     format_version : int
         The device-file format (`FORMAT_VERSION`).
+    last_level_cache_bytes : int
+        A cache behind the L2 that L2 misses go to before DRAM (AMD Infinity Cache /
+        MALL on RDNA2/3 and MI300), bytes; 0 if the GPU has none. Optional in the file.
+    last_level_cache_bandwidth_gbs : float
+        That cache's bandwidth, GB/s; 0 if none. Optional, given with `last_level_cache_bytes`.
+    l2_channel_count : int
+        Independent L2 channels that addresses are interleaved over (the L2's parallelism,
+        which the per-channel L2 term needs); 0 where no source gives it. Optional.
 
     See Also
     --------
@@ -205,6 +215,9 @@ class Device:
     format_version: int = FORMAT_VERSION
     kinds: dict | None = None
     notes: dict | None = None
+    last_level_cache_bytes: int = 0
+    last_level_cache_bandwidth_gbs: float = 0.0
+    l2_channel_count: int = 0
 
     def curve(self, name: str) -> Curve:
         return self.curves[name]
@@ -223,6 +236,8 @@ _NOT_IN_FILE = {"sources", "path", "kinds", "notes", "l2_effective_capacity_byte
 _QUANTITIES = [f for f in fields(Device) if f.name not in _META_KEYS | _NOT_IN_FILE]
 _INTEGER_TYPES = ("int", "tuple[int, int, int]")
 #: quantities format version 3 added (the throughput model's issue rate and latencies)
+#: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0
+OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count")
 LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
                       "dram_latency_cycles")
 _ENTRY_KEYS = {"value", "kind", "source", "note"}
@@ -319,7 +334,15 @@ def _check_across_fields(path: Path, v: dict) -> None:
         (v["fp64_peak_gflops"] <= v["fp32_peak_gflops"], "fp64_peak_gflops exceeds fp32_peak_gflops"),
         (v["l1_hit_latency_cycles"] < v["l2_hit_latency_cycles"] < v["dram_latency_cycles"],
          "latencies must grow from l1_hit_latency_cycles to l2_hit_latency_cycles to dram_latency_cycles"),
+        (bool(v.get("last_level_cache_bytes")) == bool(v.get("last_level_cache_bandwidth_gbs")),
+         "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together"),
     ]
+    if v.get("last_level_cache_bytes") and v.get("last_level_cache_bandwidth_gbs"):
+        checks += [
+            (v["last_level_cache_bytes"] > v["l2_capacity_bytes"], "last_level_cache_bytes is not above l2_capacity_bytes"),
+            (v["dram_bandwidth_gbs"] < v["last_level_cache_bandwidth_gbs"],
+             "last_level_cache_bandwidth_gbs is not above dram_bandwidth_gbs"),
+        ]
     for ok, message in checks:
         if not ok:
             _fail(path, message)
@@ -353,6 +376,8 @@ def _parse(path: Path) -> Device:
 
     values, sources, kinds, notes = {}, {}, {}, {}
     for f in _QUANTITIES:
+        if f.name not in raw and f.name in OPTIONAL_QUANTITIES:
+            continue
         if f.name not in raw:
             _fail(path, f"missing '{f.name}'")
         values[f.name], kinds[f.name], sources[f.name], note = _quantity(path, f.name, f.type, raw[f.name])

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DeviceError
-from . import CURVE_NAMES, FORMAT_VERSION, KINDS, Device, get_device, list_devices
+from . import CURVE_NAMES, FORMAT_VERSION, KINDS, OPTIONAL_QUANTITIES, Device, get_device, list_devices
 
 #: what each quantity means, with its unit (the template's comments)
 QUANTITY_HELP = {
@@ -48,6 +48,9 @@ QUANTITY_HELP = {
     "l1_hit_latency_cycles": "load-to-use latency of an L1 hit, core cycles (pointer chase)",
     "l2_hit_latency_cycles": "load-to-use latency of an L2 hit, core cycles (pointer chase)",
     "dram_latency_cycles": "load-to-use latency of a DRAM access, core cycles (pointer chase beyond the L2)",
+    "last_level_cache_bytes": "optional: cache behind the L2 (AMD Infinity Cache / MALL), bytes; leave out if none",
+    "last_level_cache_bandwidth_gbs": "optional, with last_level_cache_bytes: that cache's bandwidth, GB/s",
+    "l2_channel_count": "optional: independent L2 channels addresses are interleaved over",
 }
 TEMPLATE_LENDER = "V100-PCIe-32GB"
 
@@ -95,7 +98,10 @@ def device_summary(dev: Device) -> str:
         ("l2_bandwidth_gbs", "L2", f"{dev.l2_bandwidth_gbs:g} GB/s"),
         ("l2_dram_capacity_bytes", "L2 without DRAM traffic", _mib(dev.l2_dram_capacity_bytes)),
         ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
-    ))
+        ("l2_channel_count", "L2 channels", dev.l2_channel_count),
+        ("last_level_cache_bytes", "last-level cache", _mib(dev.last_level_cache_bytes)),
+        ("last_level_cache_bandwidth_gbs", "at", f"{dev.last_level_cache_bandwidth_gbs:g} GB/s"),
+    ) if key in kinds)
     lines = [
         (f"{dev.name}  ({dev.vendor} {dev.architecture} {dev.compute_capability}, {dev.sm_count} SMs, "
          f"{dev.clock_ghz:g} GHz, L2 {_mib(dev.l2_capacity_bytes)})"),
@@ -155,7 +161,10 @@ def template_text() -> str:
     ]
     for f in _QUANTITIES:
         zero = "[0, 0, 0]" if f.name == "max_block_dim" else "0"
-        lines += ["", f"# {QUANTITY_HELP[f.name]}", f"[{f.name}]", f"value = {zero}", 'kind = "datasheet"', 'source = ""']
+        table = [f"[{f.name}]", f"value = {zero}", 'kind = "datasheet"', 'source = ""']
+        if f.name in OPTIONAL_QUANTITIES:  # commented out: a zero would not load, and most GPUs leave them out
+            table = [f"# {line}" for line in table]
+        lines += ["", f"# {QUANTITY_HELP[f.name]}", *table]
     lines += ["", f"# Capacity-miss curves, borrowed from {TEMPLATE_LENDER} until fitted (`pystencils-perf calibrate`)."]
     for name in CURVE_NAMES:
         c = lender.curves[name]

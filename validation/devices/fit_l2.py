@@ -7,10 +7,14 @@ capacity it runs at the L2 bandwidth, far above it at the DRAM bandwidth.
 
 Method (per GPU):
 
-1. L2 plateau ``B_l2``: median bw over 2 MB <= V <= L2/2 (below 2 MB L1 hits of
-   neighbouring blocks inflate it, the repository's README says so for the H100).
+1. L2 plateau ``B_l2``: median bw over 2 MB <= V <= max(L2/2, 4 MB) (below 2 MB L1 hits
+   of neighbouring blocks inflate it, the repository's README says so for the H100; the
+   4 MB keeps more than one point on the 4 MB L2 of the RX 6900 XT).
    DRAM plateau ``B_dram``: median bw over 4 L2 <= V <= 32 L2 (on the MI210 the
-   bandwidth keeps falling up to about 8 L2).
+   bandwidth keeps falling up to about 8 L2). On a GPU with a cache behind the L2 (the
+   RX 6900 XT's 128 MB Infinity Cache) this window lies in that cache: the L2's misses
+   go there, so the curve is the L2's miss curve towards it, and the cache's own
+   plateau (median over 4 L2 <= V <= LLC/2) is its bandwidth; DRAM is beyond 4 LLC.
 2. Miss ratio, the DRAM share of the re-read bytes, from the time per byte with hits
    and misses served one after the other: ``1/bw = (1 - m)/B_l2 + m/B_dram``, so
    ``m = (1/bw - 1/B_l2) / (1/B_dram - 1/B_l2)``, clipped to [0, 1].
@@ -21,6 +25,10 @@ Method (per GPU):
 4. The estimator's curve ``R(x) = a*exp(-b*exp(-c*x))`` over ``x = V / l2_dram_capacity``
    (the estimator's L2 oversubscription), least squares.
    Residual: RMS and maximum of ``R(x) - m``.
+
+The MI100's file is not fitted (`NOT_FITTED`): its bandwidth stays at the L2 plateau up to
+about 20 MB, 2.5 times the 8 MB L2 of the ROCm specification table, which this method
+cannot read as an L2 capacity; only its plateaus are reported.
 
 The capacity that keeps L2 *bandwidth* (one partition on A100/H100) comes from the
 gpu-cache benchmark, where every SM reads the same buffer: the largest per-SM volume
@@ -44,9 +52,15 @@ KB, MB = 1024, 1024 * 1024
 MISS_AT_CAPACITY = 0.05
 BANDWIDTH_KEPT = 0.8
 #: nominal L2 capacity of each measured GPU, bytes (datasheets / whitepapers, as in the device files)
-NOMINAL_L2_BYTES = {"a100_80": 40 * MB, "h100_pcie": 50 * MB, "h200": 50 * MB, "l40": 96 * MB, "mi210": 8 * MB}
+NOMINAL_L2_BYTES = {"a100_80": 40 * MB, "h100_pcie": 50 * MB, "h200": 50 * MB, "l40": 96 * MB, "mi210": 8 * MB,
+                    "mi100": 8 * MB, "rx6900xt": 4 * MB}
+#: nominal capacity of a cache behind the L2 (ROCm GPU hardware specifications table: Infinity Cache), bytes
+LAST_LEVEL_CACHE_BYTES = {"rx6900xt": 128 * MB}
 #: device file each measured GPU belongs to
-DEVICE = {"a100_80": "A100-SXM4-80GB", "h100_pcie": "H100-PCIe-80GB", "h200": "GH200-96GB", "l40": "L40", "mi210": "MI210"}
+DEVICE = {"a100_80": "A100-SXM4-80GB", "h100_pcie": "H100-PCIe-80GB", "h200": "GH200-96GB", "l40": "L40", "mi210": "MI210",
+          "mi100": "MI100", "rx6900xt": "RX-6900-XT"}
+#: files whose L2 curve is not fitted, and why
+NOT_FITTED = {"mi100": "plateau up to ~20 MB, 2.5x the 8 MB L2: not readable as an L2 capacity"}
 #: the V100 curve of the estimator's authors (Ernst et al., JPDC 2023), for comparison in the plots
 V100_CURVE = (0.5, 13.0, 1.8)
 
@@ -86,12 +100,26 @@ def crossing(volume: np.ndarray, m: np.ndarray, level: float) -> float:
     return float(v0 + (level - m0) * (v1 - v0) / (m1 - m0))
 
 
+def plateaus(gpu: str, table: dict) -> dict:
+    """Median bandwidths (GB/s) of the L2, of what serves its misses, and of DRAM behind a last-level cache."""
+    volume = np.array(table["total_kb"], dtype=float) * KB
+    gbs = np.array(table["gbs"], dtype=float)
+    l2 = NOMINAL_L2_BYTES[gpu]
+    found = {"l2_plateau_gbs": float(np.median(gbs[(volume >= 2 * MB) & (volume <= max(l2 / 2, 4 * MB))])),
+             "l2_miss_plateau_gbs": float(np.median(gbs[(volume >= 4 * l2) & (volume <= 32 * l2)]))}
+    if gpu in LAST_LEVEL_CACHE_BYTES:
+        llc = LAST_LEVEL_CACHE_BYTES[gpu]
+        found["last_level_cache_plateau_gbs"] = float(np.median(gbs[(volume >= 4 * l2) & (volume <= llc / 2)]))
+        found["dram_plateau_gbs"] = float(np.median(gbs[volume >= 4 * llc]))
+    return found
+
+
 def fit_l2(gpu: str, table: dict) -> tuple[L2Fit, dict]:
     volume = np.array(table["total_kb"], dtype=float) * KB
     gbs = np.array(table["gbs"], dtype=float)
     l2 = NOMINAL_L2_BYTES[gpu]
-    l2_gbs = float(np.median(gbs[(volume >= 2 * MB) & (volume <= l2 / 2)]))
-    dram_gbs = float(np.median(gbs[(volume >= 4 * l2) & (volume <= 32 * l2)]))
+    levels = plateaus(gpu, table)
+    l2_gbs, dram_gbs = levels["l2_plateau_gbs"], levels["l2_miss_plateau_gbs"]
     used = volume >= 2 * MB
     volume, gbs = volume[used], gbs[used]
     m = miss_ratio(gbs, l2_gbs, dram_gbs)
@@ -189,7 +217,8 @@ def v100_l1_check(table: dict, out: Path) -> str:
 
 
 V100_L1_CURVE = (0.73, 4.6, 0.34)
-L1_BYTES_PER_SM = {"v100": 128 * KB, "a100_80": 192 * KB, "a40": 128 * KB, "h100_pcie": 256 * KB, "l40": 128 * KB, "mi210": 16 * KB}
+L1_BYTES_PER_SM = {"v100": 128 * KB, "a100_80": 192 * KB, "a40": 128 * KB, "h100_pcie": 256 * KB, "l40": 128 * KB, "mi210": 16 * KB,
+                   "mi100": 16 * KB}
 
 
 def main() -> None:
@@ -197,12 +226,20 @@ def main() -> None:
     fits = []
     print(f"gpu-benches commit {data['commit']}")
     print(f"{'device':<16} {'L2 GB/s':>8} {'DRAM GB/s':>9} {'C_dram MiB':>10} {'/L2':>5}  {'a':>6} {'b':>8} {'c':>6} {'pts':>4} {'RMS':>6} {'max':>6}")
+    levels = {gpu: {"file": table["file"], **{k: round(v, 1) for k, v in plateaus(gpu, table).items()}}
+              for gpu, table in data["benchmarks"]["gpu-l2-cache"].items()}
     for gpu, table in data["benchmarks"]["gpu-l2-cache"].items():
+        if gpu in NOT_FITTED:
+            print(f"{DEVICE[gpu]:<16} {levels[gpu]['l2_plateau_gbs']:>8.0f} {levels[gpu]['l2_miss_plateau_gbs']:>9.0f}  not fitted: {NOT_FITTED[gpu]}")
+            continue
         fit, series = fit_l2(gpu, table)
         fits.append(fit)
         print(f"{fit.device:<16} {fit.l2_plateau_gbs:>8.0f} {fit.dram_plateau_gbs:>9.0f} {fit.l2_dram_capacity_bytes / MB:>10.2f} "
               f"{fit.l2_dram_capacity_fraction:>5.2f}  {fit.a:>6.4g} {fit.b:>8.4g} {fit.c:>6.4g} {fit.points:>4} {fit.rms_residual:>6.3f} {fit.max_residual:>6.3f}")
         plot(fit, series, HERE / f"l2_curve_{gpu}.png")
+    for gpu, found in levels.items():
+        if "last_level_cache_plateau_gbs" in found:
+            print(f"{DEVICE[gpu]}: last-level cache {found['last_level_cache_plateau_gbs']:.0f} GB/s, DRAM behind it {found['dram_plateau_gbs']:.0f} GB/s")
     print("\ngpu-cache (all SMs read one buffer): L2 bandwidth capacity")
     caps = {}
     for gpu, table in data["benchmarks"]["gpu-cache"].items():
@@ -210,7 +247,8 @@ def main() -> None:
         caps[gpu] = {"file": table["file"], "l2_bandwidth_capacity_bytes": cap, "near_gbs": round(near, 1), "far_gbs": round(far, 1)}
         print(f"{gpu:<10} kept up to {cap / MB:6.2f} MiB  near {near:7.0f} GB/s  beyond {far:7.0f} GB/s")
     print("\n" + v100_l1_check(data["benchmarks"]["gpu-cache"]["v100"], HERE / "l1_check_v100.png"))
-    out = {"gpu_benches_commit": data["commit"], "l2_fits": [asdict(f) for f in fits], "l2_bandwidth_capacity": caps}
+    out = {"gpu_benches_commit": data["commit"], "l2_fits": [asdict(f) for f in fits], "l2_bandwidth_capacity": caps,
+           "plateaus": levels}
     (HERE / "l2_fits.json").write_text(json.dumps(out, indent=1) + "\n")
 
 

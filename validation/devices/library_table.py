@@ -49,7 +49,7 @@ def summary_table(devices) -> str:
 def device_table(dev) -> str:
     rows = [f"### {dev.name}", "", f"`{Path(dev.path).name}`; aliases: {', '.join(f'`{a}`' for a in dev.aliases)}", "",
             "| parameter | value | kind | source (note) |", "|---|---|---|---|"]
-    for key in QUANTITY_HELP:
+    for key in (k for k in QUANTITY_HELP if k in dev.kinds):  # optional quantities only where the file gives them
         note = f" ({dev.notes[key]})" if key in dev.notes else ""
         rows.append(f"| `{key}` | {_value(dev, key)} | {dev.kinds[key]} | {_cell(dev.sources[key] + note)} |")
     rows += ["", "| curve | a | b | c | status |", "|---|---|---|---|---|"]
