@@ -83,7 +83,7 @@ def odd_domain_assignments():
 
 @pytest.fixture(scope="session")
 def hip_d3q19_kernel():
-    """lbmpy's D3Q19 SRT update chosen for the MI210 (a HIP kernel), generated once (seconds)."""
+    """lbmpy's D3Q19 SRT update chosen for one MI250X GCD (a HIP kernel), generated once (seconds)."""
     from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil
 
     from pystencils_perf.adapters.pystencils.lbm import create_lb_kernel
@@ -91,5 +91,5 @@ def hip_d3q19_kernel():
     return create_lb_kernel(
         LBMConfig(stencil=LBStencil(Stencil.D3Q19), method=Method.SRT, relaxation_rate=1.8),
         LBMOptimisation(field_size=(16, 8, 8)),
-        device="MI210", blocks=[(16, 8, 4), (16, 4, 8)], folds=[(1, 1, 1), (1, 1, 2)],
+        device="MI250X", blocks=[(16, 8, 4), (16, 4, 8)], folds=[(1, 1, 1), (1, 1, 2)],
     )  # fmt: skip

@@ -30,8 +30,8 @@ def mi210():
 
 @pytest.fixture(scope="module")
 def hip_kernel(star):
-    """The 7-point star chosen for the MI210 by create_kernel."""
-    return pp.create_kernel(star, device="MI210", blocks=BLOCKS, folds=FOLDS)
+    """The 7-point star chosen for one MI250X GCD (what a process sees) by create_kernel."""
+    return pp.create_kernel(star, device="MI250X", blocks=BLOCKS, folds=FOLDS)
 
 
 def launched(kernel):
@@ -54,7 +54,7 @@ def test_create_kernel_for_an_amd_gpu_is_hip_with_the_chosen_block(hip_kernel):
     import pystencils as ps
 
     choice = hip_kernel.metadata["pystencils_perf"]
-    assert hip_kernel.target == ps.Target.HIP and choice.device.name == "MI210"
+    assert hip_kernel.target == ps.Target.HIP and choice.device.name == "MI250X-GCD"
     assert choice.chosen == pp.select(choice.ranking)
     assert len(choice.ranking.candidates) == len(BLOCKS) * len(FOLDS)
     block, fold, grid = launched(hip_kernel)
@@ -118,7 +118,7 @@ def test_create_lb_kernel_for_an_amd_gpu_is_hip(hip_d3q19_kernel):
     import pystencils as ps
 
     choice = hip_d3q19_kernel.metadata["pystencils_perf"]
-    assert hip_d3q19_kernel.target == ps.Target.HIP
+    assert hip_d3q19_kernel.target == ps.Target.HIP and choice.device.name == "MI250X-GCD"
     block, fold, _ = launched(hip_d3q19_kernel)
     assert (block, fold) == (choice.launch.block, choice.launch.fold)
     assert_hip_source(hip_d3q19_kernel, block)
