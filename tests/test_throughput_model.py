@@ -206,3 +206,28 @@ def test_the_toml_spec_of_the_convolution_predicts_what_the_python_one_does():
             ma = pp.rank(toml.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput")
             mb = pp.rank(python.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput")
             assert ma.candidates[0].metrics == mb.candidates[0].metrics, (params, block)
+
+
+def _stencil_fields(points: int):
+    """What `limiter_times` reads of a kernel model: two double fields of `points` elements each."""
+    field = type("Field", (), {"element_bytes": 8, "shape": (points,)})()
+    return type("Kernel", (), {"fields": (field, field)})()
+
+
+def test_a_last_level_cache_takes_the_l2_misses_and_dram_sees_only_new_data():
+    """RDNA2's Infinity Cache sits between L2 and DRAM: what misses L2 is its traffic; DRAM sees each wave's new data
+    and the stores, and nothing once every field fits in it (repeated launches find them there)."""
+    from pystencils_perf.metrics import Metrics
+    from pystencils_perf.predict import limiter_times
+
+    rx = pp.get_device("RX-6900-XT")
+    v100 = pp.get_device("V100")
+    m = Metrics(flops_per_lup=10, l1_cycles_per_lup=1, l2_load_bytes_per_lup=40, l2_store_bytes_per_lup=8,
+                dram_load_bytes_per_lup=14, dram_store_bytes_per_lup=8, dram_compulsory_load_bytes_per_lup=8.5, blocks_per_sm=2,
+                occupancy_limited_by="threads", wave_blocks=160, grid=(10, 10, 10))
+    large = limiter_times(_stencil_fields(10**9), rx, m)
+    assert large["LLC"] == pytest.approx(22 / (rx.last_level_cache_bandwidth_gbs * 1e9))
+    assert large["DRAM"] == pytest.approx(16.5 / (rx.dram_bandwidth_gbs * 1e9))
+    assert limiter_times(_stencil_fields(10**6), rx, m)["DRAM"] == 0.0  # 16 MB of fields stay in its 128 MB
+    assert "LLC" not in limiter_times(_stencil_fields(10**6), v100, m)  # no such level on a V100
+    assert limiter_times(_stencil_fields(10**6), v100, m)["DRAM"] == pytest.approx(22 / (v100.dram_bandwidth_gbs * 1e9))

@@ -215,6 +215,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         "L1 tags": (x["l1_tag_passes_per_lup"] + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle)
                    / sm_cycles_per_second,
         "L2": limiters["L2"],
+        **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": limiters["DRAM"],
         "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
         "latency": requests * mean_latency_cycles(metrics, c) / in_flight / sm_cycles_per_second,
@@ -226,7 +227,7 @@ PIPELINE_STAGES = {"L1": ("L1 tags", "L1 banks")}
 #: units outside the SMs: they serve all SMs' requests while the SMs go on issuing (enough warps in flight is the
 #: latency term's concern), so their time overlaps fully with the SMs' own, as in the paper's limiter model; the
 #: SM's own units share its warp schedulers and issue slots and overlap only in part
-MEMORY_SYSTEM = ("L2", "DRAM")
+MEMORY_SYSTEM = ("L2", "LLC", "DRAM")
 
 
 def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> float:
