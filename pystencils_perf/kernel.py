@@ -182,6 +182,10 @@ class KernelModel:
     #: False: nvcc merges identical loads only under the same condition. Folding (`folded`) always
     #: merges: folded code loads a shared value once, before the per-point guards
     merges_accesses_across_guards: bool = True
+    #: each guarded load sits under an ``if`` of its own (hand-written code that guards the loads of an
+    #: unrolled loop one by one), not under the ``if`` of the point's whole body as in pystencils' code;
+    #: a compiler that branches instead of predicating keeps one such load in flight at a time
+    loads_guarded_one_by_one: bool = False
     #: a condition on ``blockDim`` (Kernel Tuner's ``#if``): for block sizes where it is false the code
     #: has no guard at all, every access runs and every point is active
     guards_compiled_when: sp.Basic = sp.true

@@ -231,3 +231,35 @@ def test_a_last_level_cache_takes_the_l2_misses_and_dram_sees_only_new_data():
     assert limiter_times(_stencil_fields(10**6), rx, m)["DRAM"] == 0.0  # 16 MB of fields stay in its 128 MB
     assert "LLC" not in limiter_times(_stencil_fields(10**6), v100, m)  # no such level on a V100
     assert limiter_times(_stencil_fields(10**6), v100, m)["DRAM"] == pytest.approx(22 / (v100.dram_bandwidth_gbs * 1e9))
+
+
+def _guarded_row(load_guard):
+    """A 48-wide row of 2-point tiles: the second tile point of the last thread lies past the row (guarded)."""
+    return CudaKernel(name="tiled row", arrays=(Array("a", "float", (1, 4200)), Array("b", "float", (1, 4200))),
+                      threads=(2100, 1), loops={"xi": (0, 2)},
+                      indices={"x": "blockIdx.x * blockDim.x * 2 + threadIdx.x + xi * blockDim.x", "y": "0"},
+                      guard="x < 4200", load_guard=load_guard, loads=("a[y][x]", "a[y][x + 1]"), stores=("b[y][x]",),
+                      flops_per_lup=2.0)
+
+
+@pytest.mark.parametrize("device, in_flight", [("MI250X", 1.0), ("A100-PCIe-40GB", 4.0)])
+def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_on_nvidia(device, in_flight):
+    """Hand-written code that guards each load (``load_guard``) puts every one in its own branch on AMD, where a
+    wavefront then waits for each before the next issues; nvcc predicates them. The body's single ``if`` (no
+    ``load_guard``, as in pystencils' code) changes nothing."""
+    from pystencils_perf.models.throughput import mean_latency_cycles
+
+    dev = pp.get_device(device)
+    c = throughput.constants_for(dev)
+    assert (c.guarded_loads_in_flight_per_warp, c.loads_in_flight_per_warp) == (in_flight, 4.0)
+    guarded = pp.rank(_guarded_row("x < 4200"), dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
+    x, m = guarded.metrics.extras, guarded.metrics
+    assert x["individually_guarded_load_requests_per_lup"] == x["load_requests_per_lup"] > 0
+    sm_cycles_per_second = dev.sm_count * dev.clock_ghz * 1e9
+    expected = (x["load_requests_per_lup"] / in_flight / x["resident_warps_per_sm"] * mean_latency_cycles(m, c)
+                / sm_cycles_per_second)
+    assert guarded.prediction.seconds_per_lup["latency"] == pytest.approx(expected)
+    whole_body = pp.rank(_guarded_row(None), dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
+    assert whole_body.metrics.extras["individually_guarded_load_requests_per_lup"] == 0
+    assert whole_body.prediction.seconds_per_lup["latency"] == pytest.approx(
+        expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c))

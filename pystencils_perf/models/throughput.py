@@ -19,6 +19,10 @@ update (seconds) that one resource alone would need, all named in
 - ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
   flight per warp; the time per update is the requests per update x their mean
   latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that.
+  A load under an ``if`` of its own (hand-written code guarding each load of an unrolled
+  loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
+  AMD's compiler branches around it, so a wavefront has one in flight at a time
+  (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file).
 - the combination: ``L1 tags`` and ``L1 banks`` are two stages of one pipeline, the
   L1TEX unit, which a request's wavefronts pass one stage per cycle (NVIDIA developer
   forum, 'What's the difference between wavefronts and sectors/req', answer 4,
@@ -56,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DeviceError
-from ..estimate.addresses import compile_kernel, satisfies, thread_coords
+from ..estimate.addresses import compile_kernel, guards_compiled, satisfies, thread_coords
 from ..estimate.l1 import distinct_per_row, rows_of
 from ..estimate.volumes import representative_blocks
 from ..hookspecs import hookimpl
@@ -66,7 +70,8 @@ from ..predict import Prediction, limiter_times
 MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
-EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
+EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individually_guarded_load_requests_per_lup",
+          "l1_tag_lookups_per_lup",
           "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup", "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves",
           "last_wave_blocks_per_sm")
@@ -84,6 +89,9 @@ class ThroughputConstants:
     l1_tag_lookups_per_cycle: float
     read_only_tag_passes_per_cycle: float
     loads_in_flight_per_warp: float
+    #: the same for loads that each sit under an ``if`` of their own (`individually_guarded`): where the compiler
+    #: branches around each one instead of predicating it, a warp has one such load in flight at a time
+    guarded_loads_in_flight_per_warp: float
     overlap_exponent: float
     #: the fit's MAPE of throughput on its own rows (a fraction): the measured error within which a ranking
     #: calls candidates tied, as the limiters use their measured DRAM-load error
@@ -107,8 +115,9 @@ DEVICE_QUANTITIES = ("l1_hit_latency_cycles", "l2_hit_latency_cycles", "dram_lat
 
 
 def constants_for(device) -> ThroughputConstants:
-    """The model's data for `device`: latencies and issue rate from its device file, the defaults, and its own
-    fit or the one ``[defaults.fit]`` borrows (fitted constants are not fitted per device to one kernel)."""
+    """The model's data for `device`: latencies and issue rate from its device file, the defaults, what its
+    vendor's compilers change (``[vendors.NAME]``), and its own fit or the one ``[defaults.fit]`` borrows
+    (fitted constants are not fitted per device to one kernel)."""
     table = _table()
     entry = table.get("devices", {}).get(device.name, {})
     if "fit" in entry:
@@ -118,7 +127,8 @@ def constants_for(device) -> ThroughputConstants:
         fit = table["devices"][lender]["fit"]
         fitted_on = f"borrowed from {lender}, not fitted on {device.name}: {fit['data']}"
     from_device = {name: getattr(device, name) for name in DEVICE_QUANTITIES}
-    values = {**_values(table["defaults"]), **_values(entry), **_values(fit), **from_device}
+    vendor = table.get("vendors", {}).get(device.vendor, {})
+    values = {**_values(table["defaults"]), **_values(vendor), **_values(entry), **_values(fit), **from_device}
     return ThroughputConstants(**values, fitted_on=fitted_on)
 
 
@@ -129,8 +139,14 @@ def _warps_with_an_active_lane(active: np.ndarray, warp: int) -> int:
     return int(distinct_per_row(rows_of(np.zeros(active.shape, dtype=np.int64), active, warp)).sum())
 
 
+def individually_guarded(model, block) -> bool:
+    """Whether each guarded load of `model`'s code for `block` sits under an ``if`` of its own
+    (`KernelModel.loads_guarded_one_by_one`, where its guards are compiled for `block`)."""
+    return model.loads_guarded_one_by_one and guards_compiled(model, block)
+
+
 def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[str, float]:
-    """Warp load requests, tag lookups (distinct lines per request), tag-stage passes (`tag_lookups_per_pass`
+    """Warp load requests (those under an ``if`` of their own apart), tag lookups (distinct lines per request), tag-stage passes (`tag_lookups_per_pass`
     lines each, at least one per request), warp instructions, and the share of SIMT lanes that update a point
     when its arithmetic issues, per lattice update. A warp issues for all its lanes: a block of 48 threads
     runs two warps, the second half idle, and the idle threads past the domain's edge still hold their lanes."""
@@ -146,7 +162,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     updating = [satisfies(conj, coords) for conj in compiled.points]
     lups = max(sum(int(a.sum()) for a in updating), 1)
     point_warps = max(sum(_warps_with_an_active_lane(a, warp) for a in updating), 1)
-    counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
+    counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup",
+                            "individually_guarded_load_requests_per_lup", "l1_tag_lookups_per_lup",
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
                             "read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
@@ -162,6 +179,9 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         ro = np.array([i.field in read_only for i in loads])
         counts["load_requests_per_lup"] = float(requests[~ro].sum()) / lups
         counts["read_only_load_requests_per_lup"] = float(requests[ro].sum()) / lups
+        if individually_guarded(model, block):
+            guarded = np.array([any(conj for conj in i.guards) for i in loads])
+            counts["individually_guarded_load_requests_per_lup"] = float(requests[guarded].sum()) / lups
         counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
         passes = np.ceil(lines / tag_lookups_per_pass)
@@ -208,7 +228,10 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"]
-    in_flight = (resident_warps_per_sm or x["resident_warps_per_sm"]) * c.loads_in_flight_per_warp
+    guarded = x.get("individually_guarded_load_requests_per_lup", 0.0)
+    warps = resident_warps_per_sm or x["resident_warps_per_sm"]
+    # requests over the loads in flight per SM: those under an ``if`` of their own at their own rate
+    request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp + guarded / c.guarded_loads_in_flight_per_warp) / warps
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
@@ -218,7 +241,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": limiters["DRAM"],
         "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
-        "latency": requests * mean_latency_cycles(metrics, c) / in_flight / sm_cycles_per_second,
+        "latency": request_rounds * mean_latency_cycles(metrics, c) / sm_cycles_per_second,
     }
 
 

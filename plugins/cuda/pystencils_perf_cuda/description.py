@@ -273,6 +273,7 @@ class _Builder:
             generator="hand-written CUDA (pystencils-perf-cuda description)",
             read_only_fields=tuple(a.name for a in arrays if self._read_only(a)),
             merges_accesses_across_guards=False,  # written by hand: nvcc merges loads under one condition only
+            loads_guarded_one_by_one=self.desc.load_guard is not None,  # the loads' own if
             guards_compiled_when=guarded_when,
         )
 

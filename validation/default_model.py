@@ -1,0 +1,199 @@
+"""The default model on every measured data set of the repository: one table (README and validation/default_model.md).
+
+    nice -n 10 python3 validation/default_model.py [--cache DIR] [--out validation/default_model.md]
+
+Each data set is ranked with the default model (`pystencils_perf.launch.DEFAULT_MODEL`) and no
+flags, as a user would get it. Where run times were measured (the Kernel Tuner convolution caches)
+the table gives the rank correlation of predicted and measured throughput, the measured throughput
+of the predicted best as a share of the measured best (candidates the model ties with the best count
+at their worst member: the pick could be any of them), and the throughput MAPE. Where only volumes
+were measured (V100 star r=2, RTX 2080 Ti KTT counters) it gives the same for the DRAM load volume
+per update (the best is the least volume). The spread of the repeated runs is the measurement noise.
+
+The estimator's metrics do not depend on the model's combination of them; `--cache DIR` keeps them
+per data set (pickles) so that a change to the combination (models/throughput.py) is re-scored in
+seconds. Delete the folder when the estimator or the device files change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # validation/: the shared helpers
+
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-")
+
+from convolution_summary import shared_external_data  # noqa: E402
+import pystencils_perf as pp  # noqa: E402
+from pystencils_perf.devices import get_device  # noqa: E402
+from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
+from pystencils_perf.measure.dataset import read_dataset  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, read_kernel_tuner  # noqa: E402
+from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
+from pystencils_perf.spec import load_spec  # noqa: E402
+from pystencils_perf.validate import spearman, validate, validate_tuned  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+EXTERNAL = HERE / "data" / "external"
+
+
+@dataclass(frozen=True)
+class DataSet:
+    """One measured data set: how to rank it, and whether run times or volumes were measured."""
+
+    name: str
+    device: str
+    source: str
+    timed: bool
+
+    def rank(self):
+        """(kernel model's element bytes, pairs) of the default model's validation."""
+        if self.name == "V100 star r=2":
+            spec = load_spec(HERE / "data" / "v100" / "star3d_r2.py")
+            result = validate(read_dataset(HERE / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"), spec.kernel,
+                              self.device, align="interior", domain_shape=spec.domain_shape)
+        else:
+            description = {"RTX 2080 Ti KTT": HERE / "rtx2080ti_convolution" / "convolution_shmem.py"}.get(
+                self.name, HERE / "a100_convolution" / "convolution.py")
+            data = read_kernel_tuner(self.source_path())
+            if not self.timed:  # the KTT description has no shared-memory compute: only its volumes are compared
+                data = replace(data, runs=[r for r in data.runs if r.params.get("PADDING") == 0])
+            result = validate_tuned(data, load_tunable_spec(description), self.device)
+        return result.pairs
+
+    def source_path(self) -> Path:
+        local = EXTERNAL / self.source
+        return local if local.exists() else shared_external_data(self.source)
+
+
+DATA_SETS = (
+    DataSet("V100 star r=2", "V100", "validation/data/v100/v100_star3d_r2_1024_folding.csv", timed=False),
+    DataSet("A100 convolution", "A100-PCIe-40GB", "a100_convolution15_kernel_tuner_cache.json.gz", timed=True),
+    DataSet("A4000 convolution", "RTX-A4000", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True),
+    DataSet("A6000 convolution", "RTX-A6000", "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True),
+    DataSet("RTX 2080 Ti KTT", "RTX-2080-Ti", "rtx2080ti_convolution15_ktt_counters.csv", timed=False),
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """What one data set scores."""
+
+    name: str
+    rows: int
+    quantity: str
+    spearman: float
+    best_fraction: float
+    mape_percent: float
+    noise: str
+
+
+def cached(name: str, cache: Path | None, compute):
+    """`compute()`, kept as a pickle named after `name` in `cache` (none: computed every time)."""
+    if cache is None:
+        return compute()
+    path = cache / f"{name.replace(' ', '_')}.pickle"
+    if path.exists():
+        return pickle.loads(path.read_bytes())
+    result = compute()
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(result))
+    return result
+
+
+def convolution_fields():
+    """The convolution's arrays (the same in every variant): what the model reads of a kernel besides metrics."""
+    spec = load_tunable_spec(HERE / "a100_convolution" / "convolution.py")
+    return pp.harvest(spec.kernel({"tile_size_x": 1, "tile_size_y": 1, "read_only": 0})).fields
+
+
+def repredicted(pairs, device, fields):
+    """Each pair's prediction by today's default model from its cached metrics (the estimator is not rerun);
+    `fields`: the kernel's arrays, which the model reads for their element and total sizes."""
+    pm = get_plugin_manager()
+    options = type("Options", (), {"model": DEFAULT_MODEL})()
+    kernel = type("Kernel", (), {"fields": fields})()
+
+    def predict(p):
+        metrics = p.candidate.metrics
+        return pm.hook.perf_predict(model=kernel, launch=p.launch, device=device, metrics=metrics, options=options)
+
+    return [replace(p, candidate=replace(p.candidate, prediction=predict(p))) for p in pairs]
+
+
+def tie_aware_best_fraction(predicted: np.ndarray, measured: np.ndarray, relative_error: float, higher_is_better: bool):
+    """Measured quality of the worst candidate the model ties with its best, as a share of the measured best."""
+    sign = 1.0 if higher_is_better else -1.0
+    best_predicted = (sign * predicted).max()
+    tied = sign * predicted >= best_predicted - abs(best_predicted) * relative_error
+    if higher_is_better:
+        return float(measured[tied].min() / measured.max())
+    return float(measured.min() / measured[tied].max())
+
+
+def timing_noise(cache: Path) -> str:
+    """The run-to-run spread of the timings: max/min - 1 of Kernel Tuner's runs per configuration."""
+    entries = load_cache_json(cache)["cache"].values()
+    spreads = [max(e["times"]) / min(e["times"]) - 1 for e in entries if isinstance(e.get("times"), list) and e["times"]]
+    return f"median {100 * np.median(spreads):.1f} %, 90th pct. {100 * np.percentile(spreads, 90):.1f} %"
+
+
+def score(data: DataSet, pairs) -> Row:
+    relative_error = pairs[0].candidate.prediction.relative_error
+    if data.timed:
+        measured = np.array([p.measured.values["glups"] for p in pairs])
+        predicted = np.array([p.candidate.prediction.glups for p in pairs])
+        best = tie_aware_best_fraction(predicted, measured, relative_error, higher_is_better=True)
+        noise = timing_noise(data.source_path())
+        quantity = "throughput"
+    else:
+        measured = np.array([p.measured.values["dram_load"] for p in pairs])
+        predicted = np.array([p.candidate.metrics.dram_load_bytes_per_lup for p in pairs])
+        best = tie_aware_best_fraction(predicted, measured, 0.0, higher_is_better=False)
+        noise = "one Nsight Compute run per configuration"
+        quantity = "DRAM load B/Lup"
+    mape = float(np.mean(np.abs(predicted - measured) / measured) * 100)
+    return Row(data.name, len(pairs), quantity, spearman(predicted, measured), best, mape, noise)
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| data set | rows | compared | Spearman | predicted best / measured best | MAPE % | noise |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.name} | {r.rows} | {r.quantity} | {r.spearman:.3f} | {100 * r.best_fraction:.1f} % | "
+              f"{r.mape_percent:.1f} | {r.noise} |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, help="keep each data set's metrics here (see the module docstring)")
+    parser.add_argument("--out", type=Path, help="write the table with its heading to this Markdown file")
+    parser.add_argument("--only", nargs="*", help="only these data sets (names as in the table)")
+    args = parser.parse_args(argv)
+    rows = []
+    for data in DATA_SETS:
+        if args.only and data.name not in args.only:
+            continue
+        pairs = cached(data.name, args.cache, data.rank)
+        if data.timed:  # volumes are the estimator's; only the timed sets compare the model's predictions
+            pairs = repredicted(pairs, get_device(data.device), convolution_fields())
+        rows.append(score(data, pairs))
+        print(f"{data.name}: done", file=sys.stderr)
+    text = table(rows)
+    print(text)
+    if args.out:
+        args.out.write_text(f"# The default model ({DEFAULT_MODEL}) on every measured data set\n\n"
+                            f"Reproduce: `python3 validation/default_model.py`.\n\n{text}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
