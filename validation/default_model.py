@@ -1,6 +1,9 @@
 """The default model on every measured data set of the repository: one table (README and validation/default_model.md).
 
-    nice -n 10 python3 validation/default_model.py [--cache DIR] [--out validation/default_model.md]
+    nice -n 10 python3 validation/default_model.py [--cache DIR]
+
+writes the table to `validation/default_model.md` and into README.md (between its
+``<!-- default-model table -->`` marks).
 
 Each data set is ranked with the default model (`pystencils_perf.launch.DEFAULT_MODEL`) and no
 flags, as a user would get it. Where run times were measured (the Kernel Tuner convolution caches)
@@ -36,6 +39,7 @@ import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.dataset import read_dataset  # noqa: E402
+from pystencils_perf.outputs import replacing_file  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
 from pystencils_perf.spec import load_spec  # noqa: E402
@@ -164,19 +168,47 @@ def score(data: DataSet, pairs) -> Row:
     return Row(data.name, len(pairs), quantity, spearman(predicted, measured), best, mape, noise)
 
 
-def table(rows: list[Row]) -> str:
-    lines = ["| data set | rows | compared | Spearman | predicted best / measured best | MAPE % | noise |",
-             "|---|---|---|---|---|---|---|"]
+def targets(min_spearman: float, min_best_fraction: float, max_mape_percent: float) -> tuple:
+    """Targets of a table: (what, test on a row) each."""
+    return ((f"Spearman >= {min_spearman:g}", lambda r: r.spearman >= min_spearman),
+            (f"best >= {100 * min_best_fraction:g} %", lambda r: r.best_fraction >= min_best_fraction),
+            (f"MAPE <= {max_mape_percent:g} %", lambda r: r.mape_percent <= max_mape_percent))
+
+
+#: issue 26's targets for every data set of the repository
+TARGETS = targets(0.9, 0.95, 20.0)
+
+
+def table(rows: list[Row], goals=TARGETS) -> str:
+    """The rows as a Markdown table, with the `goals` each misses."""
+    def missed(row: Row) -> str:
+        return ", ".join(what for what, met in goals if not met(row)) or "none"
+
+    lines = ["| data set | rows | compared | Spearman | predicted best / measured best | MAPE % | noise | targets missed |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r.name} | {r.rows} | {r.quantity} | {r.spearman:.3f} | {100 * r.best_fraction:.1f} % | "
-              f"{r.mape_percent:.1f} | {r.noise} |" for r in rows]
+              f"{r.mape_percent:.1f} | {r.noise} | {missed(r)} |" for r in rows]
     return "\n".join(lines)
+
+
+README = HERE.parent / "README.md"
+README_MARK = "<!-- default-model table -->"
+
+
+def with_table(readme: str, text: str) -> str:
+    """`readme` with the text between its two table marks replaced by `text`."""
+    before, _, rest = readme.partition(README_MARK)
+    _, _, after = rest.partition(README_MARK)
+    if not after and not rest.endswith(README_MARK):
+        raise SystemExit(f"{README}: no pair of {README_MARK} marks to put the table between")
+    return f"{before}{README_MARK}\n{text}\n{README_MARK}{after}"
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, help="keep each data set's metrics here (see the module docstring)")
-    parser.add_argument("--out", type=Path, help="write the table with its heading to this Markdown file")
-    parser.add_argument("--only", nargs="*", help="only these data sets (names as in the table)")
+    parser.add_argument("--out", type=Path, default=HERE / "default_model.md", help="the Markdown file to write")
+    parser.add_argument("--only", nargs="*", help="only these data sets (names as in the table); writes nothing")
     args = parser.parse_args(argv)
     rows = []
     for data in DATA_SETS:
@@ -189,9 +221,13 @@ def main(argv=None) -> int:
         print(f"{data.name}: done", file=sys.stderr)
     text = table(rows)
     print(text)
-    if args.out:
-        args.out.write_text(f"# The default model ({DEFAULT_MODEL}) on every measured data set\n\n"
-                            f"Reproduce: `python3 validation/default_model.py`.\n\n{text}\n")
+    if not args.only:
+        readme = with_table(README.read_text(), text)
+        with replacing_file(args.out) as fh:
+            fh.write(f"# The default model ({DEFAULT_MODEL}) on every measured data set\n\n"
+                     f"Reproduce: `python3 validation/default_model.py`.\n\n{text}\n")
+        with replacing_file(README) as fh:
+            fh.write(readme)
     return 0
 
 

@@ -1,1 +1,2 @@
-"""Built-in performance models beyond the paper's limiters, each an opt-in `perf_predict` plugin (``model=NAME``)."""
+"""Built-in performance models beyond the paper's limiters, each a `perf_predict` plugin chosen by name
+(``model=NAME``); ``throughput`` is the default (`launch.DEFAULT_MODEL`)."""
