@@ -2,9 +2,9 @@
 
     python benchmarks/bench_tune.py [--repeats 10] [--out validation/tuning] [--predictions DIR]
 
-Every Kernel Tuner cache in validation/data/external and ../shared/data/external is replayed in Kernel Tuner's
-simulation mode, over the configurations its SPEC describes (the 15x15 convolution without shared memory or
-padding, `validation/a100_convolution/convolution.py`). Our strategy (`pystencils_perf_kernel_tuner.ModelGuided`,
+The NVIDIA convolution caches of validation/data/external and ../shared/data/external (`CACHE_FILES`) are replayed
+in Kernel Tuner's simulation mode, over the configurations its SPEC describes (the 15x15 convolution without shared
+memory or padding, `validation/a100_convolution/convolution.py`). Our strategy (`pystencils_perf_kernel_tuner.ModelGuided`,
 the throughput model's order, corrected after every measurement, with its stopping rule) runs once (it is
 deterministic); Kernel Tuner's random_sample, genetic_algorithm, dual_annealing, simulated_annealing, greedy_ils and
 bayes_opt run `--repeats` times each with seeds 0, 1, ... For budgets 5, 10, 20 and 50 the table gives the measured
@@ -57,9 +57,14 @@ KERNEL_TUNER_STRATEGIES = ("random_sample", "genetic_algorithm", "dual_annealing
 MEAN_AT_10, WORST_AT_10 = 0.99, 0.97
 
 
+#: the caches replayed: the NVIDIA convolution caches (validation/amd/ reports the AMD ones, held out)
+CACHE_FILES = ("a100_convolution15_kernel_tuner_cache.json.gz", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz",
+               "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz")
+
+
 def caches() -> list[Path]:
-    found = [p for folder in CACHE_FOLDERS if folder.is_dir() for p in sorted(folder.glob("*.json*"))]
-    return [p for p in found if p.name.endswith((".json", ".json.gz"))]
+    """CACHE_FILES where they are (this repository's validation data or the shared data)."""
+    return [next(p for folder in CACHE_FOLDERS if (p := folder / name).exists()) for name in CACHE_FILES]
 
 
 def _key(params: dict, names: list[str]) -> str:
