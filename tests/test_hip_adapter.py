@@ -149,6 +149,17 @@ def test_hipcc_measures_each_folds_vgprs(star):
     assert all(r.arch == "gfx90a" and r.registers_per_thread > 0 and r.scalar_registers for r in ranking.resources.values())
 
 
+@pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")
+def test_with_hipcc_the_generated_hip_code_compiles_and_its_vgprs_are_reported(hip_kernel, hip_d3q19_kernel):
+    """hipcc compiles pystencils' and lbmpy's generated HIP code of every fold for one MI250X GCD (gfx90a), and the
+    choice reports the VGPRs of the fold it launches."""
+    for kernel in (hip_kernel, hip_d3q19_kernel):
+        choice = kernel.metadata["pystencils_perf"]
+        usage = choice.resources[choice.launch.fold]
+        assert usage.arch == "gfx90a" and usage.compiler.startswith("hipcc") and usage.registers_per_thread > 0
+        assert str(usage) in choice.summary() and "occupancy assumed" not in choice.ranking.resources_note
+
+
 #: the kernel-resource-usage remarks as LLVM documents them (llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll),
 #: prefixed as hipcc prints them
 REMARKS = """\

@@ -72,11 +72,17 @@ What holds: the model tells the launches whose tile does not divide the image (e
 ``if`` of its own, which AMD's compiler branches around) from the others and puts them below, which
 carries most of the rank correlation; they measure 3-16 % of the others' median throughput. What
 does not: the model predicts them at 44-49 % (one load in flight per wavefront is not slow enough),
-and among the launches without guards it barely ranks at all. There the measured differences come
-from the compiled code: on the MI250X, 2x4 tiles run at 3.6-4.2 GLup/s with `read_only` 0 and at up
-to 25.5 GLup/s with `read_only` 1, which the model cannot tell apart without the compiler's register
-and spill counts (hipcc is not installed here). The W6600's timings are the noisiest (90th percentile
-of the run-to-run spread: 160 %). Nothing here was fitted: the AMD devices borrow the A100's fitted
+and among the launches without guards it barely ranks at all. The compiled code says why. Compiling
+the caches' kernel (MiloLurati/AutoTuning_AMD_vs_Nvidia_GPUs 9a7dcca, `convolution.cu.hip`, read for
+analysis, not copied) with Debian's hipcc 5.2.3 for gfx90a: without launch bounds the backend caps
+it at 128 VGPRs; block 48x8 (guarded) then spills 203 VGPRs (412 B of scratch per lane, 304 scratch
+instructions) besides its 202 waits on single loads, while block 64x8 (unguarded) needs 72 VGPRs, no
+scratch, and merges the 225 loads per point into 60 (45 of 16 bytes). 2x4 tiles need 98-112 VGPRs
+unguarded but spill 977 in block 48x1. Spills and merged loads are what the model does not know
+without compiling each launch's own code (the description's `source`, which the convolution SPEC
+does not give); on the MI250X, 2x4 tiles run at 3.6-4.2 GLup/s with `read_only` 0 and at up to
+25.5 GLup/s with `read_only` 1. The W6600's timings are the noisiest (90th percentile of the
+run-to-run spread: 160 %). Nothing here was fitted: the AMD devices borrow the A100's fitted
 constants, and their own numbers are datasheet values, gpu-benches measurements or estimates
 (`pystencils-perf devices NAME`)."""
 
