@@ -190,3 +190,14 @@ def test_repository_markdown_is_included_with_links_as_paths():
     assert "plots (`validation/a100_convolution/throughput/report.md`)" in out
     assert "[web](https://x.org)" in out and "![p](a.png)" in out
     assert "\nhome\n" in out
+
+
+def test_readme_shows_the_default_models_table_of_validation():
+    """Issue 26: one table of the default model on every measured data set, in the README and in validation/,
+    both written by validation/default_model.py (regenerating one and not the other fails here)."""
+    mark = "<!-- default-model table -->"
+    readme_table = README.read_text().split(mark)[1].strip()
+    assert readme_table.startswith("| data set |")
+    assert readme_table in (ROOT / "validation" / "default_model.md").read_text()
+    names = [line.split("|")[1].strip() for line in readme_table.splitlines()[2:]]
+    assert names == ["V100 star r=2", "A100 convolution", "A4000 convolution", "A6000 convolution", "RTX 2080 Ti KTT"]
