@@ -231,6 +231,33 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
     return CompiledKernel(instructions, tuple(points))
 
 
+def active_masks(instructions, coords: np.ndarray) -> np.ndarray:
+    """Which threads run each instruction, shape (instructions, *coords.shape[:-1]); instructions under the same
+    guards (a stencil's loads) share one evaluation of them."""
+    masks: dict = {}
+    for instr in instructions:
+        if instr.guards not in masks:
+            masks[instr.guards] = instr.active(coords)
+    if not instructions:
+        return np.zeros((0, *coords.shape[:-1]), dtype=bool)
+    return np.stack([masks[i.guards] for i in instructions])
+
+
+def byte_addresses(instructions, fields: dict, coords: np.ndarray) -> np.ndarray:
+    """Each instruction's byte address (from a 256-B boundary) for every thread of `coords`, shape (instructions,
+    *coords.shape[:-1]); instructions whose addresses differ by a constant only (a stencil's neighbours) share
+    one product of their coefficients with the coordinates."""
+    coeffs = [i.address.coeffs for i in instructions]
+    distinct = {c: n for n, c in enumerate(dict.fromkeys(coeffs))}
+    products = coords @ np.array(list(distinct), dtype=np.int64).T  # (..., distinct coefficient vectors)
+    elements = np.moveaxis(products[..., [distinct[c] for c in coeffs]], -1, 0)
+    extra = (np.array([i.address.offset for i in instructions], dtype=np.int64),
+             np.array([fields[i.field].element_bytes for i in instructions], dtype=np.int64),
+             np.array([fields[i.field].base_offset_bytes for i in instructions], dtype=np.int64))
+    offset, element_bytes, base = (a.reshape(-1, *(1,) * (elements.ndim - 1)) for a in extra)
+    return base + element_bytes * (elements + offset)
+
+
 def thread_coords(block: tuple[int, int, int], bid: tuple[int, int, int]) -> np.ndarray:
     """Coordinates (tid, bid) of every thread of one block, in warp order (x fastest)."""
     bx, by, bz = block

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import AccessKind, Field
-from .addresses import CompiledKernel, satisfies, thread_coords
+from .addresses import CompiledKernel, active_masks, byte_addresses, satisfies, thread_coords
 
 _INACTIVE = np.iinfo(np.int64).max
 
@@ -88,17 +88,9 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     coords = np.stack([thread_coords(block, bid) for bid in bids])  # (blocks, threads, 6)
     warp, sector = device.warp_size, device.l1_sector_bytes
     instrs, weight = _classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes))
-    coeffs = np.array([i.address.coeffs for i in instrs], dtype=np.int64)
-    offsets = np.array([i.address.offset for i in instrs], dtype=np.int64)
     elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
-    base = np.array([fields[i.field].base_offset_bytes for i in instrs], dtype=np.int64)
-    address = np.einsum("ic,btc->ibt", coeffs, coords) + offsets[:, None, None]
-    byte_addr = base[:, None, None] + elem[:, None, None] * address  # (instructions, blocks, threads)
-    masks = {}
-    for instr in instrs:
-        if instr.guards not in masks:
-            masks[instr.guards] = instr.active(coords)
-    mask = np.stack([masks[i.guards] for i in instrs])
+    byte_addr = byte_addresses(instrs, fields, coords)  # (instructions, blocks, threads)
+    mask = active_masks(instrs, coords)
     is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
 
     sectors = distinct_per_row(rows_of(byte_addr // sector, mask, warp))

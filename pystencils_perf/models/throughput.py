@@ -60,7 +60,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DeviceError
-from ..estimate.addresses import compile_kernel, guards_compiled, satisfies, thread_coords
+from ..estimate.addresses import (active_masks, byte_addresses, compile_kernel, guards_compiled, satisfies,
+                                  thread_coords)
 from ..estimate.l1 import distinct_per_row, rows_of
 from ..estimate.volumes import representative_blocks
 from ..hookspecs import hookimpl
@@ -146,9 +147,9 @@ def individually_guarded(model, block) -> bool:
 
 
 def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[str, float]:
-    """Warp load requests (those under an ``if`` of their own apart), tag lookups (distinct lines per request), tag-stage passes (`tag_lookups_per_pass`
-    lines each, at least one per request), warp instructions, and the share of SIMT lanes that update a point
-    when its arithmetic issues, per lattice update. A warp issues for all its lanes: a block of 48 threads
+    """Warp load requests (those under an ``if`` of their own apart), tag lookups (distinct lines per request),
+    tag-stage passes (`tag_lookups_per_pass` lines each, at least one per request), warp instructions, and the
+    share of SIMT lanes that update a point when its arithmetic issues, per lattice update. A warp issues for all its lanes: a block of 48 threads
     runs two warps, the second half idle, and the idle threads past the domain's edge still hold their lanes."""
     block = launch.block
     warp = device.warp_size
@@ -167,13 +168,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
                             "read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
-        f = [fields[i.field] for i in loads]
-        coeffs = np.array([i.address.coeffs for i in loads], dtype=np.int64)
-        offsets = np.array([i.address.offset for i in loads], dtype=np.int64)
-        address = np.einsum("ic,btc->ibt", coeffs, coords) + offsets[:, None, None]
-        byte_addr = (np.array([x.base_offset_bytes for x in f])[:, None, None]
-                     + np.array([x.element_bytes for x in f])[:, None, None] * address)
-        active = np.stack([i.active(coords) for i in loads])
+        byte_addr = byte_addresses(loads, fields, coords)
+        active = active_masks(loads, coords)
         lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
         requests = lines > 0
         ro = np.array([i.field in read_only for i in loads])
@@ -187,7 +183,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         passes = np.ceil(lines / tag_lookups_per_pass)
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
         counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
-    store_requests = sum(_warps_with_an_active_lane(i.active(coords), warp) for i in stores) / lups
+    store_requests = sum(_warps_with_an_active_lane(a, warp) for a in active_masks(stores, coords)) / lups
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
@@ -231,7 +227,8 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     guarded = x.get("individually_guarded_load_requests_per_lup", 0.0)
     warps = resident_warps_per_sm or x["resident_warps_per_sm"]
     # requests over the loads in flight per SM: those under an ``if`` of their own at their own rate
-    request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp + guarded / c.guarded_loads_in_flight_per_warp) / warps
+    request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp
+                      + guarded / c.guarded_loads_in_flight_per_warp) / warps
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
