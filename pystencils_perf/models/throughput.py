@@ -72,8 +72,7 @@ MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individually_guarded_load_requests_per_lup",
-          "l1_tag_lookups_per_lup",
-          "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup", "read_only_l1_tag_passes_per_lup",
+          "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup", "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves",
           "last_wave_blocks_per_sm")
 
@@ -149,8 +148,9 @@ def individually_guarded(model, block) -> bool:
 def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[str, float]:
     """Warp load requests (those under an ``if`` of their own apart), tag lookups (distinct lines per request),
     tag-stage passes (`tag_lookups_per_pass` lines each, at least one per request), warp instructions, and the
-    share of SIMT lanes that update a point when its arithmetic issues, per lattice update. A warp issues for all its lanes: a block of 48 threads
-    runs two warps, the second half idle, and the idle threads past the domain's edge still hold their lanes."""
+    share of SIMT lanes that update a point when its arithmetic issues, per lattice update. A warp issues for
+    all its lanes: a block of 48 threads runs two warps, the second half idle, and the idle threads past the
+    domain's edge still hold their lanes."""
     block = launch.block
     warp = device.warp_size
     compiled = compile_kernel(model, block)
@@ -224,7 +224,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"]
-    guarded = x.get("individually_guarded_load_requests_per_lup", 0.0)
+    guarded = x["individually_guarded_load_requests_per_lup"]
     warps = resident_warps_per_sm or x["resident_warps_per_sm"]
     # requests over the loads in flight per SM: those under an ``if`` of their own at their own rate
     request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp

@@ -64,7 +64,7 @@ def validation_for(data: DataSet, cache: Path | None):
 
 def guarded(pair) -> bool:
     """Whether the launch's tile does not divide the image, so that each load sits under an if of its own."""
-    return pair.candidate.metrics.extras.get("individually_guarded_load_requests_per_lup", 0.0) > 0
+    return pair.candidate.metrics.extras["individually_guarded_load_requests_per_lup"] > 0
 
 
 FINDINGS = """\
