@@ -102,7 +102,7 @@ class Ranking:
         tied = self.tied
         if len(tied) < 2:
             return ""
-        chosen = tie_break(tied)
+        chosen = tie_break(tied, self.device.warp_size)
         error = self.best.prediction.relative_error
         where = (f"lie within {error:.1%} of the best, the model's measured error" if error
                  else "are predicted equally fast (the model states no error)")
@@ -367,8 +367,9 @@ def select(ranking: Ranking) -> RankedCandidate:
 
     The default selection takes the best predicted candidate unless others lie within
     the model's measured error of it (`Ranking.tied`); among those it takes the one
-    with the fewest registers per thread, then the least L2 load traffic (a squarer
-    footprint), then the highest predicted throughput (`TIE_BREAK`).
+    with the fewest idle lanes in partly filled warps, then the fewest registers per
+    thread, then the least L2 load traffic (a squarer footprint), then the highest
+    predicted throughput (`TIE_BREAK`).
 
     Parameters
     ----------
@@ -395,23 +396,31 @@ def select(ranking: Ranking) -> RankedCandidate:
 
 
 #: how `select` orders candidates the model cannot tell apart (documented in docs/model/index.md)
-TIE_BREAK = "fewest registers per thread, then least L2 load traffic (a squarer footprint), then predicted throughput"
+TIE_BREAK = ("fewest idle lanes in partly filled warps, then fewest registers per thread, then least L2 load traffic "
+             "(a squarer footprint), then predicted throughput")
 
 
-def tie_break(tied: list[RankedCandidate]) -> RankedCandidate:
+def idle_lanes(launch, warp_size: int) -> int:
+    """SIMT lanes a block leaves idle in its last, partly filled warp (a 57-thread block: 7 of 64)."""
+    return -launch.threads_per_block % warp_size
+
+
+def tie_break(tied: list[RankedCandidate], warp_size: int) -> RankedCandidate:
     """The tied candidate the default selection takes (`TIE_BREAK`).
 
-    Fewer registers leave room for occupancy the model may misjudge; less L1 -> L2
-    traffic is what a squarer block footprint buys, and it is robust to the capacity
+    Idle lanes are hardware a block holds and does not use, whatever the model predicts for a
+    memory-bound kernel; fewer registers leave room for occupancy the model may misjudge; less
+    L1 -> L2 traffic is what a squarer block footprint buys, and it is robust to the capacity
     curves' error. Registers unknown count as equal.
     """
     def key(c: RankedCandidate):
         m = c.metrics
-        return (m.registers_per_thread, round(m.l2_load_bytes_per_lup, 6), -c.prediction.lups_per_second, c.launch)
+        return (idle_lanes(c.launch, warp_size), m.registers_per_thread, round(m.l2_load_bytes_per_lup, 6),
+                -c.prediction.lups_per_second, c.launch)
 
     return min(tied, key=key)
 
 
 @hookimpl(trylast=True)
 def perf_select(ranking):
-    return tie_break(ranking.tied)
+    return tie_break(ranking.tied, ranking.device.warp_size)

@@ -8,7 +8,7 @@ import pystencils_perf as pp
 from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.catalog import star_3d_assignments, star_3d_recipe
 from pystencils_perf.predict import LIMITERS_RELATIVE_ERROR
-from pystencils_perf.rank import TIE_BREAK, tie_break
+from pystencils_perf.rank import TIE_BREAK, idle_lanes, tie_break
 
 BLOCKS = [(32, 4, 2), (16, 8, 2), (64, 2, 2), (8, 8, 4)]
 
@@ -49,20 +49,37 @@ def test_the_table_says_what_limits_the_pick(ranking):
     assert 1e12 * max(terms.values()) == pytest.approx(1e12 / pick.prediction.lups_per_second)  # the limiter's
 
 
-def test_select_breaks_ties_by_registers_then_l2_traffic(ranking):
+def test_select_breaks_ties_by_idle_lanes_then_registers_then_l2_traffic(ranking):
     from dataclasses import replace
 
     tied = ranking.tied
-    assert pp.select(ranking) == tie_break(tied)
+    assert pp.select(ranking) == tie_break(tied, 32)
     # fewer registers win over throughput and sort order
     a, b = ranking.candidates[0], ranking.candidates[1]
     lean = replace(b, metrics=replace(b.metrics, registers_per_thread=20))
     heavy = replace(a, metrics=replace(a.metrics, registers_per_thread=40))
-    assert tie_break([heavy, lean]) is lean
+    assert tie_break([heavy, lean], 32) is lean
     # equal registers: less L2 load traffic wins
     low = replace(b, metrics=replace(b.metrics, registers_per_thread=30, l2_load_bytes_per_lup=1.0))
     high = replace(a, metrics=replace(a.metrics, registers_per_thread=30, l2_load_bytes_per_lup=2.0))
-    assert tie_break([high, low]) is low
+    assert tie_break([high, low], 32) is low
+    # a block that leaves lanes of its last warp idle loses to one that fills its warps, whatever its registers
+    ragged = replace(lean, launch=pp.LaunchConfig((57, 1, 1)))
+    full = replace(heavy, launch=pp.LaunchConfig((64, 1, 1)))
+    assert (idle_lanes(ragged.launch, 32), idle_lanes(full.launch, 32), idle_lanes(ragged.launch, 64)) == (7, 0, 7)
+    assert tie_break([ragged, full], 32) is full
+
+
+def test_a_memory_bound_1d_kernel_selects_a_block_of_whole_warps():
+    """Issue 26: among 1- to 60-thread blocks the model ties many for a DRAM-bound 1D stencil (idle lanes cost it
+    nothing it can see); the selection takes one that fills its warps, not 49 or 57 threads."""
+    import pystencils as ps
+
+    src, dst = ps.fields("src, dst: double[1000000]")
+    update = ps.Assignment(dst[0], (src[-1] + src[0] + src[1]) / 3)
+    ranking = pp.rank([update], "V100", blocks=[(n, 1, 1) for n in range(1, 61)], folds=[(1, 1, 1)])
+    assert len(ranking.tied) > 1 and any(idle_lanes(c.launch, 32) for c in ranking.tied)
+    assert pp.select(ranking).launch.block == (32, 1, 1)
 
 
 def test_without_a_compiler_the_ranking_says_occupancy_is_assumed(ranking, monkeypatch):
