@@ -117,3 +117,23 @@ def test_union_of_intervals_with_firsts_and_lasts_sorted_apart_counts_each_granu
         for part in parts if part
     ]
     assert (footprint_enum.count_union(columns) if columns else 0) == len(covered)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from([(1, 64, 0, 0, 0, 0), (1, 0, 64, 0, 8, 0), (2, 1, 0, 0, 0, 0)]),
+                          st.integers(-70, 70), st.sampled_from(["a", "b"])), min_size=1, max_size=12),
+       st.sampled_from([(32, 2, 1), (8, 4, 2), (64, 1, 1)]))
+def test_byte_addresses_and_active_masks_are_each_instructions_own(instrs, block):
+    """Sharing one product per distinct coefficient vector and one mask per guard gives each instruction's own
+    address and mask, whatever the mix of coefficient vectors, offsets, fields and guards."""
+    from pystencils_perf.estimate.addresses import Affine, Instruction, active_masks, byte_addresses
+
+    fields = {"a": Field("a", 8, (10**6,), (1,)), "b": Field("b", 4, (10**6,), (1,), base_offset_bytes=128)}
+    guards = (((Affine((-1, 0, 0, 0, 0, 0), 40),),), ((),))
+    instructions = [Instruction(f, AccessKind.LOAD, Affine(c, o), guards[o % 2]) for c, o, f in instrs]
+    coords = np.stack([thread_coords(block, bid) for bid in ((0, 0, 0), (3, 1, 0))])
+    addresses, masks = byte_addresses(instructions, fields, coords), active_masks(instructions, coords)
+    for i, instr in enumerate(instructions):
+        field = fields[instr.field]
+        assert (addresses[i] == field.base_offset_bytes + field.element_bytes * instr.address.evaluate(coords)).all()
+        assert (masks[i] == instr.active(coords)).all()
