@@ -190,7 +190,7 @@ def table(rows: list[Row], goals=TARGETS) -> str:
     lines = ["| data set | rows | compared | Spearman | best | MAPE % | noise | missed |",
              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r.name} | {r.rows} | {r.quantity} | {r.spearman:.3f} | {100 * r.best_fraction:.1f} % | "
-              f"{r.mape_percent:.1f} | {r.noise} | {missed(r)} |" for r in rows]
+              f"{r.mape_percent:.2f} | {r.noise} | {missed(r)} |" for r in rows]
     return "\n".join(lines)
 
 
