@@ -114,8 +114,8 @@ def main(argv=None) -> int:
               "Reproduce: `python3 validation/a100_convolution/validate_a100.py --fit`."), "",
              "Fitted constants (tile 1x1 only): " + ", ".join(f"{k} = {getattr(constants, k):.4g}" for k in FITTED)
              + f" ({constants.fitted_on or 'defaults: not fitted'}).", ""]
-    lines += summary("limiters (the default model)", limiters, SUBSETS)
-    lines += summary("throughput model", model, SUBSETS)
+    lines += summary("limiters (the paper's model)", limiters, SUBSETS)
+    lines += summary("throughput model (the default)", model, SUBSETS)
     text = "\n".join(lines)
     print(text)
     out = Path(args.out)

@@ -28,6 +28,9 @@ from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_
 from pystencils_perf.models import throughput  # noqa: E402
 from pystencils_perf.validate import Validation, validate_tuned, write_report  # noqa: E402
 
+#: the headings of the two models' tables
+MODEL_LABELS = {"limiters": "limiters (the paper's model)", "throughput": "throughput model (the default)"}
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "external"
 DESCRIPTION = HERE.parent / "a100_convolution" / "convolution.py"
@@ -104,7 +107,7 @@ def main(argv=None) -> int:
                   constants_line(runs["throughput"].ranking.device), "", measured_best_variants(runs["limiters"]), ""]
         details += [f"## {device}", ""]
         for model, validation in runs.items():
-            lines += summary(f"{model}{' (the default model)' if model == 'limiters' else ''}", validation, SUBSETS)
+            lines += summary(MODEL_LABELS[model], validation, SUBSETS)
             details += by_variant(model, validation)
             folder = out / device / model
             write_report(validation, folder)
