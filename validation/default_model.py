@@ -60,7 +60,7 @@ class DataSet:
     timed: bool
 
     def rank(self):
-        """(kernel model's element bytes, pairs) of the default model's validation."""
+        """The (measured, predicted) pairs of the default model's validation of this data set."""
         if self.name == "V100 star r=2":
             spec = load_spec(HERE / "data" / "v100" / "star3d_r2.py")
             result = validate(read_dataset(HERE / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"), spec.kernel,
