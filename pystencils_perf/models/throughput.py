@@ -59,7 +59,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DeviceError
 from ..estimate.addresses import (active_masks, byte_addresses, compile_kernel, guards_compiled, satisfies,
                                   thread_coords)
 from ..estimate.l1 import distinct_per_row, rows_of
@@ -72,7 +71,8 @@ MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individually_guarded_load_requests_per_lup",
-          "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup", "read_only_l1_tag_passes_per_lup",
+          "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
+          "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves",
           "last_wave_blocks_per_sm")
 
