@@ -42,7 +42,7 @@ use_temporary_pystencils_cache("pystencils-perf-bench-")
 
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import (  # noqa: E402
-    load_cache_json, load_tunable_spec, read_kernel_tuner, split_parameters)
+    load_cache_json, load_tunable_spec, read_kernel_tuner, run_to_run_spreads, split_parameters)
 from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,8 +250,7 @@ def noise_note(replays: list[Replay]) -> str:
     """The run-to-run spread of the timings (max/min of Kernel Tuner's 32 runs per configuration)."""
     parts = []
     for replay in replays:
-        spreads = [max(e["times"]) / min(e["times"]) - 1 for e in replay.raw["cache"].values()
-                   if isinstance(e.get("times"), list) and e["times"] and min(e["times"]) > 0]
+        spreads = run_to_run_spreads(replay.raw)
         if spreads:
             parts.append(f"{replay.device.name} median {100 * statistics.median(spreads):.1f} %, "
                          f"90th percentile {100 * float(np.percentile(spreads, 90)):.1f} %")

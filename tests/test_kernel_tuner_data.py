@@ -14,6 +14,7 @@ from pystencils_perf.measure.kernel_tuner import (
     is_kernel_tuner_file,
     load_tunable_spec,
     read_kernel_tuner,
+    run_to_run_spreads,
     variants,
 )
 
@@ -235,3 +236,10 @@ def test_cli_validate_warns_where_the_cache_does_not_match(tmp_path, capsys, hea
     warnings = capsys.readouterr().err.splitlines()
     assert len(warnings) == (warning is not None)
     assert all(line.startswith(f"pystencils-perf: warning: {warning}") for line in warnings)
+
+
+def test_run_to_run_spread_is_slowest_over_fastest_run_per_configuration():
+    """The noise reported beside every accuracy figure: configurations without repeated runs (or failed) have none."""
+    cache = {"cache": {"a": {"times": [2.0, 2.5, 2.2]}, "b": {"times": [4.0]}, "c": {"time": "RuntimeFailedConfig"},
+                       "d": {"times": []}}}
+    assert run_to_run_spreads(cache) == [pytest.approx(0.25), 0.0]

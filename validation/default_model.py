@@ -41,7 +41,8 @@ from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.dataset import read_dataset  # noqa: E402
 from pystencils_perf.outputs import replacing_file  # noqa: E402
-from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, read_kernel_tuner  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import (  # noqa: E402
+    load_cache_json, load_tunable_spec, read_kernel_tuner, run_to_run_spreads)
 from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
 from pystencils_perf.spec import load_spec  # noqa: E402
 from pystencils_perf.validate import spearman, validate, validate_tuned  # noqa: E402
@@ -147,8 +148,7 @@ def tie_aware_best_fraction(predicted: np.ndarray, measured: np.ndarray, relativ
 def timing_noise(cache: Path) -> str:
     """The run-to-run spread of the timings, max/min - 1 of Kernel Tuner's runs per configuration: median / 90th
     percentile over the configurations."""
-    entries = load_cache_json(cache)["cache"].values()
-    spreads = [max(e["times"]) / min(e["times"]) - 1 for e in entries if isinstance(e.get("times"), list) and e["times"]]
+    spreads = run_to_run_spreads(load_cache_json(cache))
     return f"{100 * np.median(spreads):.1f} / {100 * np.percentile(spreads, 90):.1f} %"
 
 

@@ -122,6 +122,13 @@ def load_cache_json(path: Path) -> dict:
         raise MeasurementError(f"{path} is not a Kernel Tuner cache (invalid JSON: {e})") from None
 
 
+def run_to_run_spreads(cache: dict) -> list[float]:
+    """The timing noise of a Kernel Tuner cache (`load_cache_json`): per configuration with repeated runs
+    (``times``), the slowest over the fastest run, minus 1."""
+    return [max(e["times"]) / min(e["times"]) - 1 for e in cache["cache"].values()
+            if isinstance(e.get("times"), list) and e["times"] and min(e["times"]) > 0]
+
+
 def _read_json(path: Path) -> TunerData:
     data = load_cache_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
