@@ -12,6 +12,7 @@ The flow of one ranking::
 
     model = perf_harvest(kernel, options)                      # first adapter that recognises the kernel
     resources = perf_resources(kernel, recipe, model, folds, device)  # registers per fold, where a compiler says
+    resources = perf_launch_resources(kernel, model, launches, device)  # or per launch (block size compiled in)
     for launch in perf_candidates(model, device, options):     # all plugins contribute candidates
         reasons = perf_check_candidate(model, launch, device)    # any reason rejects the candidate
         metrics = perf_estimate(model, launch, device, options)  # the estimator's typed Metrics
@@ -86,6 +87,22 @@ def perf_resources(
         plugin cannot compile `kernel` for `device` (no compiler, another generator).
         Without any answer occupancy follows from the thread count alone, and the
         ranking says so.
+    """
+
+
+@hookspec(firstresult=True)
+def perf_launch_resources(
+    kernel: Any, model: KernelModel, launches: list[LaunchConfig], device: Device
+) -> dict[LaunchConfig, ResourceUsage] | None:
+    """Registers, spills and shared memory of the code each launch runs, for kernels whose code depends on
+    the block size: Kernel Tuner's kernels take it as macros (``-Dblock_size_x=...``), so every block size
+    is another compilation, with its own registers (nvcc may hoist the loads of an unrolled tile into
+    registers for one block size and not for another).
+
+    :param launches: the candidates that passed the checks so far.
+    :return: resources by launch (launches it cannot compile left out), or None if this plugin cannot
+        compile `kernel` per launch. Asked after `perf_resources`; where both answer, a launch's own
+        count is used.
     """
 
 

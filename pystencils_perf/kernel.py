@@ -15,6 +15,7 @@ from enum import Enum
 import sympy as sp
 
 from .errors import ConfigurationError, HarvestError
+from .resources import ResourceUsage
 
 AXES = ("x", "y", "z")
 
@@ -177,6 +178,10 @@ class KernelModel:
     #: registers per thread of the generated code of each fold, ((fx, fy, fz), registers) pairs;
     #: `folded` and `registers_for` use them where known
     registers_by_fold: tuple[tuple[tuple[int, int, int], int], ...] = ()
+    #: what the code compiled for one launch needs, (((bx, by, bz), (fx, fy, fz)), `ResourceUsage`) pairs:
+    #: code that takes its block size as a compile-time constant (Kernel Tuner's ``block_size_x`` macros)
+    #: has its own registers and spills per block; `registers_for` and `spills_for` prefer them
+    resources_by_launch: tuple[tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ResourceUsage], ...] = ()
     #: a value that several iterations of the kernel's own loops load is one instruction even where
     #: their guards differ, as in pystencils' code; hand-written code with an ``if`` inside the loop is
     #: False: nvcc merges identical loads only under the same condition. Folding (`folded`) always
@@ -212,9 +217,23 @@ class KernelModel:
                                f"is not a whole number of bytes for blockDim = {tuple(block)}")
         return self.shared_memory_bytes + int(extra)
 
-    def registers_for(self, fold: tuple[int, int, int]) -> int | None:
-        """Registers per thread when folded by `fold` (compiled code if known, else the unfolded kernel's)."""
+    def registers_for(self, fold: tuple[int, int, int], block: tuple[int, int, int] | None = None) -> int | None:
+        """Registers per thread when folded by `fold` and launched in blocks of `block` (compiled code if known:
+        that of the launch, else of the fold, else the unfolded kernel's)."""
+        if (own := self.launch_resources(fold, block)) is not None:
+            return own.registers_per_thread
         return dict(self.registers_by_fold).get(tuple(fold), self.registers_per_thread)
+
+    def launch_resources(self, fold, block) -> ResourceUsage | None:
+        """The resources of the code compiled for this launch, where it was (`resources_by_launch`)."""
+        if block is None or not self.resources_by_launch:
+            return None
+        return dict(self.resources_by_launch).get((tuple(block), tuple(fold)))
+
+    def spills_for(self, fold, block) -> tuple[int, int]:
+        """Bytes of spill stores and spill loads per thread of this launch's code, where it was compiled per launch."""
+        own = self.launch_resources(fold, block)
+        return (own.spill_store_bytes, own.spill_load_bytes) if own is not None else (0, 0)
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""

@@ -242,7 +242,7 @@ def perf_check_candidate(model, launch, device):
             return f"block {axis} = {b} exceeds the {threads} threads of the (folded) iteration space: threads would idle"
     if reason := grid_limit_broken(model, launch, grid_limits(device)):
         return reason
-    regs = model.registers_for(launch.fold)
+    regs = model.registers_for(launch.fold, launch.block)
     if regs is not None:
         if regs > device.max_registers_per_thread:
             return f"{regs} registers per thread exceed {device.name}'s {device.max_registers_per_thread}"

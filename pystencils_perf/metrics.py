@@ -36,6 +36,11 @@ class Metrics:
     grid: tuple[int, int, int]
     #: registers per thread of the candidate's fold as compiled (0: not measured)
     registers_per_thread: int = 0
+    #: local-memory traffic of spilled registers (included in the L1, L2 and DRAM volumes above, down to
+    #: `spill_level`, the level that holds the spilled values of the resident threads; see `estimate.spills`)
+    spill_load_bytes_per_lup: float = 0.0
+    spill_store_bytes_per_lup: float = 0.0
+    spill_level: str = ""
     # -- the inputs of the capacity-miss curves (what calibration refits them on) --------------------
     l1_requested_bytes_per_lup: float = 0.0
     l1_compulsory_bytes_per_lup: float = 0.0

@@ -22,7 +22,7 @@ from .metrics import VOLUME_FIELDS, Metrics
 from .outputs import write_text
 from .plugins import get_plugin_manager
 from .predict import Prediction
-from .resources import resources_note, with_resources
+from .resources import launch_resources_note, resources_note, with_launch_resources, with_resources
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,10 @@ class Ranking:
         Registers, spills and shared memory per fold (``(fx, fy, fz)`` -> `ResourceUsage`),
         where a `perf_resources` plugin compiled the kernel.
     resources_note : str
-        Where the occupancy came from: measured registers per fold, or assumed.
+        Where the occupancy came from: measured registers per fold or per launch, or assumed.
+    launch_resources : dict
+        Registers, spills and shared memory per launch (`LaunchConfig` -> `ResourceUsage`), where a
+        `perf_launch_resources` plugin compiled each launch's code (its block size compiled in).
     """
 
     device: Device
@@ -84,6 +87,8 @@ class Ranking:
     resources: dict = field(default_factory=dict)
     #: where the occupancy came from: measured registers per fold, or assumed
     resources_note: str = ""
+    #: registers, spills and shared memory per launch, where a `perf_launch_resources` plugin compiled each
+    launch_resources: dict = field(default_factory=dict)
 
     @property
     def best(self) -> RankedCandidate:
@@ -206,19 +211,26 @@ def check_names(kind: str, asked, offered: list[dict]) -> None:
 
 
 def with_measured_resources(pm, kernel, recipe, model, device, options: RankOptions, compile_resources: bool = True):
-    """The model with each fold's registers from the `perf_resources` plugins, its candidate space, the resources.
+    """The model with each fold's registers from the `perf_resources` plugins and each launch's from the
+    `perf_launch_resources` plugins, its candidate space, and both sets of resources.
 
     `rank`, `create_kernel` (through `rank`) and `measure` share this, so all of
     them reject and rank candidates with the same occupancy.
     """
     space = candidate_space(model, device, options, pm)
-    resources = {}
+    resources, launch_resources = {}, {}
     if compile_resources and not model.registers_by_fold:
         resources = pm.hook.perf_resources(kernel=kernel, recipe=recipe, model=model, folds=space.folds, device=device) or {}
         if resources:
             model = with_resources(model, resources)
             space = candidate_space(model, device, options, pm)  # registers may now reject candidates
-    return model, space, resources
+    if compile_resources and not model.resources_by_launch:
+        launch_resources = pm.hook.perf_launch_resources(kernel=kernel, model=model, launches=list(space.accepted),
+                                                         device=device) or {}
+        if launch_resources:
+            model = with_launch_resources(model, launch_resources)
+            space = candidate_space(model, device, options, pm)
+    return model, space, resources, launch_resources
 
 
 def rank(
@@ -328,8 +340,8 @@ def rank(
     pm = get_plugin_manager()
     check_names("performance model", (options.model,), pm.hook.perf_models())
     check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
-    kernel_model, space, resources = with_measured_resources(pm, kernel, recipe, kernel_model, dev, options,
-                                                             compile_resources)
+    kernel_model, space, resources, launch_resources = with_measured_resources(pm, kernel, recipe, kernel_model, dev,
+                                                                               options, compile_resources)
     folded_models = {}
     ranked = []
     for launch in progress(space.accepted) if progress else space.accepted:
@@ -352,14 +364,16 @@ def rank(
             if candidate in ranked:
                 ranked.remove(candidate)
                 rejected.append((candidate.launch, reason))
-    if kernel_model.registers_by_fold and not resources:
+    if launch_resources:
+        note = launch_resources_note(launch_resources)
+    elif kernel_model.registers_by_fold and not resources:
         note = "registers per fold given with the kernel model: " + ", ".join(
             f"{'x'.join(map(str, f))}: {r}" for f, r in kernel_model.registers_by_fold)
     elif compile_resources or resources:
         note = resources_note(resources, space.folds, dev)
     else:
         note = "occupancy assumed from threads per block: register measurement switched off"
-    return Ranking(dev, kernel_model.name, ranked, rejected, resources, note)
+    return Ranking(dev, kernel_model.name, ranked, rejected, resources, note, launch_resources)
 
 
 def select(ranking: Ranking) -> RankedCandidate:

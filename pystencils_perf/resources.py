@@ -2,8 +2,10 @@
 
 Occupancy (resident blocks per SM) follows from these, and folding changes them;
 only a compiler knows them. Adapters supply them per fold (`perf_resources`,
-e.g. the pystencils adapter through nvcc or NVRTC); `rank`, `create_kernel`, `measure` and
-`validate` all ask the same hook, and a ranking says when nothing answered and
+e.g. the pystencils adapter through nvcc or NVRTC), or per launch where the code takes its
+block size as a compile-time constant (`perf_launch_resources`, e.g. a CUDA description whose
+source reads Kernel Tuner's ``block_size_x`` macros); `rank`, `create_kernel`, `measure` and
+`validate` all ask the same hooks, and a ranking says when nothing answered and
 occupancy rests on the thread count alone.
 """
 
@@ -73,6 +75,29 @@ def with_resources(model, resources: ResourcesByFold):
         shared_memory_bytes=max([model.shared_memory_bytes, *(r.shared_memory_bytes for r in resources.values())]),
         registers_by_fold=tuple(sorted((fold, r.registers_per_thread) for fold, r in resources.items())),
     )
+
+
+def with_launch_resources(model, resources: dict):
+    """`model` with the registers each launch's own compiled code needs (`resources`: `LaunchConfig` ->
+    `ResourceUsage`) and the largest shared memory of them."""
+    if not resources:
+        return model
+    return replace(
+        model,
+        shared_memory_bytes=max([model.shared_memory_bytes, *(r.shared_memory_bytes for r in resources.values())]),
+        resources_by_launch=tuple(sorted((((launch.block, launch.fold), r) for launch, r in resources.items()),
+                                         key=lambda item: item[0])),
+    )
+
+
+def launch_resources_note(resources: dict) -> str:
+    """One line for reports on registers compiled per launch: their range, the compiler, and how many spill."""
+    registers = [r.registers_per_thread for r in resources.values()]
+    built = sorted({f"{r.arch}, {r.compiler}" if r.compiler else r.arch for r in resources.values()})
+    spilling = sum(r.spilled for r in resources.values())
+    return (f"registers per launch (its block size compiled in) {min(registers)}-{max(registers)} "
+            f"({'; '.join(built)}) for {len(resources)} launches"
+            + (f", {spilling} of them spill" if spilling else ""))
 
 
 def resources_note(resources: ResourcesByFold, folds, device=None) -> str:

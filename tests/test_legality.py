@@ -17,7 +17,7 @@ class Space:
     registers: int | None = None
     shared_memory_bytes: int = 0
 
-    def registers_for(self, fold):
+    def registers_for(self, fold, block=None):
         return self.registers
 
     def shared_memory_for(self, block):

@@ -10,6 +10,8 @@
   with the coverage ``C = (L2 - (V_curr - V_overlap)) / V_prev`` and the re-reads
   ``V_reread = V_L2 - max(sum of the blocks' V_comp, V_curr)`` (see `reread_load`).
 - L2 -> DRAM stores: unique store footprint of the wave plus evictions.
+- Spilled registers (where the code was compiled per launch): their loads and stores
+  on top, at L1 and down to the level that holds them (`spills`).
 
 Everything is averaged over representative blocks and waves away from the
 grid's edges and returned in bytes per lattice update.
@@ -28,6 +30,7 @@ from . import composition
 from .addresses import CompiledKernel, compile_kernel
 from .footprint_enum import ThreadSet, count_points
 from .l1 import block_requests
+from .spills import spill_traffic
 
 
 @dataclass(frozen=True)
@@ -37,16 +40,17 @@ class Occupancy:
 
 
 def occupancy(model: KernelModel, threads_per_block: int, device, block: tuple[int, int, int] | None = None) -> Occupancy:
-    """Resident blocks per SM from threads, and where known registers and shared memory (that of
-    `block` where given, else the model's fixed part)."""
+    """Resident blocks per SM from threads, and where known registers and shared memory (those of
+    `block` where given: its own compiled code's registers, its shared memory; else the model's fixed part)."""
     warps = -(-threads_per_block // device.warp_size)
     limits = {
         "blocks": device.max_blocks_per_sm,
         "threads": device.max_threads_per_sm // (warps * device.warp_size),
     }
-    if model.registers_per_thread:
+    registers = model.registers_for(model.fold, block) if block is not None else model.registers_per_thread
+    if registers:
         unit = device.register_allocation_unit
-        per_warp = -(-model.registers_per_thread * device.warp_size // unit) * unit
+        per_warp = -(-registers * device.warp_size // unit) * unit
         limits["registers"] = device.registers_per_sm // (per_warp * warps)
     shared = model.shared_memory_for(block) if block is not None else model.shared_memory_bytes
     if shared:
@@ -254,20 +258,29 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         coverages.append(coverage)
         l2_oversubs.append(l2_oversub)
     wave_lups = max(wave_lups, 1)
+    threads_per_block = math.prod(block)
+    spills = spill_traffic(*model.spills_for(model.fold, block), lups / (n_rep * threads_per_block),
+                           threads_per_block * max(occ.blocks_per_sm, 1), device)
+    spill_l2_load, spill_l2_store = spills.reaching("L2")
+    spill_dram_load, spill_dram_store = spills.reaching("DRAM")
 
     return Metrics(
-        l1_cycles_per_lup=cycles / lups,
-        l2_load_bytes_per_lup=l2_load,
-        l2_store_bytes_per_lup=l2_store,
-        dram_load_bytes_per_lup=dram_load / wave_lups,
-        dram_store_bytes_per_lup=dram_store / wave_lups,
+        # a warp's spill access is one request of 4 B per lane: one L1 wavefront of `line` bytes
+        l1_cycles_per_lup=cycles / lups + spills.bytes_per_lup / line,
+        l2_load_bytes_per_lup=l2_load + spill_l2_load,
+        l2_store_bytes_per_lup=l2_store + spill_l2_store,
+        dram_load_bytes_per_lup=dram_load / wave_lups + spill_dram_load,
+        dram_store_bytes_per_lup=dram_store / wave_lups + spill_dram_store,
         flops_per_lup=model.flops_per_lup,
         blocks_per_sm=occ.blocks_per_sm,
         occupancy_limited_by=occ.limited_by,
-        registers_per_thread=model.registers_per_thread or 0,
+        registers_per_thread=model.registers_for(model.fold, block) or 0,
+        spill_load_bytes_per_lup=spills.load_bytes_per_lup,
+        spill_store_bytes_per_lup=spills.store_bytes_per_lup,
+        spill_level=spills.level if spills.bytes_per_lup else "",
         wave_blocks=wave_blocks,
         grid=grid,
-        l1_requested_bytes_per_lup=requested / lups,
+        l1_requested_bytes_per_lup=requested / lups + spills.load_bytes_per_lup,
         l1_compulsory_bytes_per_lup=l1_compulsory,
         l1_oversubscription=l1_oversubscription,
         dram_compulsory_load_bytes_per_lup=comp_load / wave_lups,

@@ -15,10 +15,12 @@ update (seconds) that one resource alone would need, all named in
   16-thread block, the idle half of a 48-thread block's second warp, or threads past the
   domain's edge cost FP throughput.
 - ``issue``: warp instructions (loads, stores, one FMA per two flops, per warp that
-  updates the point) over the SM's issue rate (`Device.warp_instructions_per_cycle_per_sm`).
+  updates the point, and the loads and stores of spilled registers) over the SM's issue rate
+  (`Device.warp_instructions_per_cycle_per_sm`).
 - ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
   flight per warp; the time per update is the requests per update x their mean
-  latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that.
+  latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that;
+  spilled registers' loads are requests too (`estimate.spills`).
   A load under an ``if`` of its own (hand-written code guarding each load of an unrolled
   loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
   AMD's compiler branches around it, so a wavefront has one in flight at a time
@@ -71,6 +73,7 @@ MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individually_guarded_load_requests_per_lup",
+          "spill_load_requests_per_lup",
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
           "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves",
@@ -198,8 +201,13 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     total_blocks = math.prod(metrics.grid)
     full_wave_blocks = device.sm_count * blocks_per_sm
     last_wave_blocks = total_blocks % full_wave_blocks
+    counts = request_counts(model, launch, device, constants_for(device).l1_tag_lookups_per_cycle)
+    # spilled registers: 4 B per lane, one warp instruction (a load a request) per 4 B of each lane
+    spill_loads = metrics.spill_load_bytes_per_lup / (4 * device.warp_size)
+    counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
     return {
-        **request_counts(model, launch, device, constants_for(device).l1_tag_lookups_per_cycle),
+        **counts,
+        "spill_load_requests_per_lup": spill_loads,
         "resident_warps_per_sm": float(blocks_per_sm * warps_per_block),
         "waves": total_blocks / full_wave_blocks,
         "last_wave_blocks_per_sm": float(-(-last_wave_blocks // device.sm_count)),
@@ -223,7 +231,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     x = metrics.extras
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)
-    requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"]
+    requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
     guarded = x["individually_guarded_load_requests_per_lup"]
     warps = resident_warps_per_sm or x["resident_warps_per_sm"]
     # requests over the loads in flight per SM: those under an ``if`` of their own at their own rate

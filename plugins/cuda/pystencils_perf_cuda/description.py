@@ -83,6 +83,9 @@ class CudaKernel:
         occupancy follows from the registers of the code and not from
         `registers_per_thread` or the thread count alone.
     :param function: the ``__global__`` function in `source` (default: `name`).
+    :param block_size_names: the macros `source` takes the block size from, x first (Kernel Tuner's
+        ``block_size_x``, ``block_size_y``, ``block_size_z``): it is then compiled once per block size,
+        and each launch's occupancy follows from its own code's registers.
     :param shared_memory_bytes: shared memory per block in bytes: a number, or an expression of
         ``blockDim`` and constants where the kernel sizes its shared array by the block, e.g.
         ``"(blockDim.y + 2) * (blockDim.x + 2) * 4"``; occupancy counts it per block size.
@@ -106,6 +109,7 @@ class CudaKernel:
     source: str | None = None
     function: str | None = None
     defines: dict[str, int | str] = field(default_factory=dict)
+    block_size_names: tuple[str, ...] = ()
 
     def model(self, options: HarvestOptions | None = None) -> KernelModel:
         """The `KernelModel` of this description (what the adapter plugin returns)."""
@@ -302,7 +306,7 @@ def from_dict(data: dict, source: str = "description") -> CudaKernel:
         arrays.append(Array(**{**entry, "shape": tuple(entry["shape"]), "strides": tuple(strides) if strides else None}))
     threads = data["threads"]
     values = {**data, "arrays": tuple(arrays), "threads": tuple(threads) if isinstance(threads, list) else (threads,)}
-    for key in ("loads", "stores"):
+    for key in ("loads", "stores", "block_size_names"):
         values[key] = tuple(data.get(key, ()))
     for key in ("loops", "load_loops"):
         values[key] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.get(key, {}).items()}

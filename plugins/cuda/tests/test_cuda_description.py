@@ -211,6 +211,37 @@ def test_source_is_compiled_for_registers(tmp_path):
         pp.rank(replace(kernel, source=str(tmp_path / "missing.cu")), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
 
 
+@pytest.mark.skipif(compiler_for("8.0") is None, reason="needs nvcc or the NVRTC wheels")
+def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
+    """Kernel Tuner's kernels take the block size as macros: each block size is its own code with its own
+    registers, which set that launch's occupancy, and a block whose code cannot run is rejected."""
+    source = tmp_path / "live.cu"
+    # blocks wider than 256 threads keep 96 loaded values live at once (about 100 registers), others two
+    source.write_text("#define LIVE (block_size_x > 256 ? 96 : 2)\n"
+                      'extern "C" __global__ void live(float *b, const float *a) {\n'
+                      "  int i = blockIdx.x * block_size_x + threadIdx.x;\n  float v[LIVE];\n"
+                      "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) v[k] = a[i + k * 4096];\n  float s = 0;\n"
+                      "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) s = s * v[k] + v[LIVE - 1 - k];\n  b[i] = s;\n}\n")
+    n = 4096
+    kernel = CudaKernel(name="live", arrays=(Array("a", "float", (97 * n,)), Array("b", "float", (n,))), threads=(n,),
+                        loads=tuple(f"a[blockIdx.x * blockDim.x + threadIdx.x + {k * n}]" for k in range(96)),
+                        stores=("b[blockIdx.x * blockDim.x + threadIdx.x]",), source=str(source),
+                        block_size_names=("block_size_x",))
+    ranking = pp.rank(kernel, "A100", blocks=[(128, 1, 1), (512, 1, 1), (1024, 1, 1)], folds=[(1, 1, 1)])
+    registers = {launch.block: r.registers_per_thread for launch, r in ranking.launch_resources.items()}
+    assert registers[(512, 1, 1)] > 64 >= 2 * registers[(128, 1, 1)]
+    by_block = {c.launch.block: c.metrics for c in ranking.candidates}
+    assert by_block[(512, 1, 1)].registers_per_thread == registers[(512, 1, 1)]
+    assert by_block[(512, 1, 1)].occupancy_limited_by == "registers" and by_block[(512, 1, 1)].blocks_per_sm == 1
+    assert by_block[(128, 1, 1)].blocks_per_sm == 16  # threads and blocks limit it, not its few registers
+    assert [reason for launch, reason in ranking.rejected] == [
+        f"occupancy 0: {registers[(512, 1, 1)]} registers x 32 warps ({-(-registers[(512, 1, 1)] * 32 // 256) * 256} "
+        "per warp, allocated in units of 256) exceed 65536 registers per SM"]
+    assert "registers per launch (its block size compiled in)" in ranking.resources_note
+    with pytest.raises(pp.HarvestError, match="block_size_names .* but the description gives no source"):
+        pp.rank(replace(kernel, source=None), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
+
+
 def _tile_copy(shared_memory_bytes="(blockDim.y + 2) * (blockDim.x + 2) * 4"):
     """A block copies its tile and a one-point halo (rows and columns 0 .. blockDim + 1 from the block's
     corner) into shared memory, then stores one point per thread: a 3x3 box filter's global accesses."""

@@ -48,8 +48,8 @@ def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, app
     kernel, recipe = runnable(kernel)
     recipe = apply_options or recipe
     model = harvest(kernel, domain_shape=domain_shape, align=align)
-    model, space, _ = with_measured_resources(get_plugin_manager(), kernel, recipe, model, get_device(device),
-                                              RankOptions.of(threads, blocks, folds))
+    model, space, _, _ = with_measured_resources(get_plugin_manager(), kernel, recipe, model, get_device(device),
+                                                 RankOptions.of(threads, blocks, folds))
     return GpuSession(kernel, model, sorted(space.accepted), recipe)
 
 
