@@ -20,7 +20,8 @@ class ResourceUsage:
 
     NVIDIA's ptxas reports registers and spills in bytes; AMD's compiler
     reports vector registers (VGPRs, what occupancy counts per thread), scalar
-    registers per wavefront (SGPRs) and the number of registers spilled.
+    registers per wavefront (SGPRs) and the number of registers spilled (the spill
+    bytes are then 4 B per spilled VGPR, stored once and loaded once: an estimate).
     """
 
     arch: str
@@ -39,10 +40,10 @@ class ResourceUsage:
 
     def __str__(self) -> str:
         spills = ""
-        if self.spill_store_bytes or self.spill_load_bytes:
-            spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded"
-        elif self.spilled_registers:
+        if self.spilled_registers:  # AMD: the count the compiler reports
             spills = f", spills {self.spilled_registers} registers"
+        elif self.spill_store_bytes or self.spill_load_bytes:
+            spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded"
         built = f"{self.arch}, {self.compiler}" if self.compiler else self.arch
         registers = (f"{self.registers_per_thread} registers" if self.scalar_registers is None
                      else f"{self.registers_per_thread} VGPRs, {self.scalar_registers} SGPRs")

@@ -60,21 +60,23 @@ class Pair:
 
 
 def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-                    model=DEFAULT_MODEL, progress=None, variant: str = "") -> tuple[Ranking, list[Pair]]:
-    """Rank the blocks x foldings of `dataset` and pair every row with its candidate's prediction."""
+                    model=DEFAULT_MODEL, progress=None, variant: str = "") -> tuple[Ranking, list[Pair], list[str]]:
+    """Rank the blocks x foldings of `dataset` and pair every row with its candidate's prediction; a measured
+    launch that the model rejects (it says the launch cannot run, yet it was measured: registers compiled for
+    another binary than the measured one, say) is left out, and a warning names it and the reason."""
     ranking = rank(kernel, device, blocks=dataset.blocks, folds=dataset.folds, align=align,
                    domain_shape=domain_shape, backend=backend, model=model, progress=progress)
     by_launch = {c.launch: c for c in ranking.candidates}
     rejected = dict(ranking.rejected)
-    pairs = []
+    pairs, left_out = [], []
     for row in dataset.rows:
-        if row.launch not in by_launch:
-            raise MeasurementError(
-                f"{dataset.name}: measured candidate {row.launch.label} is rejected by the model: "
-                f"{rejected.get(row.launch, 'not a candidate')}"
-            )
-        pairs.append(Pair(row, by_launch[row.launch], variant))
-    return ranking, pairs
+        if row.launch in by_launch:
+            pairs.append(Pair(row, by_launch[row.launch], variant))
+        else:
+            label = f"{row.launch.label} {variant}".strip()
+            left_out.append(f"{dataset.name}: measured launch {label} is rejected by the model and left out: "
+                            f"{rejected.get(row.launch, 'not a candidate')}")
+    return ranking, pairs, left_out
 
 
 @dataclass(frozen=True)
@@ -267,8 +269,14 @@ def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=Non
     data was measured on the SPEC's kernel (`measured_kernel_warnings`)."""
     dev = get_device(device)
     warnings = measured_kernel_warnings(dataset, harvest(kernel, domain_shape=domain_shape, align=align), dev)
-    ranking, pairs = predict_dataset(dataset, kernel, dev, align=align, domain_shape=domain_shape,
-                                     backend=backend, model=model, progress=progress)
+    ranking, pairs, left_out = predict_dataset(dataset, kernel, dev, align=align, domain_shape=domain_shape,
+                                               backend=backend, model=model, progress=progress)
+    return _validation(dataset, ranking, pairs, [*warnings, *left_out])
+
+
+def _validation(dataset: Dataset, ranking: Ranking, pairs: list[Pair], warnings: list[str]) -> Validation:
+    if not pairs:
+        raise MeasurementError(f"{dataset.name}: the model rejects every measured launch ({warnings[-1]})")
     return Validation(dataset, ranking, pairs, metric_errors(pairs), ranking_quality(pairs), tuple(warnings))
 
 
@@ -285,16 +293,17 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
     if not chosen:
         raise MeasurementError(f"{data.path}: no variant of the tunable parameters is left to validate")
     for variant in chosen:
-        ranking, variant_pairs = predict_dataset(variant.dataset, spec.kernel(variant.params), dev, backend=backend,
-                                                 model=model, progress=progress, variant=variant.label)
+        ranking, variant_pairs, left_out = predict_dataset(variant.dataset, spec.kernel(variant.params), dev,
+                                                           backend=backend, model=model, progress=progress,
+                                                           variant=variant.label)
         pairs += variant_pairs
+        warnings += left_out
         candidates += ranking.candidates
         rejected += ranking.rejected
         rows += variant.dataset.rows
     name = Path(spec.path).stem
     pooled = Ranking(dev, f"{name} ({len(chosen)} variants)", sorted(candidates, key=lambda c: -c.prediction.glups), rejected)
-    return Validation(Dataset(data.path, tuple(rows)), pooled, pairs, metric_errors(pairs), ranking_quality(pairs),
-                      tuple(warnings))
+    return _validation(Dataset(data.path, tuple(rows)), pooled, pairs, warnings)
 
 
 def _problem_size_warnings(data: TunerData, spec: TunableSpec) -> list[str]:
@@ -525,6 +534,8 @@ def _write_report_files(validation: Validation, out: Path, command: str) -> tupl
     ]
     if command:
         lines += ["", "Reproduce with", "", "```sh", command, "```"]
+    if validation.warnings:
+        lines += ["", "Warnings:", "", *(f"- {w}" for w in validation.warnings)]
     lines += ["", "## Error per metric", "",
               "Percentage error = (predicted - measured) / measured; MAPE is the mean of its absolute value.", "",
               "| metric | unit | points | MAPE % | mean error % | max error % | worst candidate |",

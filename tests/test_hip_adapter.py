@@ -181,6 +181,7 @@ def test_the_resource_remarks_are_read():
     usage = hip_compiler.parse_resource_usage(REMARKS, "kernel", "gfx90a", "hipcc 6.2")
     assert (usage.registers_per_thread, usage.scalar_registers, usage.shared_memory_bytes) == (12 + 43, 28, 512)
     assert usage.spilled and str(usage) == "55 VGPRs, 28 SGPRs (gfx90a, hipcc 6.2), spills 2 registers"
+    assert (usage.spill_store_bytes, usage.spill_load_bytes) == (8, 8)  # 4 B per lane of each spilled VGPR
     assert hip_compiler.parse_resource_usage(REMARKS, "kernel", "gfx908").registers_per_thread == 9
     with pytest.raises(pp.PerfError, match="no resource usage for kernel 'kernel_2'"):
         hip_compiler.parse_resource_usage(REMARKS, "kernel_2", "gfx90a")

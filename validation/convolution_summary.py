@@ -12,7 +12,10 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from pystencils_perf.hookspecs import hookimpl
+from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.predict import Prediction, limiter_times
+from pystencils_perf.resources import ResourceUsage
 from pystencils_perf.validate import Validation, metric_errors, ranking_quality
 
 HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
@@ -24,6 +27,70 @@ def shared_external_data(name: str) -> Path:
     ``shared/data`` beside the checkout."""
     root = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
     return root / "external" / name
+
+
+#: the compiler reports of the measured kernel per configuration, by architecture (data/external/README.md)
+REGISTER_TABLES = Path(__file__).resolve().parent / "data" / "external"
+
+
+class CompiledRegisters:
+    """A `perf_launch_resources` plugin: each measured launch's registers and spills, as the convolution
+    kernel of the caches compiles for it (``data/external/convolution15_registers_sm_XY.csv``, written by
+    ``compile_convolution_registers.py``), for the convolution descriptions (`a100_convolution/convolution.py`).
+
+    Kernel Tuner compiled the kernel per configuration, block size included, and the kernel's source is
+    not in this repository; a user's own source is compiled per launch by the CUDA adapter instead.
+    Register the plugin with ``get_plugin_manager().register(CompiledRegisters())``.
+    """
+
+    def __init__(self, folder: Path = REGISTER_TABLES):
+        self.folder = folder
+
+    def table_for(self, device) -> Path | None:
+        """The table of `device`'s architecture; for an NVIDIA GPU without one, that of the same major
+        architecture's first (sm_86 -> sm_80: the same register file and allocation), which the notes name."""
+        capability = device.compute_capability or ""
+        arch = capability if capability.startswith("gfx") else "sm_" + capability.replace(".", "")
+        for candidate in (arch, *(["sm_" + capability.split(".")[0] + "0"] if "." in capability else [])):
+            path = self.folder / f"convolution15_registers_{candidate}.csv"
+            if path.exists():
+                return path
+        return None
+
+    @staticmethod
+    def read(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
+        """The table's rows by (block_size_x, block_size_y, tile_size_x, tile_size_y, read_only); the first
+        line (a comment) names the compiler."""
+        lines = path.read_text().splitlines()
+        compiler = lines[0].split(" by ", 1)[1].split(" on ", 1)[0]
+        header = lines[1].split(",")
+        arch = path.stem.split("_registers_", 1)[1]
+        rows = {}
+        for line in lines[2:]:
+            row = dict(zip(header, map(int, line.split(","))))
+            key = tuple(row[k] for k in header[:5])
+            rows[key] = ResourceUsage(arch, row["registers"], row["spill_store_bytes"], row["spill_load_bytes"], 0,
+                                      compiler)
+        return rows
+
+    @hookimpl
+    def perf_launch_resources(self, kernel, model, launches, device):
+        constants = getattr(kernel, "constants", {})
+        path = self.table_for(device)
+        if "tsx" not in constants or path is None:
+            return None
+        table = self.read(path)
+        read_only = int(kernel.arrays[0].read_only)
+        found = {launch: table.get((*launch.block[:2], constants["tsx"], constants["tsy"], read_only))
+                 for launch in launches}
+        return {launch: usage for launch, usage in found.items() if usage is not None}
+
+
+def use_compiled_registers() -> None:
+    """Register `CompiledRegisters` with pystencils-perf's plugin manager (once)."""
+    pm = get_plugin_manager()
+    if not any(isinstance(plugin, CompiledRegisters) for plugin in pm.get_plugins()):
+        pm.register(CompiledRegisters(), name="validation-compiled-registers")
 
 
 def variant_params(pair) -> dict[str, str]:

@@ -35,7 +35,7 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import shared_external_data  # noqa: E402
+from convolution_summary import shared_external_data, use_compiled_registers  # noqa: E402
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
@@ -205,7 +205,11 @@ percentile over the configurations); the counters were read once.
 
 The throughput model's fitted constants come from the A100's 120 tile-1x1 rows
 (`pystencils_perf/models/data/throughput.toml`); every other A100 row and every other data set is
-held out from that fit. The RTX 2080 Ti's DRAM load hardly varies between its configurations
+held out from that fit. Each convolution launch's registers and spills are the compiler's report on
+the caches' own kernel compiled for that configuration (`data/external/convolution15_registers_*.csv`,
+through the `perf_launch_resources` plugin `convolution_summary.CompiledRegisters`), as Kernel Tuner
+compiled it per configuration; measured launches that those registers say cannot run are left out
+(`rows`). The RTX 2080 Ti's DRAM load hardly varies between its configurations
 (4.03-4.28 B per update, 80 % of them within 0.3 %: the input read once), so its rank correlation
 ranks noise; its MAPE says the volumes are right."""
 
@@ -229,6 +233,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "default_model.md", help="the Markdown file to write")
     parser.add_argument("--only", nargs="*", help="only these data sets (names as in the table); writes nothing")
     args = parser.parse_args(argv)
+    use_compiled_registers()  # each measured launch's registers and spills (convolution_summary.CompiledRegisters)
     rows = []
     for data in DATA_SETS:
         if args.only and data.name not in args.only:

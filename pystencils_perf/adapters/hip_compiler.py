@@ -35,6 +35,8 @@ from .cuda_compiler import translation_unit
 DEFAULT_ARCH = "gfx90a"
 #: what messages call the compilers this module finds
 COMPILER_NAMES = "hipcc"
+#: bytes per lane of one spilled VGPR
+SPILLED_VGPR_BYTES = 4
 #: architectures whose AGPRs share the VGPR file, so that occupancy counts both (LLVM AMDGPUUsage, gfx90a and
 #: later CDNA: "the VGPRs and AGPRs are allocated from a unified register file", arch VGPRs aligned to 4 first)
 UNIFIED_REGISTER_FILE = ("gfx90a", "gfx94", "gfx95")
@@ -140,13 +142,16 @@ def parse_resource_usage(report: str, function: str, arch: str, compiler: str = 
         raise PerfError(f"cannot read the VGPRs and SGPRs of kernel {function!r} from hipcc: {text.strip()[:200]}")
     agprs = _remark(text, "AGPRs") or 0
     registers = -(-vgprs // 4) * 4 + agprs if arch.startswith(UNIFIED_REGISTER_FILE) else vgprs
+    vgpr_spills = _remark(text, "VGPRs Spill") or 0
     return ResourceUsage(
         arch=arch,
         registers_per_thread=registers,
-        spill_store_bytes=0,
-        spill_load_bytes=0,
+        # the backend counts spilled VGPRs, not bytes: each is 4 B per lane, stored to scratch and loaded back at
+        # least once (SGPR spills go to VGPR lanes, not to memory)
+        spill_store_bytes=SPILLED_VGPR_BYTES * vgpr_spills,
+        spill_load_bytes=SPILLED_VGPR_BYTES * vgpr_spills,
         shared_memory_bytes=_remark(text, re.escape("LDS Size [bytes/block]")) or 0,
         compiler=compiler,
         scalar_registers=sgprs,
-        spilled_registers=(_remark(text, "VGPRs Spill") or 0) + (_remark(text, "SGPRs Spill") or 0),
+        spilled_registers=vgpr_spills + (_remark(text, "SGPRs Spill") or 0),
     )

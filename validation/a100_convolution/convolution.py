@@ -16,12 +16,14 @@ the PTX of our own re-implementation, `convolution.cu`: tile 1x4 has 270 global 
 ``nvcc -ptx -arch=sm_80 -Dblock_size_x=64 -Dblock_size_y=1 -Dtile_size_x=1 -Dtile_size_y=4 -Dread_only=0
 -o - convolution.cu | grep -c ld.global``.
 
-Registers are left to the thread count: `convolution.cu` (our own code with the same loops, guards
-and loads) compiled for sm_80 (nvcc 13 and NVRTC 11.8 alike) needs 182-255 registers for 4x4 tiles
-in blocks of 1-8 rows, with spills for read_only 1, but 32-72 in blocks of 16 and more rows, where
-the cache's read_only 4x4 launches of 288 threads and more failed (more than 224 registers). So our
-code's counts are not the measured binary's (Kernel Tuner's compiler of 2023); `source=` is not
-given here for that reason, and the block sizes would have to be compiled in as macros.
+Registers and spills come per launch from the compiler's report on the caches' own kernel
+(`validation/data/external/convolution15_registers_sm_XY.csv`, read by the `CompiledRegisters`
+plugin of `validation/convolution_summary.py`, which the validation scripts register): Kernel Tuner
+compiled every configuration with its block size as a macro, so each launch ran its own code, with
+32 to 255 registers and up to 21 kB of spills per thread. Our own `convolution.cu` compiles to other
+counts (for 4x4 tiles in blocks of 16 and more rows 32-72 registers, where the cache's launches of
+288 threads and more failed), so it is not given as `source` here. Without that plugin (`pystencils-perf
+validate` from the command line) occupancy follows from the thread count alone.
 
 `kernel_for(params)` is what `pystencils-perf validate` calls per combination of the tunable
 parameters that are not the block size; `fixed_parameters` selects the rows of the cache it describes.

@@ -29,7 +29,8 @@ use_temporary_pystencils_cache("pystencils-perf-")
 import numpy as np
 from scipy.optimize import minimize
 
-from convolution_summary import FloatFields, limiters_prediction, read_only, shared_external_data, summary, with_predictions
+from convolution_summary import (FloatFields, limiters_prediction, read_only, shared_external_data, summary,
+                                 use_compiled_registers, with_predictions)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
 from pystencils_perf.validate import Validation, validate_tuned, write_report
@@ -95,6 +96,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(HERE), help="folder for report.md and plots")
     parser.add_argument("--tile-1x1-only", action="store_true", help="only the fitting rows (a quick check, no held-out numbers)")
     args = parser.parse_args(argv)
+    use_compiled_registers()  # each measured launch's registers and spills (convolution_summary.CompiledRegisters)
     spec = load_tunable_spec(HERE / "convolution.py")
     only_fit = (lambda params: params["tile_size_x"] == params["tile_size_y"] == 1) if args.tile_1x1_only else None
     ranked = validate_tuned(read_kernel_tuner(DATA), spec, DEVICE, model="throughput", keep_variant=only_fit)

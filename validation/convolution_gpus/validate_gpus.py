@@ -23,7 +23,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import HEADER, limiters_prediction, quality_row, read_only, summary, tile, with_predictions  # noqa: E402
+from convolution_summary import (HEADER, limiters_prediction, quality_row, read_only, summary, tile,  # noqa: E402
+                                 use_compiled_registers, with_predictions)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.models import throughput  # noqa: E402
 from pystencils_perf.validate import Validation, validate_tuned, write_report  # noqa: E402
@@ -92,6 +93,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="tile 1x1 rows only (a check, not the reported numbers)")
     parser.add_argument("--out", default=str(HERE), help="folder for report.md and the per-GPU reports")
     args = parser.parse_args(argv)
+    use_compiled_registers()  # each measured launch's registers and spills (convolution_summary.CompiledRegisters)
     spec = load_tunable_spec(DESCRIPTION)
     out = Path(args.out)
     lines = ["# 15x15 convolution on RTX A4000 and RTX A6000: limiters and throughput model, nothing fitted on them", "",

@@ -1,0 +1,64 @@
+"""The validations' registers per launch: the compiler's report on the caches' own kernel, per configuration."""
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import pystencils_perf as pp
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+from pystencils_perf.plugins import get_plugin_manager
+
+VALIDATION = Path(__file__).resolve().parents[1] / "validation"
+EXTERNAL = VALIDATION / "data" / "external"
+sys.path.insert(0, str(VALIDATION))
+from convolution_summary import CompiledRegisters  # noqa: E402
+
+sys.path.remove(str(VALIDATION))
+sys.path.insert(0, str(EXTERNAL))
+from compile_convolution_registers import FIXED, KEY, launch_fails  # noqa: E402
+
+sys.path.remove(str(EXTERNAL))
+
+
+@pytest.fixture
+def compiled_registers():
+    pm = get_plugin_manager()
+    plugin = CompiledRegisters()
+    pm.register(plugin, name="test-compiled-registers")
+    yield plugin
+    pm.unregister(plugin)
+
+
+@pytest.mark.parametrize("table, cache", [
+    ("convolution15_registers_sm_80.csv", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+    ("convolution15_registers_gfx90a.csv", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+])
+def test_every_measured_configuration_has_its_compiler_report(table, cache):
+    rows = CompiledRegisters.read(EXTERNAL / table)
+    with gzip.open(EXTERNAL / cache, "rt") as fh:
+        configurations = {tuple(int(e[k]) for k in KEY) for e in json.load(fh)["cache"].values()
+                          if all(e.get(k) == v for k, v in FIXED.items())}
+    assert configurations <= set(rows)
+    assert all(0 < r.registers_per_thread <= 512 for r in rows.values())
+
+
+def test_the_measured_kernels_launches_get_their_own_registers_and_spills(compiled_registers):
+    """A 4x4 tile with read_only: in blocks of 16 x 8 threads the kernel spills 21 kB per thread (the A100 cache
+    measured it at 32 ms, the slowest of its launches); in 128 x 4 it needs 255 registers for 512 threads,
+    more than an SM has, and the cache reports that launch as failed."""
+    spec = load_tunable_spec(VALIDATION / "a100_convolution" / "convolution.py")
+    kernel = spec.kernel({"tile_size_x": 4, "tile_size_y": 4, "read_only": 1})
+    table = CompiledRegisters.read(EXTERNAL / "convolution15_registers_sm_80.csv")
+    ranking = pp.rank(kernel, "A100", blocks=[(16, 8, 1), (128, 4, 1)], folds=[(1, 1, 1)])
+    spilling = ranking.candidates[0]
+    assert spilling.launch.block == (16, 8, 1)
+    assert spilling.metrics.registers_per_thread == table[(16, 8, 4, 4, 1)].registers_per_thread
+    assert spilling.metrics.spill_store_bytes_per_lup == table[(16, 8, 4, 4, 1)].spill_store_bytes / 16
+    assert spilling.metrics.spill_level == "DRAM"
+    assert launch_fails(table[(128, 4, 4, 4, 1)].registers_per_thread, 512)
+    [(launch, reason)] = ranking.rejected
+    assert launch.block == (128, 4, 1) and reason.startswith("occupancy 0")
+    assert "registers per launch (its block size compiled in)" in ranking.resources_note

@@ -1,0 +1,133 @@
+"""Registers and spills of the measured convolution kernel per configuration: the occupancy the caches' launches had.
+
+    git -C <clone of MiloLurati/AutoTuning_AMD_vs_Nvidia_GPUs> show \
+        9a7dcca284d81c4f7c005268a7e9968d905f0b1a:cache_scripts/convolution/convolution.cu > /tmp/convolution.cu
+    python3 validation/data/external/compile_convolution_registers.py /tmp/convolution.cu sm_80 \
+        validation/data/external/convolution15_registers_sm_80.csv CACHE.json.gz [CACHE.json.gz ...]
+
+and for an AMD GPU the HIP version of the kernel (``convolution.cu.hip`` in the same folder) with a
+``gfx`` architecture (hipcc; its spills are counted in VGPRs, 4 B per lane each: an estimate).
+
+Kernel Tuner compiles the kernel once per configuration, every tunable parameter (the block size
+among them) a ``-D`` macro, so each launch of the caches ran its own code with its own registers:
+a 4x4 tile with read_only needs 192-255 of them, and then few warps fit on an SM. The description
+(`validation/a100_convolution/convolution.py`) cannot know this; the validations read this table
+through a `perf_launch_resources` plugin (`convolution_summary.CompiledRegisters`), as a user's
+source would be compiled per launch (a CUDA description with `source` and `block_size_names`).
+
+The kernel is compiled here for its compiler report only: the source is not in this repository
+(its project grants no licence to copy it), only the report's numbers are. Every configuration
+(block size, tile, read_only) of the given caches with use_shmem 0, use_padding 0, use_cmem 1 and
+a 15x15 filter is compiled with pystencils-perf's own compiler driver (nvcc if on PATH, else the
+NVRTC wheels), in parallel. The measured binaries were built by the caches' authors with their
+compiler of 2023, so these counts are a stand-in for theirs: the caches' launches that failed
+(``RuntimeFailedConfig``, too many resources) check them (see the README of this folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date
+from pathlib import Path
+
+from pystencils_perf.adapters import cuda_compiler, hip_compiler
+from pystencils_perf.outputs import replacing_file
+
+#: the kernel's mangled name: the source declares it without extern "C"
+FUNCTION = "_Z18convolution_kernelPfS_S_"
+FIXED = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only")
+COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
+
+
+def configurations(caches: list[Path]) -> list[tuple[int, ...]]:
+    """The distinct (block_size_x, block_size_y, tile_size_x, tile_size_y, read_only) of the caches' described rows,
+    timed or failed: a failed launch is compiled too, so that its registers can be checked against the failure."""
+    found = set()
+    for path in caches:
+        with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as fh:
+            for entry in json.load(fh)["cache"].values():
+                if all(entry.get(k) == v for k, v in FIXED.items()):
+                    found.add(tuple(int(entry[k]) for k in KEY))
+    return sorted(found)
+
+
+def launch_fails(registers: int, threads: int, registers_per_sm: int = 65536, unit: int = 256, warp: int = 32) -> bool:
+    """Whether a block of `threads` needs more registers than an SM has (allocated per warp in `unit`s, as on
+    sm_80 and sm_86): CUDA refuses that launch with too many resources requested."""
+    return -(-registers * warp // unit) * unit * -(-threads // warp) > registers_per_sm
+
+
+def check(table: Path, caches: list[Path]) -> str:
+    """How the table's registers agree with the launches each cache reports as failed at run time."""
+    rows = {}
+    for line in table.read_text().splitlines()[2:]:
+        values = tuple(map(int, line.split(",")))
+        rows[values[:5]] = values[5]
+    lines = []
+    for path in caches:
+        failed = ran = failed_predicted = ran_predicted = 0
+        with gzip.open(path, "rt") as fh:
+            for entry in json.load(fh)["cache"].values():
+                if not all(entry.get(k) == v for k, v in FIXED.items()):
+                    continue
+                config = tuple(int(entry[k]) for k in KEY)
+                fails = launch_fails(rows[config], config[0] * config[1])
+                if entry["time"] == "RuntimeFailedConfig":
+                    failed, failed_predicted = failed + 1, failed_predicted + fails
+                elif isinstance(entry["time"], (int, float)):
+                    ran, ran_predicted = ran + 1, ran_predicted + fails
+        lines.append(f"{path.name}: {failed_predicted} of {failed} launches that failed at run time need more "
+                     f"registers than an SM has; {ran_predicted} of {ran} that ran would too")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path, help="the kernel's CUDA file (see above)")
+    parser.add_argument("arch", help="sm_XY")
+    parser.add_argument("out", type=Path, help="the CSV to write")
+    parser.add_argument("caches", type=Path, nargs="+", help="Kernel Tuner cache files whose configurations to compile")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--check", action="store_true",
+                        help="compile nothing: compare the table `out` with the caches' launches that failed")
+    args = parser.parse_args(argv)
+    if args.check:
+        print(check(args.out, args.caches))
+        return 0
+    driver = hip_compiler if args.arch.startswith("gfx") else cuda_compiler
+    chosen = driver.compiler_for(args.arch if driver is hip_compiler else args.arch[3:4] + "." + args.arch[4:])
+    if chosen is None or chosen[1] != args.arch:
+        print(f"no installed compiler builds {args.arch}", file=sys.stderr)
+        return 2
+    compiler, arch = chosen
+    text = args.source.read_text()
+
+    def compiled(config):
+        macros = {**FIXED, **dict(zip(KEY, config))}
+        source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
+        return driver.compile_resources(source, FUNCTION, arch, compiler)
+
+    configs = configurations(args.caches)
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(compiled, configs))
+    with replacing_file(args.out) as fh:
+        fh.write(f"# {args.source.name} compiled for {arch} by {compiler.name} on {date.today().isoformat()} "
+                 f"(validation/data/external/compile_convolution_registers.py); configurations of "
+                 f"{', '.join(p.name for p in args.caches)}\n")
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for config, r in zip(configs, results):
+            writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes))
+    print(f"{len(configs)} configurations written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
