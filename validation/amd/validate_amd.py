@@ -29,6 +29,7 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
+from convolution_summary import use_compiled_registers  # noqa: E402
 from default_model import DataSet, cached, convolution_fields, repredicted, score, table, targets  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
@@ -91,6 +92,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, help="keep each GPU's validation here (see the module docstring)")
     args = parser.parse_args(argv)
+    use_compiled_registers()  # each measured launch's VGPRs and spills, where a table exists (gfx90a)
     rows = []
     for data in DATA_SETS:
         validation = validation_for(data, args.cache)
