@@ -235,3 +235,32 @@ def test_data_without_its_kernel_or_of_another_gpu_is_a_warning(tmp_path, capsys
         "(dst float64 520x520x648; src float64 520x520x648; 25 loads, 1 store)",
         "pystencils-perf: warning: v100_part.csv was measured on NVIDIA H100 80GB HBM3, not on V100-PCIe-32GB",
     ]
+
+
+def _with_blocks(path: Path, blocks: list[tuple[int, int, int]]) -> Path:
+    """The data set at `path` with its first rows' blocks replaced by `blocks`."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row, block in zip(rows, blocks):
+        row["bx"], row["by"], row["bz"] = map(str, block)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=rows[0].keys())
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_a_measured_launch_the_model_rejects_is_left_out_with_a_warning(tmp_path, capsys):
+    """The model may say a measured launch cannot run (registers compiled for another binary than the measured
+    one, say): it is left out and named, the others are validated; if none is left, one line and exit 2."""
+    data = _with_blocks(_v100_rows(tmp_path, {**_r2_record(), "device": "Tesla V100-PCIE-32GB"}), [(2048, 1, 1)])
+    assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC), "--align", "interior"]) == 0
+    captured = capsys.readouterr()
+    assert "2 measured candidates" in captured.out
+    assert captured.err.strip() == ("pystencils-perf: warning: v100_part.csv: measured launch 2048x1x1 f1x1x1 is "
+                                    "rejected by the model and left out: 2048 threads per block exceed "
+                                    "V100-PCIe-32GB's 1024")
+    data = _with_blocks(data, [(2048, 1, 1)] * 3)
+    assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC), "--align", "interior"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "the model rejects every measured launch" in err
