@@ -260,7 +260,7 @@ def test_a_measured_launch_the_model_rejects_is_left_out_with_a_warning(tmp_path
     assert captured.err.strip() == ("pystencils-perf: warning: v100_part.csv: measured launch 2048x1x1 f1x1x1 is "
                                     "rejected by the model and left out: 2048 threads per block exceed "
                                     "V100-PCIe-32GB's 1024")
-    data = _with_blocks(data, [(2048, 1, 1)] * 3)
+    data = _with_blocks(data, [(2048, 1, 1), (1024, 2, 1), (1024, 1, 2)])
     assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC), "--align", "interior"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "the model rejects every measured launch" in err
