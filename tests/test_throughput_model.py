@@ -263,3 +263,13 @@ def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_
     assert whole_body.metrics.extras["individually_guarded_load_requests_per_lup"] == 0
     assert whole_body.prediction.seconds_per_lup["latency"] == pytest.approx(
         expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c))
+
+
+@pytest.mark.parametrize("device, read_only_rate", [("MI250X", 1.0), ("W7800", 1.0), ("RTX-A4000", 0.2538),
+                                                    ("A100-PCIe-40GB", 0.2538)])
+def test_a_borrowed_fit_does_not_override_what_the_vendor_states(device, read_only_rate):
+    """HIP's __ldg is an ordinary load: on AMD GPUs a read_only load passes the tag stage like any other, whatever
+    the A100's fit (borrowed for its other constant) found for NVIDIA's read-only path."""
+    c = throughput.constants_for(pp.get_device(device))
+    assert c.read_only_tag_passes_per_cycle == read_only_rate
+    assert c.overlap_exponent == throughput.constants_for(pp.get_device("A100-PCIe-40GB")).overlap_exponent

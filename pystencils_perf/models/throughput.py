@@ -119,19 +119,21 @@ DEVICE_QUANTITIES = ("l1_hit_latency_cycles", "l2_hit_latency_cycles", "dram_lat
 
 def constants_for(device) -> ThroughputConstants:
     """The model's data for `device`: latencies and issue rate from its device file, the defaults, what its
-    vendor's compilers change (``[vendors.NAME]``), and its own fit or the one ``[defaults.fit]`` borrows
-    (fitted constants are not fitted per device to one kernel)."""
+    vendor's compilers and hardware change (``[vendors.NAME]``), and its own fit or the one ``[defaults.fit]``
+    borrows (fitted constants are not fitted per device to one kernel). A borrowed fit does not override what
+    the device's vendor section states: it was fitted on another vendor's hardware, where that may not hold."""
     table = _table()
     entry = table.get("devices", {}).get(device.name, {})
+    from_device = {name: getattr(device, name) for name in DEVICE_QUANTITIES}
+    vendor = _values(table.get("vendors", {}).get(device.vendor, {}))
     if "fit" in entry:
         fit, fitted_on = entry["fit"], entry["fit"]["data"]
+        values = {**_values(table["defaults"]), **vendor, **_values(entry), **_values(fit), **from_device}
     else:
         lender = table["defaults"]["fit"]["borrowed_from"]
         fit = table["devices"][lender]["fit"]
         fitted_on = f"borrowed from {lender}, not fitted on {device.name}: {fit['data']}"
-    from_device = {name: getattr(device, name) for name in DEVICE_QUANTITIES}
-    vendor = table.get("vendors", {}).get(device.vendor, {})
-    values = {**_values(table["defaults"]), **_values(vendor), **_values(entry), **_values(fit), **from_device}
+        values = {**_values(table["defaults"]), **_values(fit), **vendor, **_values(entry), **from_device}
     return ThroughputConstants(**values, fitted_on=fitted_on)
 
 

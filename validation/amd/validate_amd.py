@@ -69,22 +69,28 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
-What holds: the model tells the launches whose tile does not divide the image (each load under an
-``if`` of its own, which AMD's compiler branches around) from the others and puts them below, which
-carries most of the rank correlation; they measure 3-16 % of the others' median throughput. What
-does not: the model predicts them at 44-49 % (one load in flight per wavefront is not slow enough),
-and among the launches without guards it barely ranks at all. The compiled code says why. Compiling
-the caches' kernel (MiloLurati/AutoTuning_AMD_vs_Nvidia_GPUs 9a7dcca, `convolution.cu.hip`, read for
-analysis, not copied) with Debian's hipcc 5.2.3 for gfx90a: without launch bounds the backend caps
-it at 128 VGPRs; block 48x8 (guarded) then spills 203 VGPRs (412 B of scratch per lane, 304 scratch
-instructions) besides its 202 waits on single loads, while block 64x8 (unguarded) needs 72 VGPRs, no
-scratch, and merges the 225 loads per point into 60 (45 of 16 bytes). 2x4 tiles need 98-112 VGPRs
-unguarded but spill 977 in block 48x1. Spills and merged loads are what the model does not know
-without compiling each launch's own code (the description's `source`, which the convolution SPEC
-does not give); on the MI250X, 2x4 tiles run at 3.6-4.2 GLup/s with `read_only` 0 and at up to
-25.5 GLup/s with `read_only` 1. The W6600's timings are the noisiest (90th percentile of the
-run-to-run spread: 160 %). Nothing here was fitted: the AMD devices borrow the A100's fitted
-constants, and their own numbers are datasheet values, gpu-benches measurements or estimates
+On the MI250X each launch's VGPRs and spills are the compiler's report on the caches' own kernel
+(MiloLurati/AutoTuning_AMD_vs_Nvidia_GPUs 9a7dcca, `convolution.cu.hip`, compiled per configuration
+with Debian's hipcc 5.2.3 for gfx90a, not copied: `validation/data/external/convolution15_registers_gfx90a.csv`).
+Without launch bounds the backend caps the kernel at 128 VGPRs, so every launch whose tile does not
+divide the image (each load under an ``if`` of its own) spills, 0.4-6.3 kB per lane, and the model
+prices that traffic (DRAM level). The W6600 and W7800 have no such table (hipcc 5.2 was run for
+gfx90a only), so their occupancy rests on the thread count. On every AMD GPU a `read_only` load is
+an ordinary load (HIP's `__ldg` dereferences its pointer), not the A100's slower read-only path.
+
+What holds: the guarded launches measure 3-16 % of the others' median throughput; on the MI250X the
+model now predicts them at 20 % (44-49 % without the spills), and the throughput MAPE fell from 522
+to 134 %. Guarded tiles with the largest spills (1x1, 1x2, 1x3, 2x1, 3x1, 4x1: 800-1600 B per update)
+are predicted within 15 % of their measured median; those with 300-500 B per update are predicted
+3-4x too fast, while they measure as slow as the others: the guards cost more than their spills
+and one load in flight per wavefront. What does not: the rank correlation over all MI250X launches
+fell from 0.73 to 0.50, since the guarded ones are now spread by their spills while they measure
+alike (Spearman among them 0.01), and among the launches without guards it is 0.45 (0.08 before):
+on the MI250X, 2x4 tiles run at 3.6-4.2 GLup/s with `read_only` 0 and at up to 25.5 GLup/s with
+`read_only` 1, a difference in the compiled code that the registers alone do not show. The W6600's
+timings are the noisiest (90th percentile of the run-to-run spread: 160 %). Nothing here was
+fitted: the AMD devices borrow the A100's fitted constants (but not its read-only rate), and their
+own numbers are datasheet values, gpu-benches measurements or estimates
 (`pystencils-perf devices NAME`)."""
 
 
