@@ -80,8 +80,9 @@ an ordinary load (HIP's `__ldg` dereferences its pointer), not the A100's slower
 
 What holds: the guarded launches measure 3-16 % of the others' median throughput; on the MI250X the
 model now predicts them at 20 % (44-49 % without the spills), and the throughput MAPE fell from 522
-to 134 %. Guarded tiles with the largest spills (1x1, 1x2, 1x3, 2x1, 3x1, 4x1: 800-1600 B per update)
-are predicted within 15 % of their measured median; those with 300-500 B per update are predicted
+to 134 %. Guarded tiles with the largest spills (1x1, 1x2, 1x3, 2x1, 3x1, 4x1, and with read_only 1
+also 1x4 and 2x2: 800-1600 B per update) are predicted within 16 % of their measured median (2x2
+with read_only 1: 27 % too slow); those with 300-500 B per update are predicted
 3-4x too fast, while they measure as slow as the others: the guards cost more than their spills
 and one load in flight per wavefront. What does not: the rank correlation over all MI250X launches
 fell from 0.73 to 0.50, since the guarded ones are now spread by their spills while they measure
