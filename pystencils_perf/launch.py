@@ -247,11 +247,10 @@ def perf_check_candidate(model, launch, device):
         if regs > device.max_registers_per_thread:
             return f"{regs} registers per thread exceed {device.name}'s {device.max_registers_per_thread}"
         warps = -(-launch.threads_per_block // device.warp_size)
-        unit = device.register_allocation_unit
-        per_warp = -(-regs * device.warp_size // unit) * unit  # allocated per warp, in units (occupancy calculator)
+        per_warp = device.registers_per_warp(regs)
         if per_warp * warps > device.registers_per_sm:
-            return (f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of {unit}) "
-                    f"exceed {device.registers_per_sm} registers per SM")
+            return (f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of "
+                    f"{device.register_allocation_unit}) exceed {device.registers_per_sm} registers per SM")
     shared = model.shared_memory_for(launch.block)
     if shared > device.shared_memory_per_sm_bytes:
         return f"{shared} B shared memory exceed {device.shared_memory_per_sm_bytes} B per SM"

@@ -18,7 +18,7 @@ from convolution_summary import CompiledRegisters  # noqa: E402
 
 sys.path.remove(str(VALIDATION))
 sys.path.insert(0, str(EXTERNAL))
-from compile_convolution_registers import FIXED, KEY, launch_fails  # noqa: E402
+from compile_convolution_registers import FIXED, KEY, launch_fails, read_table  # noqa: E402
 
 sys.path.remove(str(EXTERNAL))
 
@@ -37,7 +37,7 @@ def compiled_registers():
     ("convolution15_registers_gfx90a.csv", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz"),
 ])
 def test_every_measured_configuration_has_its_compiler_report(table, cache):
-    rows = CompiledRegisters.read(EXTERNAL / table)
+    rows = read_table(EXTERNAL / table)
     with gzip.open(EXTERNAL / cache, "rt") as fh:
         configurations = {tuple(int(e[k]) for k in KEY) for e in json.load(fh)["cache"].values()
                           if all(e.get(k) == v for k, v in FIXED.items())}
@@ -51,14 +51,14 @@ def test_the_measured_kernels_launches_get_their_own_registers_and_spills(compil
     more than an SM has, and the cache reports that launch as failed."""
     spec = load_tunable_spec(VALIDATION / "a100_convolution" / "convolution.py")
     kernel = spec.kernel({"tile_size_x": 4, "tile_size_y": 4, "read_only": 1})
-    table = CompiledRegisters.read(EXTERNAL / "convolution15_registers_sm_80.csv")
+    table = read_table(EXTERNAL / "convolution15_registers_sm_80.csv")
     ranking = pp.rank(kernel, "A100", blocks=[(16, 8, 1), (128, 4, 1)], folds=[(1, 1, 1)])
     spilling = ranking.candidates[0]
     assert spilling.launch.block == (16, 8, 1)
     assert spilling.metrics.registers_per_thread == table[(16, 8, 4, 4, 1)].registers_per_thread
     assert spilling.metrics.spill_store_bytes_per_lup == table[(16, 8, 4, 4, 1)].spill_store_bytes / 16
     assert spilling.metrics.spill_level == "DRAM"
-    assert launch_fails(table[(128, 4, 4, 4, 1)].registers_per_thread, 512)
+    assert launch_fails(table[(128, 4, 4, 4, 1)].registers_per_thread, 512, pp.get_device("A100"))
     [(launch, reason)] = ranking.rejected
     assert launch.block == (128, 4, 1) and reason.startswith("occupancy 0")
     assert "registers per launch (its block size compiled in)" in ranking.resources_note

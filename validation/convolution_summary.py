@@ -8,6 +8,7 @@ ranking again.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,6 @@ from pathlib import Path
 from pystencils_perf.hookspecs import hookimpl
 from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.predict import Prediction, limiter_times
-from pystencils_perf.resources import ResourceUsage
 from pystencils_perf.validate import Validation, metric_errors, ranking_quality
 
 HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
@@ -31,6 +31,18 @@ def shared_external_data(name: str) -> Path:
 
 #: the compiler reports of the measured kernel per configuration, by architecture (data/external/README.md)
 REGISTER_TABLES = Path(__file__).resolve().parent / "data" / "external"
+
+
+def _table_module():
+    """``data/external/compile_convolution_registers.py``, which writes the tables and reads them (`read_table`)."""
+    spec = importlib.util.spec_from_file_location("compile_convolution_registers",
+                                                  REGISTER_TABLES / "compile_convolution_registers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+read_table = _table_module().read_table
 
 
 class CompiledRegisters:
@@ -57,29 +69,13 @@ class CompiledRegisters:
                 return path
         return None
 
-    @staticmethod
-    def read(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
-        """The table's rows by (block_size_x, block_size_y, tile_size_x, tile_size_y, read_only); the first
-        line (a comment) names the compiler."""
-        lines = path.read_text().splitlines()
-        compiler = lines[0].split(" by ", 1)[1].split(" on ", 1)[0]
-        header = lines[1].split(",")
-        arch = path.stem.split("_registers_", 1)[1]
-        rows = {}
-        for line in lines[2:]:
-            row = dict(zip(header, map(int, line.split(","))))
-            key = tuple(row[k] for k in header[:5])
-            rows[key] = ResourceUsage(arch, row["registers"], row["spill_store_bytes"], row["spill_load_bytes"], 0,
-                                      compiler)
-        return rows
-
     @hookimpl
     def perf_launch_resources(self, kernel, model, launches, device):
         constants = getattr(kernel, "constants", {})
         path = self.table_for(device)
         if "tsx" not in constants or path is None:
             return None
-        table = self.read(path)
+        table = read_table(path)
         read_only = int(kernel.arrays[0].read_only)
         found = {launch: table.get((*launch.block[:2], constants["tsx"], constants["tsy"], read_only))
                  for launch in launches}

@@ -222,6 +222,12 @@ class Device:
     def curve(self, name: str) -> Curve:
         return self.curves[name]
 
+    def registers_per_warp(self, registers_per_thread: int) -> int:
+        """Registers a warp of threads needing `registers_per_thread` is allocated: whole units of
+        `register_allocation_unit` (as NVIDIA's occupancy calculator and the AMD backend allocate them)."""
+        unit = self.register_allocation_unit
+        return -(-registers_per_thread * self.warp_size // unit) * unit
+
     def count_by_kind(self) -> dict[str, int]:
         """How many of the file's numbers are measured, datasheet, derived, estimate."""
         counts = dict.fromkeys(KINDS, 0)

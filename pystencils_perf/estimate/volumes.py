@@ -49,9 +49,7 @@ def occupancy(model: KernelModel, threads_per_block: int, device, block: tuple[i
     }
     registers = model.registers_for(model.fold, block) if block is not None else model.registers_per_thread
     if registers:
-        unit = device.register_allocation_unit
-        per_warp = -(-registers * device.warp_size // unit) * unit
-        limits["registers"] = device.registers_per_sm // (per_warp * warps)
+        limits["registers"] = device.registers_per_sm // (device.registers_per_warp(registers) * warps)
     shared = model.shared_memory_for(block) if block is not None else model.shared_memory_bytes
     if shared:
         limits["shared memory"] = device.shared_memory_per_sm_bytes // shared

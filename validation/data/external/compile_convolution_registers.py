@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import gzip
 import json
 import os
@@ -37,6 +38,8 @@ from datetime import date
 from pathlib import Path
 
 from pystencils_perf.adapters import cuda_compiler, hip_compiler
+from pystencils_perf.devices import get_device
+from pystencils_perf.resources import ResourceUsage
 from pystencils_perf.outputs import replacing_file
 
 #: the kernel's mangled name: the source declares it without extern "C"
@@ -58,18 +61,32 @@ def configurations(caches: list[Path]) -> list[tuple[int, ...]]:
     return sorted(found)
 
 
-def launch_fails(registers: int, threads: int, registers_per_sm: int = 65536, unit: int = 256, warp: int = 32) -> bool:
-    """Whether a block of `threads` needs more registers than an SM has (allocated per warp in `unit`s, as on
-    sm_80 and sm_86): CUDA refuses that launch with too many resources requested."""
-    return -(-registers * warp // unit) * unit * -(-threads // warp) > registers_per_sm
-
-
-def check(table: Path, caches: list[Path]) -> str:
-    """How the table's registers agree with the launches each cache reports as failed at run time."""
+@functools.cache
+def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
+    """A table this script wrote, by (block_size_x, block_size_y, tile_size_x, tile_size_y, read_only); its first
+    line (a comment) names the compiler, its name the architecture (``convolution15_registers_<arch>.csv``)."""
+    lines = path.read_text().splitlines()
+    compiler = lines[0].split(" by ", 1)[1].split(" on ", 1)[0]
+    arch = path.stem.split("_registers_", 1)[1]
+    header = lines[1].split(",")
     rows = {}
-    for line in table.read_text().splitlines()[2:]:
-        values = tuple(map(int, line.split(",")))
-        rows[values[:5]] = values[5]
+    for line in lines[2:]:
+        row = dict(zip(header, map(int, line.split(","))))
+        rows[tuple(row[k] for k in KEY)] = ResourceUsage(arch, row["registers"], row["spill_store_bytes"],
+                                                         row["spill_load_bytes"], 0, compiler)
+    return rows
+
+
+def launch_fails(registers: int, threads: int, device) -> bool:
+    """Whether a block of `threads` needs more registers than an SM of `device` has (allocated per warp):
+    CUDA refuses that launch with too many resources requested."""
+    return device.registers_per_warp(registers) * -(-threads // device.warp_size) > device.registers_per_sm
+
+
+def check(table: Path, caches: list[Path], device) -> str:
+    """How the table's registers agree with the launches each cache reports as failed at run time, on a GPU
+    with `device`'s register file (the A100's for sm_80 and sm_86: 64 K registers per SM in units of 256)."""
+    rows = read_table(table)
     lines = []
     for path in caches:
         failed = ran = failed_predicted = ran_predicted = 0
@@ -78,7 +95,7 @@ def check(table: Path, caches: list[Path]) -> str:
                 if not all(entry.get(k) == v for k, v in FIXED.items()):
                     continue
                 config = tuple(int(entry[k]) for k in KEY)
-                fails = launch_fails(rows[config], config[0] * config[1])
+                fails = launch_fails(rows[config].registers_per_thread, config[0] * config[1], device)
                 if entry["time"] == "RuntimeFailedConfig":
                     failed, failed_predicted = failed + 1, failed_predicted + fails
                 elif isinstance(entry["time"], (int, float)):
@@ -99,7 +116,7 @@ def main(argv=None) -> int:
                         help="compile nothing: compare the table `out` with the caches' launches that failed")
     args = parser.parse_args(argv)
     if args.check:
-        print(check(args.out, args.caches))
+        print(check(args.out, args.caches, get_device("A100-PCIe-40GB")))
         return 0
     driver = hip_compiler if args.arch.startswith("gfx") else cuda_compiler
     chosen = driver.compiler_for(args.arch if driver is hip_compiler else args.arch[3:4] + "." + args.arch[4:])
