@@ -54,7 +54,8 @@ def l2_load(compulsory, requested, l1_oversubscription) -> VolumeFormula:
 
 
 def dram_load(new, overlap, previous_wave_ratio, l2_oversubscription, redundant) -> VolumeFormula:
-    """DRAM -> L2 loads: ``V_new + (1 - hit(V_prev / (L2 - V_new))) * V_overlap + R_L2(O_L2) * V_redundant``.
+    """DRAM -> L2 loads: ``V_new + (1 - hit(x)) * V_overlap + R_L2(O_L2) * V_redundant``,
+    ``x = (V_prev + S_prev) / (L2 - V_new - S_curr)`` (`volumes`: ``S`` are the lines the stores allocate).
 
     `new` is the wave's compulsory volume not shared with the previous wave,
     `redundant` what the wave's blocks re-read from L2 after their L1 evicted it (`volumes.reread_load`).
