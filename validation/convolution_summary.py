@@ -59,15 +59,11 @@ class CompiledRegisters:
         self.folder = folder
 
     def table_for(self, device) -> Path | None:
-        """The table of `device`'s architecture; for an NVIDIA GPU without one, that of the same major
-        architecture's first (sm_86 -> sm_80: the same register file and allocation), which the notes name."""
+        """The table of `device`'s architecture (``sm_86``, ``gfx90a``), if one was compiled."""
         capability = device.compute_capability or ""
         arch = capability if capability.startswith("gfx") else "sm_" + capability.replace(".", "")
-        for candidate in (arch, *(["sm_" + capability.split(".")[0] + "0"] if "." in capability else [])):
-            path = self.folder / f"convolution15_registers_{candidate}.csv"
-            if path.exists():
-                return path
-        return None
+        path = self.folder / f"convolution15_registers_{arch}.csv"
+        return path if path.exists() else None
 
     @hookimpl
     def perf_launch_resources(self, kernel, model, launches, device):
