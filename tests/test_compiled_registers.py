@@ -37,6 +37,7 @@ def compiled_registers():
     ("convolution15_registers_sm_86.csv", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
     ("convolution15_registers_sm_86.csv", "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
     ("convolution15_registers_gfx90a.csv", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+    ("convolution15_registers_gfx1032.csv", "w6600_convolution15_kernel_tuner_cache_noshmem.json.gz"),
 ])
 def test_every_measured_configuration_has_its_compiler_report(table, cache):
     rows = read_table(EXTERNAL / table)
@@ -67,7 +68,7 @@ def test_the_measured_kernels_launches_get_their_own_registers_and_spills(compil
 
 
 @pytest.mark.parametrize("device, table", [("A100", "sm_80"), ("RTX-A4000", "sm_86"), ("MI250X", "gfx90a"),
-                                           ("H100", None)])
+                                           ("W6600", "gfx1032"), ("W7800", None), ("H100", None)])
 def test_each_gpu_reads_its_own_architectures_table(device, table):
     path = CompiledRegisters().table_for(pp.get_device(device))
     assert (path.name if path else None) == (f"convolution15_registers_{table}.csv" if table else None)

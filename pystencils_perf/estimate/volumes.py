@@ -149,16 +149,21 @@ class FootprintCounter:
 
     def stores_beyond_loads(self, threads: ThreadSet, granule_bytes: int) -> int:
         """Granules `threads` store to that their own loads do not touch: the lines their stores add to a cache
-        (an update in place stores into lines it loaded)."""
-        total = 0
-        for name in self.fields:
-            if not self.compiled.for_field(name, AccessKind.STORE):
-                continue
-            stores = self._parts(name, AccessKind.STORE, threads, granule_bytes)
-            total += self.backend.count_union([stores])
-            if self.compiled.for_field(name, AccessKind.LOAD):
-                total -= self.backend.count_overlap(stores, self._parts(name, AccessKind.LOAD, threads, granule_bytes))
-        return total
+        (an update in place stores into lines it loaded). Counted once per thread set: a wave is the next
+        one's previous."""
+        key = ("stores beyond loads", threads.key, granule_bytes)
+        if key not in self._counts:
+            total = 0
+            for name in self.fields:
+                if not self.compiled.for_field(name, AccessKind.STORE):
+                    continue
+                stores = self._parts(name, AccessKind.STORE, threads, granule_bytes)
+                total += self.backend.count_union([stores])
+                if self.compiled.for_field(name, AccessKind.LOAD):
+                    loads = self._parts(name, AccessKind.LOAD, threads, granule_bytes)
+                    total -= self.backend.count_overlap(stores, loads)
+            self._counts[key] = total
+        return self._counts[key]
 
     def union(self, kind: AccessKind, thread_sets: list[ThreadSet], granule_bytes: int) -> int:
         """Distinct granules touched by instructions of `kind` of all `thread_sets` together (bytes: x granule)."""

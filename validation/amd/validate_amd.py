@@ -74,9 +74,20 @@ On the MI250X each launch's VGPRs and spills are the compiler's report on the ca
 with Debian's hipcc 5.2.3 for gfx90a, not copied: `validation/data/external/convolution15_registers_gfx90a.csv`).
 Without launch bounds the backend caps the kernel at 128 VGPRs, so every launch whose tile does not
 divide the image (each load under an ``if`` of its own) spills, 0.4-6.3 kB per lane, and the model
-prices that traffic (DRAM level). The W6600 and W7800 have no such table (hipcc 5.2 was run for
-gfx90a only), so their occupancy rests on the thread count. On every AMD GPU a `read_only` load is
-an ordinary load (HIP's `__ldg` dereferences its pointer), not the A100's slower read-only path.
+prices that traffic (DRAM level). The W6600 has such a table too (gfx1032, wave32,
+`convolution15_registers_gfx1032.csv`), with the same picture: every guarded launch at the 128-VGPR cap,
+spilling. The W7800 has none (Debian's hipcc 5.2 has no device library for gfx1100), so its occupancy
+rests on the thread count. On every AMD GPU a `read_only` load is an ordinary load (HIP's `__ldg`
+dereferences its pointer), not the A100's slower read-only path.
+
+On the W6600, 434 measured launches are left out (the report lists them): blocks of 512 threads or more
+at 128 VGPRs need more than one CU's 64 K registers, so the model, which counts a CU as the SM, says
+they cannot run, and yet they ran. On RDNA a workgroup runs by default in WGP mode, over both CUs of a
+workgroup processor, and the compiler sized the VGPRs for that. The device model does not know WGP
+mode yet; that is the next fix (the W6600's and W7800's resources per WGP). On the 1486 launches left,
+the compiled VGPRs and spills move the guarded launches from 12.6x too fast (geometric mean of
+predicted over measured, occupancy from the thread count) to 1.6x too fast, and the MAPE from 957 to
+93 %; the rank correlation falls from 0.74 to 0.58, as on the MI250X.
 
 What holds: the guarded launches measure 3-16 % of the others' median throughput; on the MI250X the
 model now predicts them at 20 % (44-49 % without the spills), and the throughput MAPE fell from 522
