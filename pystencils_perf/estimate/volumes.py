@@ -153,15 +153,11 @@ class FootprintCounter:
         one's previous."""
         key = ("stores beyond loads", threads.key, granule_bytes)
         if key not in self._counts:
-            total = 0
+            total = self.union(AccessKind.STORE, [threads], granule_bytes)
             for name in self.fields:
-                if not self.compiled.for_field(name, AccessKind.STORE):
-                    continue
-                stores = self._parts(name, AccessKind.STORE, threads, granule_bytes)
-                total += self.backend.count_union([stores])
-                if self.compiled.for_field(name, AccessKind.LOAD):
-                    loads = self._parts(name, AccessKind.LOAD, threads, granule_bytes)
-                    total -= self.backend.count_overlap(stores, loads)
+                if self.compiled.for_field(name, AccessKind.STORE) and self.compiled.for_field(name, AccessKind.LOAD):
+                    total -= self.backend.count_overlap(self._parts(name, AccessKind.STORE, threads, granule_bytes),
+                                                        self._parts(name, AccessKind.LOAD, threads, granule_bytes))
             self._counts[key] = total
         return self._counts[key]
 
