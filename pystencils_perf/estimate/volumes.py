@@ -257,7 +257,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         new = v_curr - v_overlap
         # the coverage of Ernst et al. (JPDC 2023) eq. 8 counts loads only; L2 is write-back and allocates a
         # stored line too, so both waves' stores take their share of it (V100 r=2 16x4x16 fold 1x1x2, whose
-        # two waves' loads just fit the 6 MB: its previous wave's halo measured as a miss, 10.73 B/LUP, where
+        # two waves' loads just fit the 6 MB: its previous wave's halo measured as a miss, 10.73 B/Lup, where
         # loads alone predicted 9.49)
         coverage = ((l2_capacity - new - curr_store_lines) / (v_prev + prev_store_lines)
                     if v_prev else float("inf"))
