@@ -161,7 +161,9 @@ def test_measured_plateaus_are_the_fit_scripts_output(l2_fits):
 
 @pytest.mark.parametrize("name", CDNA + RDNA)
 def test_amd_devices_have_the_wavefront_size_issue_rate_and_sources_asked_for(name):
-    """CDNA: wave64, one wave64 instruction per CU and cycle; RDNA: wave32, two per CU and cycle; each with its source."""
+    """CDNA: wave64, one wave64 instruction per CU and cycle; RDNA: wave32, and its SM equivalent is the WGP (2 CUs,
+    where a workgroup runs in the default WGP mode): four instructions per WGP and cycle, two L0 caches, twice a
+    CU's VGPRs and work-items; each with its source."""
     d = pp.get_device(name)
     rdna = name in RDNA
     assert d.vendor == "amd" and d.architecture.startswith("rdna" if rdna else "cdna")
@@ -169,8 +171,13 @@ def test_amd_devices_have_the_wavefront_size_issue_rate_and_sources_asked_for(na
     assert d.warp_size == (32 if rdna else 64) and "ROCm documentation, GPU hardware specifications table" in d.sources["warp_size"]
     if rdna:
         assert "wavefrontsize64 defaults to off" in d.sources["warp_size"]
-    assert d.warp_instructions_per_cycle_per_sm == (2 if rdna else 1)
-    assert d.sources["warp_instructions_per_cycle_per_sm"].startswith(f"counts wave{d.warp_size} instructions per CU and cycle")
+    assert d.warp_instructions_per_cycle_per_sm == (4 if rdna else 1)
+    unit = "WGP" if rdna else "CU"
+    assert d.sources["warp_instructions_per_cycle_per_sm"].startswith(f"counts wave{d.warp_size} instructions per {unit} and cycle")
+    assert d.l1_caches_per_sm == (2 if rdna else 1)
+    if rdna:
+        assert "WGP mode" in d.sources["sm_count"] and d.max_threads_per_sm == 2048
+        assert "x 4 SIMD32" in d.sources["registers_per_sm"]
     for key in ("sm_count", "shared_memory_per_sm_bytes", "l2_capacity_bytes"):
         assert "GPU hardware specifications table" in d.sources[key], key
     for key in ("max_threads_per_sm", "registers_per_sm", "register_allocation_unit"):

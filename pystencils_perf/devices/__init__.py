@@ -124,6 +124,9 @@ class Device:
         L1 allocation line and transfer sector, bytes.
     l1_bank_count, l1_bank_width_bytes : int
         L1 banks served per cycle, and bytes per bank.
+    l1_caches_per_sm : int
+        L1 caches that serve one SM's warps side by side, each with those banks (1; 2 on RDNA,
+        whose SM equivalent is a WGP of 2 CUs with an L0 cache each). Optional, default 1.
     l2_capacity_bytes : int
         Nominal L2 capacity, bytes.
     l2_effective_capacity_bytes : int
@@ -218,6 +221,7 @@ class Device:
     last_level_cache_bytes: int = 0
     last_level_cache_bandwidth_gbs: float = 0.0
     l2_channel_count: int = 0
+    l1_caches_per_sm: int = 1
 
     def curve(self, name: str) -> Curve:
         return self.curves[name]
@@ -242,8 +246,9 @@ _NOT_IN_FILE = {"sources", "path", "kinds", "notes", "l2_effective_capacity_byte
 _QUANTITIES = [f for f in fields(Device) if f.name not in _META_KEYS | _NOT_IN_FILE]
 _INTEGER_TYPES = ("int", "tuple[int, int, int]")
 #: quantities format version 3 added (the throughput model's issue rate and latencies)
-#: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0
-OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count")
+#: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0, and one
+#: L1 cache per SM
+OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count", "l1_caches_per_sm")
 LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
                       "dram_latency_cycles")
 _ENTRY_KEYS = {"value", "kind", "source", "note"}

@@ -51,6 +51,7 @@ QUANTITY_HELP = {
     "last_level_cache_bytes": "optional: cache behind the L2 (AMD Infinity Cache / MALL), bytes; leave out if none",
     "last_level_cache_bandwidth_gbs": "optional, with last_level_cache_bytes: that cache's bandwidth, GB/s",
     "l2_channel_count": "optional: independent L2 channels addresses are interleaved over",
+    "l1_caches_per_sm": "optional (1 if left out): L1 caches serving one SM's warps side by side (2 on an RDNA WGP)",
 }
 TEMPLATE_LENDER = "V100-PCIe-32GB"
 
@@ -99,6 +100,7 @@ def device_summary(dev: Device) -> str:
         ("l2_dram_capacity_bytes", "L2 without DRAM traffic", _mib(dev.l2_dram_capacity_bytes)),
         ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
         ("l2_channel_count", "L2 channels", dev.l2_channel_count),
+        ("l1_caches_per_sm", "L1 caches per SM", dev.l1_caches_per_sm),
         ("last_level_cache_bytes", "last-level cache", _mib(dev.last_level_cache_bytes)),
         ("last_level_cache_bandwidth_gbs", "at", f"{dev.last_level_cache_bandwidth_gbs:g} GB/s"),
     ) if key in kinds)
