@@ -80,14 +80,13 @@ spilling. The W7800 has none (Debian's hipcc 5.2 has no device library for gfx11
 rests on the thread count. On every AMD GPU a `read_only` load is an ordinary load (HIP's `__ldg`
 dereferences its pointer), not the A100's slower read-only path.
 
-On the W6600, 434 measured launches are left out (the report lists them): blocks of 512 threads or more
-at 128 VGPRs need more than one CU's 64 K registers, so the model, which counts a CU as the SM, says
-they cannot run, and yet they ran. On RDNA a workgroup runs by default in WGP mode, over both CUs of a
-workgroup processor, and the compiler sized the VGPRs for that. The device model does not know WGP
-mode yet; that is the next fix (the W6600's and W7800's resources per WGP). On the 1486 launches left,
-the compiled VGPRs and spills move the guarded launches from 12.6x too fast (geometric mean of
-predicted over measured, occupancy from the thread count) to 1.6x too fast, and the MAPE from 957 to
-93 %; the rank correlation falls from 0.74 to 0.58, as on the MI250X.
+On RDNA a workgroup runs by default in WGP mode, over both CUs of a workgroup processor, and the compiler
+sizes the VGPRs for that (128 VGPRs x 1024 work-items is two CUs' worth), so the RDNA device files describe
+WGPs as the SM equivalent. With the gfx1032 table and CUs as SMs, 434 W6600 launches that ran were said
+to be unable to run; as WGPs, all 1920 run. With the compiled VGPRs and spills the W6600's guarded launches
+are predicted at 7 % of the unguarded median (measured 3 %; 1.6x too fast on geometric mean, where the
+occupancy from the thread count made them 12.6x too fast), and its MAPE falls from 1028 to 95 %; its rank correlation falls
+from 0.68 to 0.49, as on the MI250X.
 
 What holds: the guarded launches measure 3-16 % of the others' median throughput; on the MI250X the
 model now predicts them at 20 % (44-49 % without the spills), and the throughput MAPE fell from 522
