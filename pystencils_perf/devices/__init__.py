@@ -99,7 +99,7 @@ class Device:
     name, vendor, architecture : str
         The GPU's name (``"V100-PCIe-32GB"``), vendor and architecture.
     sm_count : int
-        Streaming multiprocessors (CUs on AMD).
+        Streaming multiprocessors (CUs on CDNA; WGPs of 2 CUs on RDNA, where a workgroup runs over both).
     clock_ghz : float
         SM clock under load, GHz.
     warp_size : int

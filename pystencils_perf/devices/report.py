@@ -19,7 +19,7 @@ from . import CURVE_NAMES, FORMAT_VERSION, KINDS, OPTIONAL_QUANTITIES, Device, g
 
 #: what each quantity means, with its unit (the template's comments)
 QUANTITY_HELP = {
-    "sm_count": "streaming multiprocessors (CUs on AMD)",
+    "sm_count": "streaming multiprocessors (CUs on CDNA, WGPs of 2 CUs on RDNA)",
     "clock_ghz": "SM clock under load, GHz",
     "warp_size": "threads per warp (wavefront)",
     "max_threads_per_block": "threads per block, at most",
