@@ -87,7 +87,8 @@ def test_a_block_whose_registers_leave_no_room_has_occupancy_zero():
 
 def test_rdna_runs_a_workgroup_over_a_wgp():
     """RDNA's default WGP mode: a 1024-work-item block at 128 VGPRs (what hipcc gives the W6600 cache's guarded
-    convolution) uses two CUs' registers and runs, as measured; at 129 VGPRs (144 allocated, in units of 16) it does not fit."""
+    convolution) uses two CUs' registers and runs, as measured; at 129 VGPRs (144 allocated, in units of 16) it
+    does not fit."""
     device = get_device("W6600")
     assert perf_check_candidate(Space((4096, 4096, 1), registers=128), LaunchConfig((1024, 1, 1)), device) is None
     reason = perf_check_candidate(Space((4096, 4096, 1), registers=129), LaunchConfig((1024, 1, 1)), device)
