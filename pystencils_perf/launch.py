@@ -246,9 +246,9 @@ def perf_check_candidate(model, launch, device):
     if regs is not None:
         if regs > device.max_registers_per_thread:
             return f"{regs} registers per thread exceed {device.name}'s {device.max_registers_per_thread}"
-        warps = -(-launch.threads_per_block // device.warp_size)
-        per_warp = device.registers_per_warp(regs)
-        if per_warp * warps > device.registers_per_sm:
+        if device.blocks_by_registers(regs, launch.threads_per_block) == 0:
+            warps = -(-launch.threads_per_block // device.warp_size)
+            per_warp = device.registers_per_warp(regs)
             return (f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of "
                     f"{device.register_allocation_unit}) exceed {device.registers_per_sm} registers per SM")
     shared = model.shared_memory_for(launch.block)

@@ -67,7 +67,7 @@ def limiter_times(model, device, metrics) -> dict[str, float]:
     below_l2 = metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup
     times = {
         "FP": metrics.flops_per_lup / peak_flops,
-        "L1": metrics.l1_cycles_per_lup / (device.sm_count * device.l1_caches_per_sm * device.clock_ghz * 1e9),
+        "L1": metrics.l1_cycles_per_lup / device.l1_cycles_per_second,
         "L2": (metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup) / (device.l2_bandwidth_gbs * 1e9),
         "DRAM": below_l2 / (device.dram_bandwidth_gbs * 1e9),
     }

@@ -232,6 +232,17 @@ class Device:
         unit = self.register_allocation_unit
         return -(-registers_per_thread * self.warp_size // unit) * unit
 
+    def blocks_by_registers(self, registers_per_thread: int, threads_per_block: int) -> int:
+        """Blocks of `threads_per_block` whose registers fit an SM's register file at once (0: the block
+        cannot run)."""
+        warps = -(-threads_per_block // self.warp_size)
+        return self.registers_per_sm // (self.registers_per_warp(registers_per_thread) * warps)
+
+    @property
+    def l1_cycles_per_second(self) -> float:
+        """Cycles of L1 pipelines per second over the whole GPU: every SM's L1 caches side by side."""
+        return self.sm_count * self.l1_caches_per_sm * self.clock_ghz * 1e9
+
     def count_by_kind(self) -> dict[str, int]:
         """How many of the file's numbers are measured, datasheet, derived, estimate."""
         counts = dict.fromkeys(KINDS, 0)

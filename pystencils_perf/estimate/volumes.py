@@ -50,7 +50,7 @@ def occupancy(model: KernelModel, threads_per_block: int, device, block: tuple[i
     }
     registers = model.registers_for(model.fold, block) if block is not None else model.registers_per_thread
     if registers:
-        limits["registers"] = device.registers_per_sm // (device.registers_per_warp(registers) * warps)
+        limits["registers"] = device.blocks_by_registers(registers, threads_per_block)
     shared = model.shared_memory_for(block) if block is not None else model.shared_memory_bytes
     if shared:
         limits["shared memory"] = device.shared_memory_per_sm_bytes // shared

@@ -243,7 +243,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
         "L1 tags": (x["l1_tag_passes_per_lup"] + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle)
-                   / (sm_cycles_per_second * device.l1_caches_per_sm),
+                   / device.l1_cycles_per_second,
         "L2": limiters["L2"],
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": limiters["DRAM"],

@@ -80,7 +80,7 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
 def launch_fails(registers: int, threads: int, device) -> bool:
     """Whether a block of `threads` needs more registers than an SM of `device` has (allocated per warp):
     CUDA refuses that launch with too many resources requested."""
-    return device.registers_per_warp(registers) * -(-threads // device.warp_size) > device.registers_per_sm
+    return device.blocks_by_registers(registers, threads) == 0
 
 
 def check(table: Path, caches: list[Path], device) -> str:
