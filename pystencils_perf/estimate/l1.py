@@ -64,12 +64,13 @@ def bank_cycles_per_instruction(word_rows: np.ndarray, bank_count: int, n_instru
     return per_bank.max(axis=1).reshape(n_instructions, -1).sum(axis=1)
 
 
-def _classes(instrs, fields: dict[str, Field], period_bytes: int):
+def shift_classes(instrs, fields: dict[str, Field], period_bytes: int):
     """Instructions that differ by a whole number of `period_bytes` ask the same of L1: one of each, and its count.
 
     Shifting every address of a warp by a multiple of the sector and the bank
     word moves its sectors and rotates its banks, so sector counts and bank
-    cycles are unchanged; a stencil's 25 loads fall into a handful of classes.
+    cycles are unchanged (by a multiple of the line: its line count too); a
+    stencil's 25 loads fall into a handful of classes.
     """
     representatives: dict[tuple, list] = {}
     for instr in instrs:
@@ -87,7 +88,7 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     """Totals over the blocks `bids`; warps never straddle two blocks."""
     coords = np.stack([thread_coords(block, bid) for bid in bids])  # (blocks, threads, 6)
     warp, sector = device.warp_size, device.l1_sector_bytes
-    instrs, weight = _classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes))
+    instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes))
     elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
     byte_addr = byte_addresses(instrs, fields, coords)  # (instructions, blocks, threads)
     mask = active_masks(instrs, coords)

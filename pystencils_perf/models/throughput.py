@@ -63,7 +63,7 @@ import numpy as np
 
 from ..estimate.addresses import (active_masks, byte_addresses, compile_kernel, guards_compiled, satisfies,
                                   thread_coords)
-from ..estimate.l1 import distinct_per_row, rows_of
+from ..estimate.l1 import distinct_per_row, rows_of, shift_classes
 from ..estimate.volumes import representative_blocks
 from ..hookspecs import hookimpl
 from ..kernel import AccessKind
@@ -173,10 +173,13 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
                             "read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
+        loads, weight = shift_classes(loads, fields, device.l1_line_bytes)  # the same lines per warp: counted once
         byte_addr = byte_addresses(loads, fields, coords)
         active = active_masks(loads, coords)
         lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
-        requests = lines > 0
+        requests = (lines > 0).sum(axis=1) * weight
+        passes = np.ceil(lines / tag_lookups_per_pass).sum(axis=1) * weight
+        lines = lines.sum(axis=1) * weight
         ro = np.array([i.field in read_only for i in loads])
         counts["load_requests_per_lup"] = float(requests[~ro].sum()) / lups
         counts["read_only_load_requests_per_lup"] = float(requests[ro].sum()) / lups
@@ -185,7 +188,6 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
             counts["individually_guarded_load_requests_per_lup"] = float(requests[guarded].sum()) / lups
         counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
-        passes = np.ceil(lines / tag_lookups_per_pass)
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
         counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
     store_requests = sum(_warps_with_an_active_lane(a, warp) for a in active_masks(stores, coords)) / lups
