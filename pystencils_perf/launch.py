@@ -252,8 +252,8 @@ def perf_check_candidate(model, launch, device):
             return (f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of "
                     f"{device.register_allocation_unit}) exceed {device.registers_per_sm} registers per SM")
     shared = model.shared_memory_for(launch.block)
-    if shared > device.shared_memory_per_sm_bytes:
-        return f"{shared} B shared memory exceed {device.shared_memory_per_sm_bytes} B per SM"
+    if shared > device.shared_memory_limit_per_block_bytes:
+        return f"{shared} B shared memory exceed {device.name}'s {device.shared_memory_limit_per_block_bytes} B per block"
     return None
 
 

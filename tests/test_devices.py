@@ -183,7 +183,11 @@ def test_amd_devices_have_the_wavefront_size_issue_rate_and_sources_asked_for(na
     for key in ("max_threads_per_sm", "registers_per_sm", "register_allocation_unit"):
         assert "AMDGPUBaseInfo.cpp" in d.sources[key], key
     assert d.registers_per_sm % d.register_allocation_unit == 0
-    assert d.shared_memory_per_sm_bytes == 65536
+    # LDS: 64 KiB per workgroup; a CU's 64 KiB on CDNA, a WGP's 128 KiB on RDNA shared by its resident workgroups
+    assert d.shared_memory_limit_per_block_bytes == 65536
+    assert d.shared_memory_per_sm_bytes == (131072 if rdna else 65536)
+    if rdna:
+        assert "getAddressableLocalMemorySize" in d.sources["shared_memory_per_block_bytes"]
     for key in LATENCY_QUANTITIES[1:]:
         assert "gpu-benches" in d.sources[key] and "gpu-latency/" in d.sources[key] and (d.kinds[key] == "measured") == (name in ("MI210", "RX-6900-XT"))
 

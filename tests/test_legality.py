@@ -54,7 +54,7 @@ def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device,
         or any(g * b > m for g, b, m in zip(grid, block, grid_limits(device).max_threads or ())),
         "registers": registers is not None and (registers > device.max_registers_per_thread or _register_occupancy(
             registers, launch.threads_per_block, device) == 0),
-        "shared memory": shared > device.shared_memory_per_sm_bytes,
+        "shared memory": shared > device.shared_memory_limit_per_block_bytes,
     }
     if reason is None:
         assert not any(broken.values()), (launch, items, device.name)
@@ -93,6 +93,41 @@ def test_rdna_runs_a_workgroup_over_a_wgp():
     assert perf_check_candidate(Space((4096, 4096, 1), registers=128), LaunchConfig((1024, 1, 1)), device) is None
     reason = perf_check_candidate(Space((4096, 4096, 1), registers=129), LaunchConfig((1024, 1, 1)), device)
     assert reason.startswith("occupancy 0: 129 registers x 32 warps")
+
+
+def test_shared_memory_is_limited_per_block_and_shared_per_sm():
+    """A block may allocate less shared memory than its SM holds: 99 KiB on an RTX A4000 (of 100 KiB per SM), 64 KiB
+    of an RDNA WGP's 128 KiB; the resident blocks share the SM's, and from compute capability 8.0 the runtime
+    reserves 1 KiB per block, so two 50-KiB blocks do not fit an A4000's SM where they would fit without it."""
+    from pystencils_perf.estimate.volumes import occupancy
+
+    a4000, w6600 = get_device("RTX-A4000"), get_device("W6600")
+    assert perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=99 * 1024), LaunchConfig((256, 1, 1)),
+                                a4000) is None
+    reason = perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=99 * 1024 + 4), LaunchConfig((256, 1, 1)),
+                                  a4000)
+    assert reason == "101380 B shared memory exceed RTX-A4000's 101376 B per block"
+    assert perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=65536), LaunchConfig((256, 1, 1)),
+                                w6600) is None
+    assert "65540 B shared memory exceed" in perf_check_candidate(
+        Space((4096, 4096, 1), shared_memory_bytes=65540), LaunchConfig((256, 1, 1)), w6600)
+
+    class Model:  # what occupancy reads of a kernel
+        registers_per_thread = None
+        fold = (1, 1, 1)
+
+        def __init__(self, shared):
+            self.shared_memory_bytes = shared
+
+        def registers_for(self, fold, block=None):
+            return None
+
+        def shared_memory_for(self, block):
+            return self.shared_memory_bytes
+
+    assert occupancy(Model(65536), 256, w6600, (256, 1, 1)).blocks_per_sm == 2  # two workgroups share a WGP's LDS
+    assert occupancy(Model(50 * 1024), 256, a4000, (256, 1, 1)).blocks_per_sm == 1  # 2 x (50 + 1) KiB > 100 KiB
+    assert occupancy(Model(49 * 1024), 256, a4000, (256, 1, 1)).blocks_per_sm == 2
 
 
 def test_hip_grids_are_limited_by_amds_runtime():

@@ -117,7 +117,13 @@ class Device:
     register_allocation_unit : int
         Registers are allocated per warp in units of this.
     shared_memory_per_sm_bytes : int
-        Shared memory per SM, bytes.
+        Shared memory per SM, bytes: what the resident blocks share.
+    shared_memory_per_block_bytes : int
+        Shared memory one block may allocate, bytes (CUDA's opt-in maximum; 64 KiB of an RDNA
+        WGP's 128 KiB). Optional, default `shared_memory_per_sm_bytes`.
+    shared_memory_reserved_per_block_bytes : int
+        Shared memory the runtime reserves for each resident block beyond its own (1 KiB from
+        compute capability 8.0). Optional, default 0.
     l1_capacity_bytes : int
         L1 data cache per SM that serves global loads, bytes.
     l1_line_bytes, l1_sector_bytes : int
@@ -222,6 +228,8 @@ class Device:
     last_level_cache_bandwidth_gbs: float = 0.0
     l2_channel_count: int = 0
     l1_caches_per_sm: int = 1
+    shared_memory_per_block_bytes: int = 0
+    shared_memory_reserved_per_block_bytes: int = 0
 
     def curve(self, name: str) -> Curve:
         return self.curves[name]
@@ -237,6 +245,16 @@ class Device:
         cannot run)."""
         warps = -(-threads_per_block // self.warp_size)
         return self.registers_per_sm // (self.registers_per_warp(registers_per_thread) * warps)
+
+    @property
+    def shared_memory_limit_per_block_bytes(self) -> int:
+        """Shared memory one block may allocate: the per-block limit where the file gives one, else the SM's."""
+        return self.shared_memory_per_block_bytes or self.shared_memory_per_sm_bytes
+
+    def blocks_by_shared_memory(self, shared_bytes_per_block: int) -> int:
+        """Blocks allocating `shared_bytes_per_block` each whose shared memory, with what the runtime reserves
+        per block, fits an SM at once."""
+        return self.shared_memory_per_sm_bytes // (shared_bytes_per_block + self.shared_memory_reserved_per_block_bytes)
 
     @property
     def l1_cycles_per_second(self) -> float:
@@ -259,7 +277,8 @@ _INTEGER_TYPES = ("int", "tuple[int, int, int]")
 #: quantities format version 3 added (the throughput model's issue rate and latencies)
 #: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0, and one
 #: L1 cache per SM
-OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count", "l1_caches_per_sm")
+OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count", "l1_caches_per_sm",
+                       "shared_memory_per_block_bytes", "shared_memory_reserved_per_block_bytes")
 LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
                       "dram_latency_cycles")
 _ENTRY_KEYS = {"value", "kind", "source", "note"}
@@ -356,6 +375,9 @@ def _check_across_fields(path: Path, v: dict) -> None:
         (v["fp64_peak_gflops"] <= v["fp32_peak_gflops"], "fp64_peak_gflops exceeds fp32_peak_gflops"),
         (v["l1_hit_latency_cycles"] < v["l2_hit_latency_cycles"] < v["dram_latency_cycles"],
          "latencies must grow from l1_hit_latency_cycles to l2_hit_latency_cycles to dram_latency_cycles"),
+        (v.get("shared_memory_per_block_bytes", 0) + v.get("shared_memory_reserved_per_block_bytes", 0)
+         <= v["shared_memory_per_sm_bytes"],
+         "shared_memory_per_block_bytes and shared_memory_reserved_per_block_bytes exceed shared_memory_per_sm_bytes"),
         (bool(v.get("last_level_cache_bytes")) == bool(v.get("last_level_cache_bandwidth_gbs")),
          "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together"),
     ]

@@ -29,7 +29,7 @@ QUANTITY_HELP = {
     "registers_per_sm": "32-bit registers per SM",
     "max_registers_per_thread": "registers one thread may use",
     "register_allocation_unit": "registers allocated per warp in units of this",
-    "shared_memory_per_sm_bytes": "shared memory per SM, bytes",
+    "shared_memory_per_sm_bytes": "shared memory per SM, bytes: what the resident blocks share",
     "l1_capacity_bytes": "L1 data cache per SM that serves global loads, bytes",
     "l1_line_bytes": "L1 allocation line, bytes",
     "l1_sector_bytes": "L1 transfer sector, bytes",
@@ -52,6 +52,10 @@ QUANTITY_HELP = {
     "last_level_cache_bandwidth_gbs": "optional, with last_level_cache_bytes: that cache's bandwidth, GB/s",
     "l2_channel_count": "optional: independent L2 channels addresses are interleaved over",
     "l1_caches_per_sm": "optional (1 if left out): L1 caches serving one SM's warps side by side (2 on an RDNA WGP)",
+    "shared_memory_per_block_bytes": "optional (shared_memory_per_sm_bytes if left out): shared memory one block may "
+                                     "allocate, bytes (CUDA's opt-in maximum; 64 KiB of an RDNA WGP's 128 KiB)",
+    "shared_memory_reserved_per_block_bytes": "optional (0 if left out): shared memory the runtime reserves per "
+                                              "resident block, bytes (1 KiB from compute capability 8.0)",
 }
 TEMPLATE_LENDER = "V100-PCIe-32GB"
 
@@ -101,6 +105,7 @@ def device_summary(dev: Device) -> str:
         ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
         ("l2_channel_count", "L2 channels", dev.l2_channel_count),
         ("l1_caches_per_sm", "L1 caches per SM", dev.l1_caches_per_sm),
+        ("shared_memory_per_block_bytes", "shared memory per block", f"{dev.shared_memory_per_block_bytes} B"),
         ("last_level_cache_bytes", "last-level cache", _mib(dev.last_level_cache_bytes)),
         ("last_level_cache_bandwidth_gbs", "at", f"{dev.last_level_cache_bandwidth_gbs:g} GB/s"),
     ) if key in kinds)

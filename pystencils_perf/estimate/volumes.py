@@ -53,7 +53,7 @@ def occupancy(model: KernelModel, threads_per_block: int, device, block: tuple[i
         limits["registers"] = device.blocks_by_registers(registers, threads_per_block)
     shared = model.shared_memory_for(block) if block is not None else model.shared_memory_bytes
     if shared:
-        limits["shared memory"] = device.shared_memory_per_sm_bytes // shared
+        limits["shared memory"] = device.blocks_by_shared_memory(shared)
     limiter = min(limits, key=limits.get)
     return Occupancy(max(0, limits[limiter]), limiter)
 

@@ -47,7 +47,7 @@ class OccupancyLimits:
             registers_per_work_item=device.max_registers_per_thread,
             registers_per_sm=device.registers_per_sm,
             registers_per_wg=device.registers_per_sm,
-            shared_bytes_per_wg=device.shared_memory_per_sm_bytes,
+            shared_bytes_per_wg=device.shared_memory_limit_per_block_bytes,
             shared_bytes_per_sm=device.shared_memory_per_sm_bytes,
             shared_granularity_bytes=1,
             register_granularity=device.register_allocation_unit,
