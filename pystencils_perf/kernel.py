@@ -178,6 +178,9 @@ class KernelModel:
     #: registers per thread of the generated code of each fold, ((fx, fy, fz), registers) pairs;
     #: `folded` and `registers_for` use them where known
     registers_by_fold: tuple[tuple[tuple[int, int, int], int], ...] = ()
+    #: how often a thread's warp waits for its loads in the compiled code of each fold, ((fx, fy, fz), waits)
+    #: pairs, where the compiler's code was read (`ResourceUsage.load_waits_per_thread`)
+    load_waits_by_fold: tuple[tuple[tuple[int, int, int], float], ...] = ()
     #: what the code compiled for one launch needs, (((bx, by, bz), (fx, fy, fz)), `ResourceUsage`) pairs:
     #: code that takes its block size as a compile-time constant (Kernel Tuner's ``block_size_x`` macros)
     #: has its own registers and spills per block; `registers_for` and `spills_for` prefer them
@@ -234,6 +237,13 @@ class KernelModel:
         """Bytes of spill stores and spill loads per thread of this launch's code, where it was compiled per launch."""
         own = self.launch_resources(fold, block)
         return (own.spill_store_bytes, own.spill_load_bytes) if own is not None else (0, 0)
+
+    def load_waits_for(self, fold, block) -> float | None:
+        """How often a thread's warp waits for its outstanding loads in the code compiled for this launch, else
+        for this fold; None where no compiler's code was read."""
+        if (own := self.launch_resources(fold, block)) is not None:
+            return own.load_waits_per_thread
+        return dict(self.load_waits_by_fold).get(tuple(fold))
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""

@@ -37,6 +37,10 @@ class ResourceUsage:
     scalar_registers: int | None = None
     #: registers spilled to scratch memory (AMD's count; NVIDIA's spills are in the byte counts)
     spilled_registers: int = 0
+    #: how often a thread's warp stops to wait for its outstanding loads (AMD: the compiled code's
+    #: ``s_waitcnt vmcnt`` reached with loads outstanding): each wait exposes a memory latency; None
+    #: where the code was not read (NVIDIA: no SASS is read) or has a loop whose trip count it does not give
+    load_waits_per_thread: float | None = None
 
     def __str__(self) -> str:
         spills = ""
@@ -66,7 +70,8 @@ ResourcesByFold = dict
 
 
 def with_resources(model, resources: ResourcesByFold):
-    """`model` with the registers and shared memory each fold's compiled code needs (unfolded: its own)."""
+    """`model` with the registers, shared memory and load waits each fold's compiled code needs (unfolded: its
+    own)."""
     if not resources:
         return model
     unfolded = resources.get((1, 1, 1))
@@ -75,6 +80,8 @@ def with_resources(model, resources: ResourcesByFold):
         registers_per_thread=unfolded.registers_per_thread if unfolded else model.registers_per_thread,
         shared_memory_bytes=max([model.shared_memory_bytes, *(r.shared_memory_bytes for r in resources.values())]),
         registers_by_fold=tuple(sorted((fold, r.registers_per_thread) for fold, r in resources.items())),
+        load_waits_by_fold=tuple(sorted((fold, r.load_waits_per_thread) for fold, r in resources.items()
+                                        if r.load_waits_per_thread is not None)),
     )
 
 

@@ -185,3 +185,51 @@ def test_the_resource_remarks_are_read():
     assert hip_compiler.parse_resource_usage(REMARKS, "kernel", "gfx908").registers_per_thread == 9
     with pytest.raises(pp.PerfError, match="no resource usage for kernel 'kernel_2'"):
         hip_compiler.parse_resource_usage(REMARKS, "kernel_2", "gfx90a")
+
+
+#: AMDGPU assembly as hipcc -S writes it (shortened): two loads batched behind one wait, then a loop whose
+#: every load is waited for before the next issues
+ASSEMBLY = """\
+\t.text
+kernel:                                 ; @kernel
+; %bb.0:
+\tglobal_load_dword v1, v[2:3], off
+\tglobal_load_dwordx4 v[4:7], v[2:3], off offset:16
+\ts_waitcnt vmcnt(0)
+\tv_fmac_f32_e32 v0, s0, v1
+.LBB0_1:                                ; =>This Inner Loop Header: Depth=1
+\tglobal_load_dword v8, v[2:3], off
+\ts_waitcnt vmcnt(0)
+\tv_fmac_f32_e32 v0, s1, v8
+\tglobal_load_dword v9, v[2:3], off offset:4
+\ts_waitcnt vmcnt(0)
+\tv_fma_f32 v0, s2, v9, v0
+\ts_waitcnt vmcnt(0) lgkmcnt(0)
+\ts_cbranch_scc1 .LBB0_1
+\ts_endpgm
+other:
+\tglobal_load_dword v1, v[2:3], off
+\ts_endpgm
+"""
+
+
+def test_load_waits_are_read_from_the_assembly():
+    """A wait counts where loads are outstanding beyond what it lets stay: the first two loads share one wait,
+    the loop's each have their own, and a wait with none outstanding is none; the branch back marks a loop, so
+    the static counts are not per thread."""
+    waits = hip_compiler.load_waits(ASSEMBLY, "kernel")
+    assert (waits.waits, waits.loads, waits.fma_instructions, waits.looped) == (3, 4, 3, True)
+    straight = hip_compiler.load_waits(ASSEMBLY.replace("\ts_cbranch_scc1 .LBB0_1\n", ""), "kernel")
+    assert not straight.looped and straight.waits == 3
+    with pytest.raises(pp.PerfError, match="no kernel 'missing'"):
+        hip_compiler.load_waits(ASSEMBLY, "missing")
+
+
+@pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")
+def test_hipcc_reports_how_often_a_fold_waits_for_its_loads(star):
+    """pystencils' code has no loop: each fold's compiled waits are per thread, and a fold of two points, whose
+    thread loads more, waits at least as often."""
+    ranking = pp.rank(star, "MI210", blocks=BLOCKS[:1], folds=FOLDS)
+    waits = {fold: r.load_waits_per_thread for fold, r in ranking.resources.items()}
+    assert all(w is not None and w > 0 for w in waits.values())
+    assert waits[(1, 2, 1)] >= waits[(1, 1, 1)]

@@ -273,3 +273,31 @@ def test_a_borrowed_fit_does_not_override_what_the_vendor_states(device, read_on
     c = throughput.constants_for(pp.get_device(device))
     assert c.read_only_tag_passes_per_cycle == read_only_rate
     assert c.overlap_exponent == throughput.constants_for(pp.get_device("A100-PCIe-40GB")).overlap_exponent
+
+
+def test_where_the_compiled_code_was_read_its_load_waits_set_the_latency():
+    """hipcc's assembly says how often a wavefront waits for its loads (`ResourceUsage.load_waits_per_thread`):
+    the latency term then takes one memory latency per wait and warp, over the resident warps, instead of the
+    estimated loads in flight; code that waits on each of its loads is slower than code that batches them, and
+    without compiled code the estimate stands."""
+    from pystencils_perf.models.throughput import mean_latency_cycles
+
+    dev = pp.get_device("MI250X")
+    c = throughput.constants_for(dev)
+    model = _guarded_row(None).model()
+    estimated = pp.rank(model, dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
+    assert "compiled_load_waits_per_lup" not in estimated.metrics.extras
+    sm_cycles_per_second = dev.sm_count * dev.clock_ghz * 1e9
+    latency = {}
+    for waits_per_thread in (1.0, 2.0):  # both loads batched behind one wait, or one wait each
+        read = pp.rank(replace(model, load_waits_by_fold=(((1, 1, 1), waits_per_thread),)), dev, blocks=[(64, 1, 1)],
+                       folds=[(1, 1, 1)]).best
+        x, m = read.metrics.extras, read.metrics
+        # 2 tile points per thread, one wave of 64 threads per block: 1/128 warps per update
+        assert x["warps_per_lup"] == pytest.approx(1 / 128)
+        assert x["compiled_load_waits_per_lup"] == pytest.approx(waits_per_thread / 128)
+        latency[waits_per_thread] = read.prediction.seconds_per_lup["latency"]
+        assert latency[waits_per_thread] == pytest.approx(
+            waits_per_thread / 128 / x["resident_warps_per_sm"] * mean_latency_cycles(m, c) / sm_cycles_per_second,
+            rel=1e-9, abs=0)  # seconds: absolute tolerance would accept anything
+    assert latency[2.0] == pytest.approx(2 * latency[1.0], rel=1e-9, abs=0)

@@ -9,7 +9,10 @@ for the GPU's ``gfx`` architecture with ``-Rpass-analysis=kernel-resource-usage`
 and the backend remarks, per kernel, ``SGPRs`` (``TotalSGPRs`` in newer LLVM),
 ``VGPRs``, ``AGPRs``, ``ScratchSize [bytes/lane]``, ``SGPRs Spill``,
 ``VGPRs Spill`` and ``LDS Size [bytes/block]`` (the format of LLVM's test
-``llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll``).
+``llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll``). The same compile writes the
+kernel's assembly, from which `load_waits` counts how often a wavefront waits for its
+outstanding loads: the latency a warp exposes, which the compiler's schedule decides
+(one load in flight per wait where it could not batch them, a dozen where it could).
 
 Checked against Debian's hipcc 5.2.3 (``apt-get install hipcc``, LLVM 15's AMDGPU
 backend), which prints the remarks in that format. Without hipcc, nothing is
@@ -24,7 +27,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import PerfError
@@ -53,20 +56,20 @@ class Hipcc:
         version = re.search(r"HIP version: (\d+\.\d+)", _output([self.path, "--version"]))
         return f"hipcc {version.group(1)}" if version else "hipcc"
 
-    def remarks(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> str:
-        """The backend's resource-usage remarks of compiling `source`'s device code for `arch`."""
+    def compile(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> tuple[str, str]:
+        """The backend's resource-usage remarks and the assembly of compiling `source`'s device code for `arch`."""
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-hipcc-") as tmp:
-            hip = Path(tmp) / f"{function}.hip"
+            hip, assembly = Path(tmp) / f"{function}.hip", Path(tmp) / "k.s"
             hip.write_text(source)
-            cmd = [self.path, "-c", "--cuda-device-only", f"--offload-arch={arch}", "-O3", "-std=c++17",
+            cmd = [self.path, "-S", "--cuda-device-only", f"--offload-arch={arch}", "-O3", "-std=c++17",
                    *(f"-I{d}" for d in include_dirs), "-Rpass-analysis=kernel-resource-usage",
-                   "-o", str(Path(tmp) / "k.o"), str(hip)]
+                   "-o", str(assembly), str(hip)]
             result = subprocess.run(cmd, capture_output=True, text=True, env=_amd_platform())
-        report = result.stdout + result.stderr
-        if result.returncode != 0:
-            first = next((line for line in report.splitlines() if "error" in line), report.strip()[-300:])
-            raise PerfError(f"{self.name} could not compile kernel {function!r} for {arch}: {first.strip()}")
-        return report
+            report = result.stdout + result.stderr
+            if result.returncode != 0:
+                first = next((line for line in report.splitlines() if "error" in line), report.strip()[-300:])
+                raise PerfError(f"{self.name} could not compile kernel {function!r} for {arch}: {first.strip()}")
+            return report, assembly.read_text()
 
 
 def _amd_platform() -> dict[str, str]:
@@ -118,11 +121,70 @@ def kernel_resources(kernel, arch: str, compiler: Hipcc) -> ResourceUsage:
 
 
 @functools.lru_cache(maxsize=512)
+def compile_code(source: str, function: str, arch: str, compiler: Hipcc,
+                 include_dirs: tuple[str, ...] = ()) -> tuple[ResourceUsage, LoadWaits]:
+    """Compile `source` for `arch`: the backend's resource remarks of `function`, and its loads' waits. Code
+    without a loop runs each wait once per thread (`ResourceUsage.load_waits_per_thread`)."""
+    report, assembly = compiler.compile(source, function, arch, include_dirs)
+    waits = load_waits(assembly, function)
+    usage = parse_resource_usage(report, function, arch, compiler.name)
+    return replace(usage, load_waits_per_thread=None if waits.looped else float(waits.waits)), waits
+
+
 def compile_resources(source: str, function: str, arch: str, compiler: Hipcc,
                       include_dirs: tuple[str, ...] = ()) -> ResourceUsage:
-    """Compile `source` for `arch` and read the backend's resource remarks of `function`."""
-    report = compiler.remarks(source, function, arch, include_dirs)
-    return parse_resource_usage(report, function, arch, compiler.name)
+    """Compile `source` for `arch` and read the backend's resource remarks of `function` (and its loads' waits)."""
+    return compile_code(source, function, arch, compiler, include_dirs)[0]
+
+
+@dataclass(frozen=True)
+class LoadWaits:
+    """How the compiled code of one kernel waits for its vector-memory loads (static counts: code in a loop counts
+    once, whatever its trip count)."""
+
+    #: ``s_waitcnt vmcnt(N)`` reached with more than N of the wavefront's loads outstanding: a stall
+    waits: int
+    #: vector-memory loads (global, buffer, flat and scratch: spilled registers too)
+    loads: int
+    #: fused multiply-adds (``v_fma*``, ``v_fmac*``, ``v_mac*``), by which a caller that knows its kernel's
+    #: count per thread can scale counts from one trip of a loop to the whole thread
+    fma_instructions: int
+    #: the code branches back (a loop the compiler kept)
+    looped: bool
+
+
+_VECTOR_LOAD = re.compile(r"^\s*(?:global|buffer|flat|scratch)_load_")
+_WAIT_VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
+_FMA = re.compile(r"^\s*v_(?:pk_)?(?:fma|fmac|mac)_")
+_LABEL = re.compile(r"^(\.?[\w$.]+):")
+_BRANCH = re.compile(r"^\s*s_(?:c)?branch\w*\s+(\.?[\w$.]+)")
+
+
+def load_waits(assembly: str, function: str) -> LoadWaits:
+    """The `LoadWaits` of `function` in AMDGPU assembly (its code from its label to ``s_endpgm``).
+
+    Loads outstanding are counted in program order: a load adds one, ``s_waitcnt vmcnt(N)`` lets N stay
+    outstanding, and is a wait where more were. A branch to a label above it is a loop.
+    """
+    body = re.split(rf"^{re.escape(function)}:.*$", assembly, maxsplit=1, flags=re.MULTILINE)
+    if len(body) != 2:
+        raise PerfError(f"the assembly hipcc wrote has no kernel {function!r}")
+    waits = loads = fmas = outstanding = 0
+    seen_labels, looped = set(), False
+    for line in body[1].split("s_endpgm", 1)[0].splitlines():
+        if label := _LABEL.match(line):
+            seen_labels.add(label.group(1))
+        elif _VECTOR_LOAD.match(line):
+            loads, outstanding = loads + 1, outstanding + 1
+        elif wait := _WAIT_VMCNT.match(line):
+            allowed = int(wait.group(1))
+            waits += outstanding > allowed
+            outstanding = min(outstanding, allowed)
+        elif _FMA.match(line):
+            fmas += 1
+        elif (branch := _BRANCH.match(line)) and branch.group(1) in seen_labels:
+            looped = True
+    return LoadWaits(waits, loads, fmas, looped)
 
 
 def _remark(text: str, label: str) -> int | None:

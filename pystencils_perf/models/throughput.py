@@ -25,6 +25,10 @@ update (seconds) that one resource alone would need, all named in
   loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
   AMD's compiler branches around it, so a wavefront has one in flight at a time
   (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file).
+  Where the compiled code was read (AMD: hipcc's assembly, `ResourceUsage.load_waits_per_thread`),
+  the rounds are what it says instead of these estimates: how often a warp stops to wait for its
+  outstanding loads, its spills' among them. The compiler decides that: it batches a dozen loads
+  per wait in code it unrolled, and waits on each load of a filter loop it kept rolled.
 - the combination: ``L1 tags`` and ``L1 banks`` are two stages of one pipeline, the
   L1TEX unit, which a request's wavefronts pass one stage per cycle (NVIDIA developer
   forum, 'What's the difference between wavefronts and sectors/req', answer 4,
@@ -76,8 +80,10 @@ EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individua
           "spill_load_requests_per_lup",
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
           "read_only_l1_tag_passes_per_lup",
-          "warp_instructions_per_lup", "point_lane_utilization", "resident_warps_per_sm", "waves",
+          "warp_instructions_per_lup", "point_lane_utilization", "warps_per_lup", "resident_warps_per_sm", "waves",
           "last_wave_blocks_per_sm")
+#: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
+COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
 
 
 @dataclass(frozen=True)
@@ -195,6 +201,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
     counts["point_lane_utilization"] = lups / (warp * point_warps)
+    counts["warps_per_lup"] = coords.shape[0] * -(-coords.shape[1] // warp) / lups
     return counts
 
 
@@ -209,8 +216,11 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     # spilled registers: 4 B per lane, one warp instruction (a load a request) per 4 B of each lane
     spill_loads = metrics.spill_load_bytes_per_lup / (4 * device.warp_size)
     counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
+    waits = model.load_waits_for(launch.fold, launch.block)
+    compiled = {} if waits is None else {"compiled_load_waits_per_lup": waits * counts["warps_per_lup"]}
     return {
         **counts,
+        **compiled,  # every warp of a block waits as often as its code says
         "spill_load_requests_per_lup": spill_loads,
         "resident_warps_per_sm": float(blocks_per_sm * warps_per_block),
         "waves": total_blocks / full_wave_blocks,
@@ -238,9 +248,13 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
     guarded = x["individually_guarded_load_requests_per_lup"]
     warps = resident_warps_per_sm or x["resident_warps_per_sm"]
-    # requests over the loads in flight per SM: those under an ``if`` of their own at their own rate
-    request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp
-                      + guarded / c.guarded_loads_in_flight_per_warp) / warps
+    # requests over the loads in flight per SM: as often as the compiled code waits for them, where it was read;
+    # else those under an ``if`` of their own at their own rate, the others at the estimated one
+    if "compiled_load_waits_per_lup" in x:
+        request_rounds = x["compiled_load_waits_per_lup"] / warps
+    else:
+        request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp
+                          + guarded / c.guarded_loads_in_flight_per_warp) / warps
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],

@@ -6,7 +6,8 @@
         validation/data/external/convolution15_registers_sm_80.csv CACHE.json.gz [CACHE.json.gz ...]
 
 and for an AMD GPU the HIP version of the kernel (``convolution.cu.hip`` in the same folder) with a
-``gfx`` architecture (hipcc; its spills are counted in VGPRs, 4 B per lane each: an estimate).
+``gfx`` architecture (hipcc; its spills are counted in VGPRs, 4 B per lane each: an estimate). AMD
+tables also hold how often a thread waits for its loads in the compiled assembly (`load_waits_per_thread`).
 
 Kernel Tuner compiles the kernel once per configuration, every tunable parameter (the block size
 among them) a ``-D`` macro, so each launch of the caches ran its own code with its own registers:
@@ -47,6 +48,9 @@ FUNCTION = "_Z18convolution_kernelPfS_S_"
 FIXED = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
 KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only")
 COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
+#: AMD tables only: how often a thread's wavefront waits for its outstanding loads (`hip_compiler.load_waits`)
+WAITS_COLUMN = "load_waits_per_thread"
+FILTER_TAPS = 15 * 15
 
 
 def configurations(caches: list[Path]) -> list[tuple[int, ...]]:
@@ -71,10 +75,21 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
     header = lines[1].split(",")
     rows = {}
     for line in lines[2:]:
-        row = dict(zip(header, map(int, line.split(","))))
-        rows[tuple(row[k] for k in KEY)] = ResourceUsage(arch, row["registers"], row["spill_store_bytes"],
-                                                         row["spill_load_bytes"], 0, compiler)
+        row = dict(zip(header, map(float, line.split(","))))
+        waits = row.get(WAITS_COLUMN)
+        rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
+            arch, int(row["registers"]), int(row["spill_store_bytes"]), int(row["spill_load_bytes"]), 0, compiler,
+            load_waits_per_thread=waits)
     return rows
+
+
+def load_waits_per_thread(waits, tile_points: int) -> float:
+    """A thread's waits for its loads: the static count, or where the compiler kept the filter loop rolled
+    (it unrolls the 15 x 15 taps only so far), that count per FMA times the thread's FMAs (225 per tile point),
+    so that each trip of the loop counts."""
+    if not waits.looped:
+        return float(waits.waits)
+    return waits.waits * tile_points * FILTER_TAPS / waits.fma_instructions
 
 
 def launch_fails(registers: int, threads: int, device) -> bool:
@@ -126,10 +141,15 @@ def main(argv=None) -> int:
     compiler, arch = chosen
     text = args.source.read_text()
 
+    amd = driver is hip_compiler
+
     def compiled(config):
         macros = {**FIXED, **dict(zip(KEY, config))}
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
-        return driver.compile_resources(source, FUNCTION, arch, compiler)
+        if not amd:
+            return driver.compile_resources(source, FUNCTION, arch, compiler), None
+        usage, waits = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
+        return usage, load_waits_per_thread(waits, config[2] * config[3])
 
     configs = configurations(args.caches)
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -139,9 +159,10 @@ def main(argv=None) -> int:
                  f"(validation/data/external/compile_convolution_registers.py); configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for config, r in zip(configs, results):
-            writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes))
+        writer.writerow(COLUMNS + ((WAITS_COLUMN,) if amd else ()))
+        for config, (r, waits) in zip(configs, results):
+            writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
+                            + ((f"{waits:.6g}",) if amd else ()))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
