@@ -88,6 +88,17 @@ are predicted at 7 % of the unguarded median (measured 3 %; 1.6x too fast on geo
 occupancy from the thread count made them 12.6x too fast), and its MAPE falls from 1028 to 95 %; its rank correlation falls
 from 0.68 to 0.49, as on the MI250X.
 
+The gfx1032 table also holds how often each launch's code waits for its outstanding loads, read from the
+same compile's assembly (`load_waits_per_thread`), and the latency term counts one memory latency per wait
+where it is known. hipcc unrolls the 15 x 15 filter loop only so far: for 2x4 and 4x4 tiles with `read_only`
+0 it keeps the loop rolled ("unrolled size is too large"), at 31-40 VGPRs, and waits on every load
+(225 waits per output), while the same tiles with `read_only` 1 are unrolled and wait about once per five
+loads (14-16 waits per output). Measured, the rolled ones run at a quarter of the others (2x4: at most 1.95
+against 8.08 GLup/s). With the waits the W6600's rank correlation rises from 0.49 to 0.63 (unguarded launches
+0.53 to 0.80, guarded -0.01 to 0.25), its MAPE falls from 95 to 53 % and the worst tied candidate measures
+42.7 % of the best instead of 18.3 %: the tie now holds 2-row blocks of 1x4 tiles, which measure half the
+1-row ones for a reason the model does not see.
+
 What holds: the guarded launches measure 3-16 % of the others' median throughput; on the MI250X the
 model now predicts them at 20 % (44-49 % without the spills), and the throughput MAPE fell from 522
 to 134 %. Guarded tiles with the largest spills (1x1, 1x2, 1x3, 2x1, 3x1, 4x1, and with read_only 1
