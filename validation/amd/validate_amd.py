@@ -100,17 +100,21 @@ against 8.08 GLup/s). With the waits the W6600's rank correlation rises from 0.4
 1-row ones for a reason the model does not see.
 
 What holds: the guarded launches measure 3-16 % of the others' median throughput; on the MI250X the
-model now predicts them at 20 % (44-49 % without the spills), and the throughput MAPE fell from 522
-to 134 %. Guarded tiles with the largest spills (1x1, 1x2, 1x3, 2x1, 3x1, 4x1, and with read_only 1
-also 1x4 and 2x2: 800-1600 B per update) are predicted within 16 % of their measured median (2x2
-with read_only 1: 27 % too slow); those with 300-500 B per update are predicted
-3-4x too fast, while they measure as slow as the others: the guards cost more than their spills
-and one load in flight per wavefront. What does not: the rank correlation over all MI250X launches
-fell from 0.73 to 0.50, since the guarded ones are now spread by their spills while they measure
-alike (Spearman among them 0.01), and among the launches without guards it is 0.45 (0.08 before):
-on the MI250X, 2x4 tiles run at 3.6-4.2 GLup/s with `read_only` 0 and at up to 25.5 GLup/s with
-`read_only` 1, a difference in the compiled code that the registers alone do not show. The W6600's
-timings are the noisiest (90th percentile of the run-to-run spread: 160 %). Nothing here was
+model predicts them at 15 % of the unguarded median (measured 7.5 %; 44-49 % without the spills), 1.8x
+too fast on geometric mean. Guarded tiles with the largest spills (1x1, 1x2, 1x3, 2x1, 3x1, 4x1, and with
+read_only 1 also 1x4: 800-1600 B per update) are predicted within 15 % of their measured median (2x2 with
+read_only 1: 26 % too slow); those with 300-500 B per update are predicted 2.3-3.2x too fast, while they
+measure as slow as the others: the guards cost more than their spills and their waits.
+
+The gfx90a table, like the gfx1032 one, holds each launch's waits for its loads. On the MI250X the 2x4 tiles
+run at 3.6-4.2 GLup/s with `read_only` 0 and at up to 25.5 GLup/s with `read_only` 1, at 112 and 100 VGPRs
+without spills: the registers did not tell them apart, and the model ranked the slow ones among its best.
+The assembly does: with `read_only` 0 the code waits 1464 times per thread (183 per output), with 1, 88
+times (11 per output). With the waits the MI250X's worst tied candidate measures 97.2 % of the best (14.9 %
+before), its rank correlation rises from 0.50 to 0.56 (unguarded launches 0.45 to 0.81, guarded 0.01 to
+0.12) and its MAPE falls from 134 to 92 %. What does not hold: the guarded launches are still spread by
+their spills and waits while they measure alike, so the rank correlation over all launches stays low.
+The W6600's timings are the noisiest (90th percentile of the run-to-run spread: 160 %). Nothing here was
 fitted: the AMD devices borrow the A100's fitted constants (but not its read-only rate), and their
 own numbers are datasheet values, gpu-benches measurements or estimates
 (`pystencils-perf devices NAME`)."""
