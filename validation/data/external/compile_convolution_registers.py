@@ -89,6 +89,8 @@ def load_waits_per_thread(waits, tile_points: int) -> float:
     so that each trip of the loop counts."""
     if not waits.looped:
         return float(waits.waits)
+    if not waits.fma_instructions:
+        raise SystemExit("the compiled kernel has a loop but no FMA to count its trips by: its waits per thread are unknown")
     return waits.waits * tile_points * FILTER_TAPS / waits.fma_instructions
 
 
