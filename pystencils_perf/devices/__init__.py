@@ -248,8 +248,10 @@ class Device:
 
     @property
     def shared_memory_limit_per_block_bytes(self) -> int:
-        """Shared memory one block may allocate: the per-block limit where the file gives one, else the SM's."""
-        return self.shared_memory_per_block_bytes or self.shared_memory_per_sm_bytes
+        """Shared memory one block may allocate: the per-block limit where the file gives one, else what the SM
+        holds beside the runtime's reservation for that block."""
+        return (self.shared_memory_per_block_bytes
+                or self.shared_memory_per_sm_bytes - self.shared_memory_reserved_per_block_bytes)
 
     def blocks_by_shared_memory(self, shared_bytes_per_block: int) -> int:
         """Blocks allocating `shared_bytes_per_block` each whose shared memory, with what the runtime reserves

@@ -245,14 +245,14 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     x = metrics.extras
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)
-    requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
-    guarded = x["individually_guarded_load_requests_per_lup"]
     warps = resident_warps_per_sm or x["resident_warps_per_sm"]
     # requests over the loads in flight per SM: as often as the compiled code waits for them, where it was read;
     # else those under an ``if`` of their own at their own rate, the others at the estimated one
     if "compiled_load_waits_per_lup" in x:
         request_rounds = x["compiled_load_waits_per_lup"] / warps
     else:
+        requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
+        guarded = x["individually_guarded_load_requests_per_lup"]
         request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp
                           + guarded / c.guarded_loads_in_flight_per_warp) / warps
     return {

@@ -35,6 +35,7 @@ import json
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -149,9 +150,9 @@ def main(argv=None) -> int:
         macros = {**FIXED, **dict(zip(KEY, config))}
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
         if not amd:
-            return driver.compile_resources(source, FUNCTION, arch, compiler), None
+            return driver.compile_resources(source, FUNCTION, arch, compiler)
         usage, waits = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
-        return usage, load_waits_per_thread(waits, config[2] * config[3])
+        return replace(usage, load_waits_per_thread=load_waits_per_thread(waits, config[2] * config[3]))
 
     configs = configurations(args.caches)
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -162,9 +163,9 @@ def main(argv=None) -> int:
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(COLUMNS + ((WAITS_COLUMN,) if amd else ()))
-        for config, (r, waits) in zip(configs, results):
+        for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((f"{waits:.6g}",) if amd else ()))
+                            + ((f"{r.load_waits_per_thread:.6g}",) if amd else ()))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
