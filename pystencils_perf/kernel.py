@@ -233,10 +233,14 @@ class KernelModel:
             return None
         return dict(self.resources_by_launch).get((tuple(block), tuple(fold)))
 
-    def spills_for(self, fold, block) -> tuple[int, int]:
-        """Bytes of spill stores and spill loads per thread of this launch's code, where it was compiled per launch."""
+    def spills_for(self, fold, block) -> tuple[int, int, int]:
+        """Bytes of spill stores and spill loads per thread of this launch's code, and the bytes it keeps spilled,
+        where it was compiled per launch."""
         own = self.launch_resources(fold, block)
-        return (own.spill_store_bytes, own.spill_load_bytes) if own is not None else (0, 0)
+        if own is None:
+            return 0, 0, 0
+        kept = own.spill_store_bytes if own.spill_kept_bytes is None else own.spill_kept_bytes
+        return own.spill_store_bytes, own.spill_load_bytes, kept
 
     def load_waits_for(self, fold, block) -> float | None:
         """How often a thread's warp waits for its outstanding loads in the code compiled for this launch, else

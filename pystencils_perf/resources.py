@@ -20,8 +20,8 @@ class ResourceUsage:
 
     NVIDIA's ptxas reports registers and spills in bytes; AMD's compiler
     reports vector registers (VGPRs, what occupancy counts per thread), scalar
-    registers per wavefront (SGPRs) and the number of registers spilled (the spill
-    bytes are then 4 B per spilled VGPR, stored once and loaded once: an estimate).
+    registers per wavefront (SGPRs), the number of spill stores and the scratch a lane
+    keeps; the spill bytes are then counted in its assembly (`hip_compiler.compile_code`).
     """
 
     arch: str
@@ -37,6 +37,10 @@ class ResourceUsage:
     scalar_registers: int | None = None
     #: registers spilled to scratch memory (AMD's count; NVIDIA's spills are in the byte counts)
     spilled_registers: int = 0
+    #: bytes of local memory a thread keeps its spilled values in (AMD: ScratchSize per lane), which decides the
+    #: cache level they live in; None where the compiler does not say: each spilled byte is then stored once,
+    #: and the spill stores are what it keeps
+    spill_kept_bytes: int | None = None
     #: how often a thread's warp stops to wait for its outstanding loads (AMD: the compiled code's
     #: ``s_waitcnt vmcnt`` reached with loads outstanding): each wait exposes a memory latency; None
     #: where the code was not read (NVIDIA: no SASS is read) or has a loop whose trip count it does not give

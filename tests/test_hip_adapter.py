@@ -167,7 +167,7 @@ kernel.hip:3:1: remark: Function Name: kernel [-Rpass-analysis=kernel-resource-u
 kernel.hip:3:1: remark:     TotalSGPRs: 28 [-Rpass-analysis=kernel-resource-usage]
 kernel.hip:3:1: remark:     VGPRs: 9 [-Rpass-analysis=kernel-resource-usage]
 kernel.hip:3:1: remark:     AGPRs: 43 [-Rpass-analysis=kernel-resource-usage]
-kernel.hip:3:1: remark:     ScratchSize [bytes/lane]: 0 [-Rpass-analysis=kernel-resource-usage]
+kernel.hip:3:1: remark:     ScratchSize [bytes/lane]: 8 [-Rpass-analysis=kernel-resource-usage]
 kernel.hip:3:1: remark:     Dynamic Stack: False [-Rpass-analysis=kernel-resource-usage]
 kernel.hip:3:1: remark:     Occupancy [waves/SIMD]: 5 [-Rpass-analysis=kernel-resource-usage]
 kernel.hip:3:1: remark:     SGPRs Spill: 0 [-Rpass-analysis=kernel-resource-usage]
@@ -182,13 +182,14 @@ def test_the_resource_remarks_are_read():
     assert (usage.registers_per_thread, usage.scalar_registers, usage.shared_memory_bytes) == (12 + 43, 28, 512)
     assert usage.spilled and str(usage) == "55 VGPRs, 28 SGPRs (gfx90a, hipcc 6.2), spills 2 registers"
     assert (usage.spill_store_bytes, usage.spill_load_bytes) == (8, 8)  # 4 B per lane of each spilled VGPR
+    assert usage.spill_kept_bytes == 8
     assert hip_compiler.parse_resource_usage(REMARKS, "kernel", "gfx908").registers_per_thread == 9
     with pytest.raises(pp.PerfError, match="no resource usage for kernel 'kernel_2'"):
         hip_compiler.parse_resource_usage(REMARKS, "kernel_2", "gfx90a")
 
 
 #: AMDGPU assembly as hipcc -S writes it (shortened): two loads batched behind one wait, then a loop whose
-#: every load is waited for before the next issues
+#: every load is waited for before the next issues, and which spills a register and reloads it twice
 ASSEMBLY = """\
 \t.text
 kernel:                                 ; @kernel
@@ -201,9 +202,12 @@ kernel:                                 ; @kernel
 \tglobal_load_dword v8, v[2:3], off
 \ts_waitcnt vmcnt(0)
 \tv_fmac_f32_e32 v0, s1, v8
+\tbuffer_store_dword v8, off, s[0:3], 0 offset:4 ; 4-byte Folded Spill
 \tglobal_load_dword v9, v[2:3], off offset:4
 \ts_waitcnt vmcnt(0)
 \tv_fma_f32 v0, s2, v9, v0
+\tbuffer_load_dword v8, off, s[0:3], 0 offset:4 ; 4-byte Folded Reload
+\tbuffer_load_dword v10, off, s[0:3], 0 offset:4 ; 4-byte Folded Reload
 \ts_waitcnt vmcnt(0) lgkmcnt(0)
 \ts_cbranch_scc1 .LBB0_1
 \ts_endpgm
@@ -213,16 +217,18 @@ other:
 """
 
 
-def test_load_waits_are_read_from_the_assembly():
+def test_load_waits_and_spills_are_read_from_the_assembly():
     """A wait counts where loads are outstanding beyond what it lets stay: the first two loads share one wait,
-    the loop's each have their own, and a wait with none outstanding is none; the branch back marks a loop, so
-    the static counts are not per thread."""
-    waits = hip_compiler.load_waits(ASSEMBLY, "kernel")
-    assert (waits.waits, waits.loads, waits.fma_instructions, waits.looped) == (3, 4, 3, True)
-    straight = hip_compiler.load_waits(ASSEMBLY.replace("\ts_cbranch_scc1 .LBB0_1\n", ""), "kernel")
-    assert not straight.looped and straight.waits == 3
+    the loop's each have their own (its two reloads share one), and a wait with none outstanding is none; the
+    branch back marks a loop, so the static counts are not per thread. Spill bytes are those of the backend's
+    comments on scratch accesses: one 4-byte store, two 4-byte reloads."""
+    counts = hip_compiler.assembly_counts(ASSEMBLY, "kernel")
+    assert (counts.waits, counts.loads, counts.fma_instructions, counts.looped) == (4, 6, 3, True)
+    assert (counts.spill_store_bytes, counts.spill_load_bytes) == (4, 8)
+    straight = hip_compiler.assembly_counts(ASSEMBLY.replace("\ts_cbranch_scc1 .LBB0_1\n", ""), "kernel")
+    assert not straight.looped and straight.waits == 4
     with pytest.raises(pp.PerfError, match="no kernel 'missing'"):
-        hip_compiler.load_waits(ASSEMBLY, "missing")
+        hip_compiler.assembly_counts(ASSEMBLY, "missing")
 
 
 @pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")

@@ -20,15 +20,21 @@ A100 = get_device("A100")
     (1000, 1024, "DRAM"),  # 110 MB over all SMs
 ])
 def test_spills_stay_in_the_level_that_holds_them(spill_bytes, threads_per_sm, level):
-    traffic = spill_traffic(spill_bytes, 2 * spill_bytes, 4.0, threads_per_sm, A100)
+    traffic = spill_traffic(spill_bytes, 2 * spill_bytes, spill_bytes, 4.0, threads_per_sm, A100)
     assert traffic.level == level
     assert (traffic.load_bytes_per_lup, traffic.store_bytes_per_lup) == (spill_bytes / 2, spill_bytes / 4)
     assert traffic.reaching("L2") == ((0.0, 0.0) if level == "L1" else (spill_bytes / 2, spill_bytes / 4))
     assert traffic.reaching("DRAM") == ((spill_bytes / 2, spill_bytes / 4) if level == "DRAM" else (0.0, 0.0))
 
 
+def test_the_bytes_a_thread_keeps_spilled_decide_the_level_not_its_traffic():
+    """A value stored ten times takes one slot: 100 B kept by 256 threads fit in L1, though 1000 B are stored."""
+    traffic = spill_traffic(1000, 1000, 100, 4.0, 256, A100)
+    assert traffic.level == "L1" and traffic.store_bytes_per_lup == 250
+
+
 def test_no_spills_no_traffic():
-    assert spill_traffic(0, 0, 1.0, 2048, A100).bytes_per_lup == 0.0
+    assert spill_traffic(0, 0, 0, 1.0, 2048, A100).bytes_per_lup == 0.0
 
 
 def test_a_launch_whose_code_spills_is_priced_for_its_traffic():

@@ -10,9 +10,11 @@ and the backend remarks, per kernel, ``SGPRs`` (``TotalSGPRs`` in newer LLVM),
 ``VGPRs``, ``AGPRs``, ``ScratchSize [bytes/lane]``, ``SGPRs Spill``,
 ``VGPRs Spill`` and ``LDS Size [bytes/block]`` (the format of LLVM's test
 ``llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll``). The same compile writes the
-kernel's assembly, from which `load_waits` counts how often a wavefront waits for its
+kernel's assembly, from which `assembly_counts` reads how often a wavefront waits for its
 outstanding loads: the latency a warp exposes, which the compiler's schedule decides
-(one load in flight per wait where it could not batch them, a dozen where it could).
+(one load in flight per wait where it could not batch them, a dozen where it could); and
+the bytes its spill stores and reloads move, which the remarks do not give (``VGPRs Spill``
+counts the stores only, and says nothing of how often a spilled value is reloaded).
 
 Checked against Debian's hipcc 5.2.3 (``apt-get install hipcc``, LLVM 15's AMDGPU
 backend), which prints the remarks in that format. Without hipcc, nothing is
@@ -122,13 +124,15 @@ def kernel_resources(kernel, arch: str, compiler: Hipcc) -> ResourceUsage:
 
 @functools.lru_cache(maxsize=512)
 def compile_code(source: str, function: str, arch: str, compiler: Hipcc,
-                 include_dirs: tuple[str, ...] = ()) -> tuple[ResourceUsage, LoadWaits]:
-    """Compile `source` for `arch`: the backend's resource remarks of `function`, and its loads' waits. Code
-    without a loop runs each wait once per thread (`ResourceUsage.load_waits_per_thread`)."""
+                 include_dirs: tuple[str, ...] = ()) -> tuple[ResourceUsage, AssemblyCounts]:
+    """Compile `source` for `arch`: the backend's resource remarks of `function`, with the spill bytes and the
+    loads' waits its assembly shows. Code without a loop runs each once per thread; in a loop they are a
+    lower bound, and the waits are left unknown (`ResourceUsage.load_waits_per_thread`)."""
     report, assembly = compiler.compile(source, function, arch, include_dirs)
-    waits = load_waits(assembly, function)
+    counts = assembly_counts(assembly, function)
     usage = parse_resource_usage(report, function, arch, compiler.name)
-    return replace(usage, load_waits_per_thread=None if waits.looped else float(waits.waits)), waits
+    return replace(usage, spill_store_bytes=counts.spill_store_bytes, spill_load_bytes=counts.spill_load_bytes,
+                   load_waits_per_thread=None if counts.looped else float(counts.waits)), counts
 
 
 def compile_resources(source: str, function: str, arch: str, compiler: Hipcc,
@@ -138,14 +142,18 @@ def compile_resources(source: str, function: str, arch: str, compiler: Hipcc,
 
 
 @dataclass(frozen=True)
-class LoadWaits:
-    """How the compiled code of one kernel waits for its vector-memory loads (static counts: code in a loop counts
-    once, whatever its trip count)."""
+class AssemblyCounts:
+    """How the compiled code of one kernel waits for its vector-memory loads, and what its spills move (static
+    counts: code in a loop counts once, whatever its trip count)."""
 
     #: ``s_waitcnt vmcnt(N)`` reached with more than N of the wavefront's loads outstanding: a stall
     waits: int
     #: vector-memory loads (global, buffer, flat and scratch: spilled registers too)
     loads: int
+    #: bytes per lane the spill stores write and the reloads read (the backend's ``N-byte Folded Spill`` and
+    #: ``N-byte Folded Reload`` comments on scratch accesses)
+    spill_store_bytes: int
+    spill_load_bytes: int
     #: fused multiply-adds (``v_fma*``, ``v_fmac*``, ``v_mac*``), by which a caller that knows its kernel's
     #: count per thread can scale counts from one trip of a loop to the whole thread
     fma_instructions: int
@@ -154,14 +162,15 @@ class LoadWaits:
 
 
 _VECTOR_LOAD = re.compile(r"^\s*(?:global|buffer|flat|scratch)_load_")
+_SPILL = re.compile(r"^\s*(?:buffer|scratch)_(?:load|store)_\w+.*;\s*(\d+)-byte Folded (Spill|Reload)")
 _WAIT_VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
 _FMA = re.compile(r"^\s*v_(?:pk_)?(?:fma|fmac|mac)_")
 _LABEL = re.compile(r"^(\.?[\w$.]+):")
 _BRANCH = re.compile(r"^\s*s_(?:c)?branch\w*\s+(\.?[\w$.]+)")
 
 
-def load_waits(assembly: str, function: str) -> LoadWaits:
-    """The `LoadWaits` of `function` in AMDGPU assembly (its code from its label to ``s_endpgm``).
+def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
+    """The `AssemblyCounts` of `function` in AMDGPU assembly (its code from its label to ``s_endpgm``).
 
     Loads outstanding are counted in program order: a load adds one, ``s_waitcnt vmcnt(N)`` lets N stay
     outstanding, and is a wait where more were. A branch to a label above it is a loop.
@@ -170,8 +179,11 @@ def load_waits(assembly: str, function: str) -> LoadWaits:
     if len(body) != 2:
         raise PerfError(f"the assembly hipcc wrote has no kernel {function!r}")
     waits = loads = fmas = outstanding = 0
+    spilled = {"Spill": 0, "Reload": 0}
     seen_labels, looped = set(), False
     for line in body[1].split("s_endpgm", 1)[0].splitlines():
+        if spill := _SPILL.match(line):
+            spilled[spill.group(2)] += int(spill.group(1))
         if label := _LABEL.match(line):
             seen_labels.add(label.group(1))
         elif _VECTOR_LOAD.match(line):
@@ -184,7 +196,7 @@ def load_waits(assembly: str, function: str) -> LoadWaits:
             fmas += 1
         elif (branch := _BRANCH.match(line)) and branch.group(1) in seen_labels:
             looped = True
-    return LoadWaits(waits, loads, fmas, looped)
+    return AssemblyCounts(waits, loads, spilled["Spill"], spilled["Reload"], fmas, looped)
 
 
 def _remark(text: str, label: str) -> int | None:
@@ -208,10 +220,11 @@ def parse_resource_usage(report: str, function: str, arch: str, compiler: str = 
     return ResourceUsage(
         arch=arch,
         registers_per_thread=registers,
-        # the backend counts spilled VGPRs, not bytes: each is 4 B per lane, stored to scratch and loaded back at
-        # least once (SGPR spills go to VGPR lanes, not to memory)
+        # the backend counts VGPR spill stores, not bytes: each is 4 B per lane, and its value is taken as loaded
+        # back once (SGPR spills go to VGPR lanes, not to memory); `compile_code` counts both in the assembly
         spill_store_bytes=SPILLED_VGPR_BYTES * vgpr_spills,
         spill_load_bytes=SPILLED_VGPR_BYTES * vgpr_spills,
+        spill_kept_bytes=_remark(text, re.escape("ScratchSize [bytes/lane]")),
         shared_memory_bytes=_remark(text, re.escape("LDS Size [bytes/block]")) or 0,
         compiler=compiler,
         scalar_registers=sgprs,

@@ -6,8 +6,8 @@ code (the convolution tiles of Kernel Tuner's caches) each runs once per thread,
 they are those bytes over the points a thread updates. Local memory is interleaved per thread, so a
 warp's spill access is one coalesced request of 4 B per lane, and it is cached like global data: where
 the spilled values of the resident threads fit in L1 they stay there, where those of every SM fit in L2
-they travel to L2, and else to DRAM. The spilled bytes a thread keeps are taken as its spill stores
-(each spilled register is stored once). The A100 convolution cache shows the DRAM case: 4x4 tiles
+they travel to L2, and else to DRAM. The spilled bytes a thread keeps are what the compiler reserves for
+them where it says (AMD's ScratchSize), else its spill stores (each spilled register stored once). The A100 convolution cache shows the DRAM case: 4x4 tiles
 with read_only 1 that spill 4.9, 13.0 and 21.1 kB per thread run at 8.6, 19.1 and 32.0 ms, about
 1.2-1.4 TB/s of spill traffic (convolution15_registers_sm_80.csv of validation/data/external).
 """
@@ -39,13 +39,14 @@ class SpillTraffic:
         return 0.0, 0.0
 
 
-def spill_traffic(spill_store_bytes: int, spill_load_bytes: int, updates_per_thread: float, resident_threads_per_sm: int,
-                  device) -> SpillTraffic:
-    """The spill traffic of a thread that spills `spill_store_bytes` / loads `spill_load_bytes` while it makes
-    `updates_per_thread` lattice updates, with `resident_threads_per_sm` threads on each SM."""
+def spill_traffic(spill_store_bytes: int, spill_load_bytes: int, spill_kept_bytes: int, updates_per_thread: float,
+                  resident_threads_per_sm: int, device) -> SpillTraffic:
+    """The spill traffic of a thread that spills `spill_store_bytes` / loads `spill_load_bytes` and keeps
+    `spill_kept_bytes` spilled while it makes `updates_per_thread` lattice updates, with
+    `resident_threads_per_sm` threads on each SM."""
     if not (spill_store_bytes or spill_load_bytes):
         return SpillTraffic()
-    kept_per_sm = spill_store_bytes * resident_threads_per_sm
+    kept_per_sm = spill_kept_bytes * resident_threads_per_sm
     if kept_per_sm <= device.l1_capacity_bytes:
         level = "L1"
     elif kept_per_sm * device.sm_count <= device.l2_effective_capacity_bytes:

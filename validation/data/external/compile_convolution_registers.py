@@ -6,8 +6,9 @@
         validation/data/external/convolution15_registers_sm_80.csv CACHE.json.gz [CACHE.json.gz ...]
 
 and for an AMD GPU the HIP version of the kernel (``convolution.cu.hip`` in the same folder) with a
-``gfx`` architecture (hipcc; its spills are counted in VGPRs, 4 B per lane each: an estimate). AMD
-tables also hold how often a thread waits for its loads in the compiled assembly (`load_waits_per_thread`).
+``gfx`` architecture (hipcc). AMD tables count the spill bytes a thread stores and reloads in the
+compiled assembly, hold the scratch it keeps them in (`spill_kept_bytes`, the backend's ScratchSize per lane),
+and how often a thread waits for its loads (`load_waits_per_thread`).
 
 Kernel Tuner compiles the kernel once per configuration, every tunable parameter (the block size
 among them) a ``-D`` macro, so each launch of the caches ran its own code with its own registers:
@@ -49,8 +50,9 @@ FUNCTION = "_Z18convolution_kernelPfS_S_"
 FIXED = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
 KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only")
 COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
-#: AMD tables only: how often a thread's wavefront waits for its outstanding loads (`hip_compiler.load_waits`)
-WAITS_COLUMN = "load_waits_per_thread"
+#: AMD tables only: the scratch a thread keeps its spills in, and how often its wavefront waits for its
+#: outstanding loads (`hip_compiler.assembly_counts`)
+AMD_COLUMNS = ("spill_kept_bytes", "load_waits_per_thread")
 FILTER_TAPS = 15 * 15
 
 
@@ -77,22 +79,21 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
     rows = {}
     for line in lines[2:]:
         row = dict(zip(header, map(float, line.split(","))))
-        waits = row.get(WAITS_COLUMN)
+        kept = row.get("spill_kept_bytes")
         rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
             arch, int(row["registers"]), int(row["spill_store_bytes"]), int(row["spill_load_bytes"]), 0, compiler,
-            load_waits_per_thread=waits)
+            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"))
     return rows
 
 
-def load_waits_per_thread(waits, tile_points: int) -> float:
-    """A thread's waits for its loads: the static count, or where the compiler kept the filter loop rolled
-    (it unrolls the 15 x 15 taps only so far), that count per FMA times the thread's FMAs (225 per tile point),
-    so that each trip of the loop counts."""
-    if not waits.looped:
-        return float(waits.waits)
-    if not waits.fma_instructions:
-        raise SystemExit("the compiled kernel has a loop but no FMA to count its trips by: its waits per thread are unknown")
-    return waits.waits * tile_points * FILTER_TAPS / waits.fma_instructions
+def trips_per_thread(counts, tile_points: int) -> float:
+    """How often a thread runs its code: once, or where the compiler kept the filter loop rolled (it unrolls the
+    15 x 15 taps only so far), the thread's FMAs (225 per tile point) over the FMAs of one trip."""
+    if not counts.looped:
+        return 1.0
+    if not counts.fma_instructions:
+        raise SystemExit("the compiled kernel has a loop but no FMA to count its trips by: its counts per thread are unknown")
+    return tile_points * FILTER_TAPS / counts.fma_instructions
 
 
 def launch_fails(registers: int, threads: int, device) -> bool:
@@ -151,8 +152,10 @@ def main(argv=None) -> int:
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
         if not amd:
             return driver.compile_resources(source, FUNCTION, arch, compiler)
-        usage, waits = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
-        return replace(usage, load_waits_per_thread=load_waits_per_thread(waits, config[2] * config[3]))
+        usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
+        trips = trips_per_thread(counts, config[2] * config[3])
+        return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
+                       spill_load_bytes=round(counts.spill_load_bytes * trips), load_waits_per_thread=counts.waits * trips)
 
     configs = configurations(args.caches)
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -162,10 +165,10 @@ def main(argv=None) -> int:
                  f"(validation/data/external/compile_convolution_registers.py); configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS + ((WAITS_COLUMN,) if amd else ()))
+        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else ()))
         for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((f"{r.load_waits_per_thread:.6g}",) if amd else ()))
+                            + ((r.spill_kept_bytes or 0, f"{r.load_waits_per_thread:.6g}") if amd else ()))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
