@@ -3,11 +3,13 @@
 import gzip
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 import pystencils_perf as pp
+from pystencils_perf.adapters import hip_compiler
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec
 from pystencils_perf.plugins import get_plugin_manager
 
@@ -18,7 +20,7 @@ from convolution_summary import CompiledRegisters  # noqa: E402
 
 sys.path.remove(str(VALIDATION))
 sys.path.insert(0, str(EXTERNAL))
-from compile_convolution_registers import FIXED, KEY, launch_fails, read_table  # noqa: E402
+from compile_convolution_registers import FIXED, KEY, launch_fails, read_table, trips_per_thread  # noqa: E402
 
 sys.path.remove(str(EXTERNAL))
 
@@ -38,6 +40,7 @@ def compiled_registers():
     ("convolution15_registers_sm_86.csv", "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
     ("convolution15_registers_gfx90a.csv", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz"),
     ("convolution15_registers_gfx1032.csv", "w6600_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+    ("convolution15_registers_gfx1100.csv", "w7800_convolution15_kernel_tuner_cache_noshmem.json.gz"),
 ])
 def test_every_measured_configuration_has_its_compiler_report(table, cache):
     rows = read_table(EXTERNAL / table)
@@ -68,7 +71,19 @@ def test_the_measured_kernels_launches_get_their_own_registers_and_spills(compil
 
 
 @pytest.mark.parametrize("device, table", [("A100", "sm_80"), ("RTX-A4000", "sm_86"), ("MI250X", "gfx90a"),
-                                           ("W6600", "gfx1032"), ("W7800", None), ("H100", None)])
+                                           ("W6600", "gfx1032"), ("W7800", "gfx1100"), ("H100", None)])
 def test_each_gpu_reads_its_own_architectures_table(device, table):
     path = CompiledRegisters().table_for(pp.get_device(device))
     assert (path.name if path else None) == (f"convolution15_registers_{table}.csv" if table else None)
+
+
+def test_a_rolled_filter_loop_counts_once_per_trip():
+    """Code that kept the 15 x 15 loop rolled runs its body as often as a thread's FMAs (225 per tile point) fill
+    it: a body of 450 FMAs runs 8 times for a 4 x 4 tile; unrolled code runs once; a loop without FMAs has no
+    trip count to give."""
+    counts = hip_compiler.AssemblyCounts(waits=10, loads=20, spill_store_bytes=8, spill_load_bytes=4,
+                                         fma_instructions=450, looped=True)
+    assert trips_per_thread(counts, 16) == 8.0
+    assert trips_per_thread(replace(counts, looped=False), 16) == 1.0
+    with pytest.raises(SystemExit, match="no FMA"):
+        trips_per_thread(replace(counts, fma_instructions=0), 16)
