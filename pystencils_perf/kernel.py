@@ -239,8 +239,7 @@ class KernelModel:
         own = self.launch_resources(fold, block)
         if own is None:
             return 0, 0, 0
-        kept = own.spill_store_bytes if own.spill_kept_bytes is None else own.spill_kept_bytes
-        return own.spill_store_bytes, own.spill_load_bytes, kept
+        return own.spill_store_bytes, own.spill_load_bytes, own.spill_footprint_bytes
 
     def load_waits_for(self, fold, block) -> float | None:
         """How often a thread's warp waits for its outstanding loads in the code compiled for this launch, else

@@ -58,6 +58,11 @@ class ResourceUsage:
         return f"{registers} ({built}){spills}"
 
     @property
+    def spill_footprint_bytes(self) -> int:
+        """The bytes a thread keeps spilled: what the compiler reserves for them, else its spill stores."""
+        return self.spill_store_bytes if self.spill_kept_bytes is None else self.spill_kept_bytes
+
+    @property
     def spilled(self) -> bool:
         return bool(self.spill_store_bytes or self.spill_load_bytes or self.spilled_registers)
 

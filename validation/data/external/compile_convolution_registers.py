@@ -168,7 +168,7 @@ def main(argv=None) -> int:
         writer.writerow(COLUMNS + (AMD_COLUMNS if amd else ()))
         for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((r.spill_kept_bytes or 0, f"{r.load_waits_per_thread:.6g}") if amd else ()))
+                            + ((r.spill_footprint_bytes, f"{r.load_waits_per_thread:.6g}") if amd else ()))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
