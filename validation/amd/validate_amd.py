@@ -82,7 +82,9 @@ spilled VGPR stored and loaded once) the MI250X's rank correlation was 0.56 and 
 the counted bytes they are 0.82 and 49 % (guarded launches: 0.12 to 0.65, predicted 1.2-1.8x too fast
 per tile, where the remark left 1.0-3.2x). The W6600 has such a table too (gfx1032, wave32,
 `convolution15_registers_gfx1032.csv`), with the same picture: every guarded launch at the 128-VGPR cap,
-spilling. The W7800's table (gfx1100) comes from the same hipcc 5.2, LLVM 15, the first release with
+spilling; with the counted bytes its rank correlation rises from 0.63 to 0.77 (guarded launches 0.25 to
+0.54, 1.3x to 1.2x too fast on geometric mean) and its MAPE falls from 53 to 32 %.
+The W7800's table (gfx1100) comes from the same hipcc 5.2, LLVM 15, the first release with
 gfx1100, which is a weaker stand-in: it caps the kernel at 128 VGPRs where gfx1100's register file
 allows 192, so 1615 of 1920 launches spill there, and it keeps loops rolled that the measured binaries
 evidently unrolled (32x2 blocks of 2x4 tiles without `read_only`: 31 VGPRs and a wait per load here,
