@@ -89,7 +89,8 @@ gfx1100, which is a weaker stand-in: it caps the kernel at 128 VGPRs where gfx11
 allows 192, so 1615 of 1920 launches spill there, and it keeps loops rolled that the measured binaries
 evidently unrolled (32x2 blocks of 2x4 tiles without `read_only`: 31 VGPRs and a wait per load here,
 20.0 GLup/s measured, among the fastest). With it the W7800's MAPE falls from 198 to 67 % and its
-rank correlation rises from 0.50 to 0.55, while its worst tied pick falls from 72.5 to 69.0 %. On every AMD GPU a `read_only` load is an ordinary load (HIP's `__ldg`
+rank correlation rises from 0.50 to 0.55, while its worst tied pick falls from 72.5 to 69.0 %.
+On every AMD GPU a `read_only` load is an ordinary load (HIP's `__ldg`
 dereferences its pointer), not the A100's slower read-only path.
 
 On RDNA a workgroup runs by default in WGP mode, over both CUs of a workgroup processor, and the compiler
