@@ -181,6 +181,9 @@ class KernelModel:
     #: how often a thread's warp waits for its loads in the compiled code of each fold, ((fx, fy, fz), waits)
     #: pairs, where the compiler's code was read (`ResourceUsage.load_waits_per_thread`)
     load_waits_by_fold: tuple[tuple[tuple[int, int, int], float], ...] = ()
+    #: the spill bytes of each fold's compiled code that spills, ((fx, fy, fz), (stored, loaded, kept)) pairs,
+    #: per thread (`ResourceUsage.spill_store_bytes`, `spill_load_bytes`, `spill_footprint_bytes`)
+    spills_by_fold: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = ()
     #: what the code compiled for one launch needs, (((bx, by, bz), (fx, fy, fz)), `ResourceUsage`) pairs:
     #: code that takes its block size as a compile-time constant (Kernel Tuner's ``block_size_x`` macros)
     #: has its own registers and spills per block; `registers_for` and `spills_for` prefer them
@@ -234,12 +237,11 @@ class KernelModel:
         return dict(self.resources_by_launch).get((tuple(block), tuple(fold)))
 
     def spills_for(self, fold, block) -> tuple[int, int, int]:
-        """Bytes of spill stores and spill loads per thread of this launch's code, and the bytes it keeps spilled,
-        where it was compiled per launch."""
-        own = self.launch_resources(fold, block)
-        if own is None:
-            return 0, 0, 0
-        return own.spill_store_bytes, own.spill_load_bytes, own.spill_footprint_bytes
+        """Bytes of spill stores and spill loads per thread of this launch's code, and the bytes it keeps spilled:
+        of the code compiled for the launch where it was, else for the fold (none where neither spills)."""
+        if (own := self.launch_resources(fold, block)) is not None:
+            return own.spill_store_bytes, own.spill_load_bytes, own.spill_footprint_bytes
+        return dict(self.spills_by_fold).get(tuple(fold), (0, 0, 0))
 
     def load_waits_for(self, fold, block) -> float | None:
         """How often a thread's warp waits for its outstanding loads in the code compiled for this launch, else

@@ -79,8 +79,8 @@ ResourcesByFold = dict
 
 
 def with_resources(model, resources: ResourcesByFold):
-    """`model` with the registers, shared memory and load waits each fold's compiled code needs (unfolded: its
-    own)."""
+    """`model` with the registers, shared memory, spills and load waits each fold's compiled code needs (unfolded:
+    its own)."""
     if not resources:
         return model
     unfolded = resources.get((1, 1, 1))
@@ -91,6 +91,8 @@ def with_resources(model, resources: ResourcesByFold):
         registers_by_fold=tuple(sorted((fold, r.registers_per_thread) for fold, r in resources.items())),
         load_waits_by_fold=tuple(sorted((fold, r.load_waits_per_thread) for fold, r in resources.items()
                                         if r.load_waits_per_thread is not None)),
+        spills_by_fold=tuple(sorted((fold, (r.spill_store_bytes, r.spill_load_bytes, r.spill_footprint_bytes))
+                                    for fold, r in resources.items() if r.spill_store_bytes or r.spill_load_bytes)),
     )
 
 

@@ -9,7 +9,7 @@ from pystencils_perf.catalog import star_3d_assignments
 from pystencils_perf.devices import get_device
 from pystencils_perf.estimate.spills import spill_traffic
 from pystencils_perf.launch import LaunchConfig
-from pystencils_perf.resources import ResourceUsage, with_launch_resources
+from pystencils_perf.resources import ResourceUsage, with_launch_resources, with_resources
 
 A100 = get_device("A100")
 
@@ -57,3 +57,21 @@ def test_a_launch_whose_code_spills_is_priced_for_its_traffic():
     assert heavy.metrics.dram_load_bytes_per_lup == pytest.approx(unspilled.metrics.dram_load_bytes_per_lup + 2048)
     assert heavy.prediction.glups < unspilled.prediction.glups / 10
     assert ranked.best.launch == clean
+
+
+def test_a_fold_whose_code_spills_is_priced_for_its_traffic():
+    """pystencils compiles its kernel once per fold (the block is a launch parameter): where the code of a fold
+    spills, every launch with that fold pays the traffic, 2 kB stored and loaded per thread over the 2 points it
+    updates; the unfolded code does not spill and pays nothing."""
+    model = pp.harvest(star_3d_assignments(1, (256, 64, 64)))
+    resources = {(1, 1, 1): ResourceUsage("sm_80", 32, 0, 0, 0, "test"),
+                 (1, 2, 1): ResourceUsage("sm_80", 255, 2048, 2048, 0, "test")}
+    ranked = pp.rank(with_resources(model, resources), "A100", blocks=[(64, 4, 1)], folds=list(resources),
+                     compile_resources=False)
+    by_fold = {c.launch.fold: c.metrics for c in ranked.candidates}
+    folded, unfolded = by_fold[(1, 2, 1)], by_fold[(1, 1, 1)]
+    assert folded.spill_load_bytes_per_lup == folded.spill_store_bytes_per_lup == 1024
+    assert folded.spill_level == "DRAM" and unfolded.spill_level == ""
+    assert unfolded.spill_load_bytes_per_lup == unfolded.spill_store_bytes_per_lup == 0
+    assert folded.dram_load_bytes_per_lup > unfolded.dram_load_bytes_per_lup + 1024
+    assert ranked.best.launch.fold == (1, 1, 1)
