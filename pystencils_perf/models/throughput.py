@@ -33,8 +33,13 @@ update (seconds) that one resource alone would need, all named in
   L1TEX unit, which a request's wavefronts pass one stage per cycle (NVIDIA developer
   forum, 'What's the difference between wavefronts and sectors/req', answer 4,
   forums.developer.nvidia.com/t/165293): the slower stage sets its rate, so the pipeline
-  counts with the larger of the two (`PIPELINE_STAGES`). The SM's own units (FP, the L1
-  pipeline, issue, latency) share its schedulers and overlap in part, a power mean
+  counts with the larger of the two (`PIPELINE_STAGES`). ``issue`` and ``FP`` are two
+  stages of one dispatch likewise: every FMA the FP term counts is one of the warp
+  instructions the issue term counts, and the FP32 pipe takes the next FMA while the
+  scheduler issues other instructions. Where the FP32 lanes finish a warp's FMA in the
+  time the scheduler takes to issue one (GA10x, AD10x, AMD's SIMDs) the FP term is the
+  issue term's FMA share, and a sum would count each FMA twice. The SM's own units (the dispatch, the L1
+  pipeline, latency) share its schedulers and overlap in part, a power mean
   ``(sum t_i^p)^(1/p)``: p -> infinity is the limiters' max, p = 1 a sum (no overlap); p is
   fitted. L2 and DRAM serve all SMs while the SMs go on issuing: their time overlaps fully
   with the SM's (`MEMORY_SYSTEM`), as in the paper's limiters, which a memory-bound stencil
@@ -268,8 +273,9 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     }
 
 
-#: terms that are stages of one pipeline: they overlap fully, and the slowest stage's time counts
-PIPELINE_STAGES = {"L1": ("L1 tags", "L1 banks")}
+#: terms that are stages of one pipeline: they overlap fully, and the slowest stage's time counts (the FP32 pipe
+#: executes what the schedulers issue: an FMA is counted by both)
+PIPELINE_STAGES = {"L1": ("L1 tags", "L1 banks"), "dispatch": ("issue", "FP")}
 #: units outside the SMs: they serve all SMs' requests while the SMs go on issuing (enough warps in flight is the
 #: latency term's concern), so their time overlaps fully with the SMs' own, as in the paper's limiter model; the
 #: SM's own units share its warp schedulers and issue slots and overlap only in part
