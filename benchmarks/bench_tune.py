@@ -300,7 +300,7 @@ def main(argv=None) -> int:
 REPORT = """# Tuning with the model's order, replayed on Kernel Tuner caches
 
 Reproduce: `python3 benchmarks/bench_tune.py --out validation/tuning` on the 2-core development machine: the
-model ranks the three caches first (about 13 minutes each, two at a time; `--predictions DIR` keeps the ranking
+model ranks the three caches first (2.5-4.5 minutes each, two at a time; `--predictions DIR` keeps the ranking
 for the next run), then the replays took {seconds:.0f} s. This report: `{command}`.
 
 Caches: {gpus}. Kernel: the 15x15 convolution without shared memory or padding
