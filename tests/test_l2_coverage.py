@@ -48,3 +48,28 @@ def test_deep_blocks_folded_in_z_lose_the_previous_waves_halo_to_their_stores():
     assert folded.dram_load_bytes_per_lup > unfolded.dram_load_bytes_per_lup
     assert 10.15 * 0.95 < unfolded.dram_load_bytes_per_lup < 10.15 * 1.05
     assert 10.73 * 0.95 < folded.dram_load_bytes_per_lup < 10.73 * 1.05
+
+
+def column_stencil(nx: int, ny: int) -> KernelModel:
+    """``B[y][x] = A[y-1][x] + A[y][x] + A[y+1][x]`` in doubles: what a row of blocks shares with the row above
+    is one halo row."""
+    gx, gy = BID[0] * BDIM[0] + TID[0], BID[1] * BDIM[1] + TID[1]
+    fields = (Field("A", 8, (ny + 2, nx), (nx, 1)), Field("B", 8, (ny + 2, nx), (nx, 1)))
+    loads = tuple(Access("A", AccessKind.LOAD, (gy + 1 + dy) * nx + gx) for dy in (-1, 0, 1))
+    return KernelModel("column", fields, (*loads, Access("B", AccessKind.STORE, (gy + 1) * nx + gx)), (nx, ny, 1),
+                       nx * ny, flops_per_lup=2.0)
+
+
+@pytest.mark.parametrize("device, dram_load_bytes_per_lup", [
+    # 432 blocks a wave, 1024 a row of blocks: the row above was loaded 2-3 waves earlier, 2.2 MB of loads and
+    # 1.8 MB of stores each, which the A100's 40 MB hold: only the 8 rows' own doubles come from DRAM
+    ("A100", 8.0),
+    # 320 blocks a wave: 4 waves back, 6.5 MB of loads and 5.2 MB of stores, more than the V100's 6 MB: the
+    # halo rows (2 per 8) come again
+    ("V100", 10.0),
+])
+def test_a_wave_finds_the_halo_of_waves_before_its_previous_one_while_they_fit_in_l2(device, dram_load_bytes_per_lup):
+    model = column_stencil(65536, 64)
+    metrics = pp.rank(model, device, blocks=[(64, 8, 1)], folds=[(1, 1, 1)], compile_resources=False).best.metrics
+    assert metrics.wave_overlap_bytes_per_lup == 0  # the previous wave is the same row's: it shares nothing
+    assert metrics.dram_load_bytes_per_lup == pytest.approx(dram_load_bytes_per_lup, rel=1e-3)

@@ -73,8 +73,9 @@ Since 2026-11-26 the model counts instruction issue and the FP32 pipe as two sta
 (the slower sets the time): on an AMD SIMD the FP32 peak is one FMA instruction per issue, so the FP
 term was the FMA share of the issue term and their sum counted each FMA twice. The A100's refit
 (tile 1x1 rows only) moved the overlap exponent from 1.005 to 0.81. Nothing was fitted on AMD data.
-MI250X: Spearman 0.823 -> 0.847, MAPE 49.1 -> 47.0 %; W6600: 0.766 -> 0.772, 32.3 -> 28.5 %, worst
-tied pick 42.7 -> 44.5 %; W7800: 0.550 -> 0.545, 66.9 -> 67.7 %, 69.0 -> 74.3 %. The numbers in the
+MI250X: Spearman 0.823 -> 0.847, MAPE 49.1 -> 47.0 %; W6600: 0.766 -> 0.773, 32.3 -> 28.5 %, worst
+tied pick 42.7 -> 44.5 %; W7800: 0.550 -> 0.546, 66.9 -> 67.7 %, 69.0 -> 74.3 % (with the L2 hits of
+waves before the previous one, added the same day, which moved the last digit only). The numbers in the
 paragraphs below are those of their day.
 
 On the MI250X each launch's VGPRs and spills are the compiler's report on the caches' own kernel
