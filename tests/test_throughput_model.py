@@ -121,6 +121,26 @@ def test_the_last_wave_costs_the_blocks_it_puts_on_the_busiest_sm(a100, blocks, 
         assert named["tail"] == 0
 
 
+def test_what_misses_l2_waits_in_the_memory_queue_as_long_as_its_utilization_says(a100):
+    """A copy of two full waves streams through DRAM: its L2 misses wait in DRAM's queue, their latency beyond L2
+    1 / (1 - u) times the unloaded one at the utilization u = DRAM time / total time, and the total is the fixed
+    point: the terms with that latency combine to it. Slower than the unloaded prediction, never faster."""
+    kernel = _row_copy(3456 * 2)
+    m = pp.rank(kernel, a100, blocks=[(32, 1, 1)], folds=[(1, 1, 1)]).best.metrics
+    c = throughput.constants_for(a100)
+    unloaded = throughput.term_times(pp.harvest(kernel), a100, m, c)
+    total, named = throughput.predict_seconds(pp.harvest(kernel), a100, m, c)
+    assert named["tail"] == 0
+    utilization = named["DRAM"] / total
+    assert 0.5 < utilization < 1
+    queueing = throughput.mean_latency_cycles(m, c, utilization) / throughput.mean_latency_cycles(m, c)
+    assert queueing > 1.5
+    assert named["latency"] == pytest.approx(unloaded["latency"] * queueing, rel=1e-9)
+    terms = {k: v for k, v in named.items() if k not in ("overlap", "tail")}
+    assert throughput.overlapped_seconds(terms, c.overlap_exponent) == pytest.approx(total, rel=1e-9)
+    assert total > throughput.overlapped_seconds(unloaded, c.overlap_exponent)
+
+
 def test_the_default_with_every_term_named(a100):
     kernel = _copy()
     default = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)], model="limiters").best
@@ -261,10 +281,11 @@ def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_
     sm_cycles_per_second = dev.sm_count * dev.clock_ghz * 1e9
     expected = (x["load_requests_per_lup"] / in_flight / x["resident_warps_per_sm"] * mean_latency_cycles(m, c)
                 / sm_cycles_per_second)
-    assert guarded.prediction.seconds_per_lup["latency"] == pytest.approx(expected)
+    # the unloaded term (the prediction's also waits in the memory queue: `test_what_misses_l2_waits_in_...`)
+    assert throughput.term_times(_guarded_row("x < 4200").model(), dev, m, c)["latency"] == pytest.approx(expected)
     whole_body = pp.rank(_guarded_row(None), dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
     assert whole_body.metrics.extras["individually_guarded_load_requests_per_lup"] == 0
-    assert whole_body.prediction.seconds_per_lup["latency"] == pytest.approx(
+    assert throughput.term_times(_guarded_row(None).model(), dev, whole_body.metrics, c)["latency"] == pytest.approx(
         expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c))
 
 
@@ -301,7 +322,7 @@ def test_where_the_compiled_code_was_read_its_load_waits_set_the_latency():
         # 2 tile points per thread, one wave of 64 threads per block: 1/128 warps per update
         assert x["warps_per_lup"] == pytest.approx(1 / 128)
         assert x["compiled_load_waits_per_lup"] == pytest.approx(waits_per_thread / 128)
-        latency[waits_per_thread] = read.prediction.seconds_per_lup["latency"]
+        latency[waits_per_thread] = throughput.term_times(model, dev, m, c)["latency"]
         assert latency[waits_per_thread] == pytest.approx(
             waits_per_thread / 128 / x["resident_warps_per_sm"] * mean_latency_cycles(m, c) / sm_cycles_per_second,
             rel=1e-9, abs=0)  # seconds: absolute tolerance would accept anything

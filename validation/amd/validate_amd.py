@@ -69,6 +69,17 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
+Since 2026-11-26 (later) what misses L2 waits in the queue of the level that serves it: its latency beyond
+L2 is 1 / (1 - u) times the unloaded one at that level's utilization u (an M/M/1 queue; DRAM, or the
+Infinity Cache where a device has one), the total the fixed point. Nothing is fitted, but the idea came from
+these residuals: the MI250X's guarded, spilling launches sat where the latency term and DRAM were about
+equal and measured 1.5x slower than either allowed; the MI250X no longer judges this step blind. MI250X:
+Spearman 0.847 -> 0.881, MAPE 47.0 -> 17.3 % (guarded launches 49.7 -> 13.1 %), worst tied pick 97.2 %:
+all three targets met. W6600: 0.773 -> 0.790, 28.5 -> 20.3 %. W7800: 0.546, 67.7 -> 70.9 % (its LLVM 15
+stand-in spills 1615 launches). With DRAM's utilization instead of the Infinity Cache's, the W6600 came
+out 1.45x too slow on geometric mean, its spilling launches up to 1.8x (their DRAM time is the spill stores
+written back behind the Infinity Cache, which the loads do not wait for).
+
 Since 2026-11-26 the model counts instruction issue and the FP32 pipe as two stages of one dispatch
 (the slower sets the time): on an AMD SIMD the FP32 peak is one FMA instruction per issue, so the FP
 term was the FMA share of the issue term and their sum counted each FMA twice. The A100's refit
