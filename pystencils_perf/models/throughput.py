@@ -241,16 +241,27 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
 
 # -- the terms and their combination ------------------------------------------------------------
 
-def mean_latency_cycles(metrics, c: ThroughputConstants, memory_utilization: float = 0.0) -> float:
-    """Load-to-use latency of an average requested byte: L1 hits, L2 hits and DRAM by their share of the bytes.
-    What misses L2 waits in the queue of the level that serves it (`MEMORY_QUEUE`): at `memory_utilization` u
-    its latency beyond L2 is 1 / (1 - u) times the unloaded one (an M/M/1 queue's response time)."""
+def latency_parts_cycles(metrics, c: ThroughputConstants) -> tuple[float, float]:
+    """The unloaded load-to-use latency of an average requested byte in two parts: up to L2 (L1 and L2 hits by
+    their share of the bytes), and beyond L2 (DRAM's share)."""
     requested = max(metrics.l1_requested_bytes_per_lup, 1e-30)
     from_l2 = min(metrics.l2_load_bytes_per_lup / requested, 1.0)
     from_dram = min(metrics.dram_load_bytes_per_lup / requested, from_l2)
-    queueing = 1.0 / (1.0 - min(memory_utilization, MAX_MEMORY_UTILIZATION))
-    return (c.l1_hit_latency_cycles + from_l2 * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles)
-            + from_dram * (c.dram_latency_cycles - c.l2_hit_latency_cycles) * queueing)
+    return (c.l1_hit_latency_cycles + from_l2 * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles),
+            from_dram * (c.dram_latency_cycles - c.l2_hit_latency_cycles))
+
+
+def queueing_factor(memory_utilization: float) -> float:
+    """How much longer what misses L2 waits at `memory_utilization` u of the level that serves it
+    (`MEMORY_QUEUE`): 1 / (1 - u), an M/M/1 queue's response time over its service time."""
+    return 1.0 / (1.0 - min(memory_utilization, MAX_MEMORY_UTILIZATION))
+
+
+def mean_latency_cycles(metrics, c: ThroughputConstants, memory_utilization: float = 0.0) -> float:
+    """Load-to-use latency of an average requested byte: L1 hits, L2 hits and DRAM by their share of the bytes,
+    what misses L2 at `memory_utilization` of the level that serves it (`queueing_factor`)."""
+    up_to_l2, beyond_l2 = latency_parts_cycles(metrics, c)
+    return up_to_l2 + beyond_l2 * queueing_factor(memory_utilization)
 
 
 def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_per_sm: float | None = None) -> dict[str, float]:
@@ -289,24 +300,27 @@ MEMORY_QUEUE = ("LLC", "DRAM")
 MAX_MEMORY_UTILIZATION = 0.999
 
 
-def loaded_seconds(times: dict[str, float], unloaded_latency_cycles: float, loaded_latency_cycles,
+def loaded_seconds(times: dict[str, float], latency_parts: tuple[float, float],
                    overlap_exponent: float) -> tuple[float, float]:
     """Seconds per update of `times` where the latency term waits in the memory queue, and the queue's
     utilization: the fixed point T = overlapped(latency at u = T_queue / T), by bisection. The unloaded time
-    is its lower end (u can only lengthen the latency); `loaded_latency_cycles(u)` gives the mean latency."""
+    is its lower end (u can only lengthen the latency); `latency_parts` are the unloaded latency's parts up to
+    and beyond L2 (`latency_parts_cycles`)."""
     queue = next((times[name] for name in MEMORY_QUEUE if name in times), 0.0)
     unloaded = overlapped_seconds(times, overlap_exponent)
-    if not queue or not times.get("latency"):
+    up_to_l2, beyond_l2 = latency_parts
+    if not queue or not beyond_l2 or not times.get("latency"):
         return unloaded, 0.0
+    per_cycle = times["latency"] / (up_to_l2 + beyond_l2)
 
     def at(t):
-        latency = times["latency"] * loaded_latency_cycles(queue / t) / unloaded_latency_cycles
+        latency = per_cycle * (up_to_l2 + beyond_l2 * queueing_factor(queue / t))
         return overlapped_seconds({**times, "latency": latency}, overlap_exponent)
 
     low, high = unloaded, unloaded
     while at(high) > high:
         high *= 2.0
-    for _ in range(40):  # to a relative width of about 1e-12 of the bracket
+    for _ in range(30):  # to a billionth of the bracket
         mid = 0.5 * (low + high)
         low, high = (mid, high) if at(mid) > mid else (low, mid)
     return high, queue / high
@@ -343,12 +357,11 @@ def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[flo
     (``waves x blocks_per_sm``) at full occupancy.
     """
     x = metrics.extras
-    unloaded = mean_latency_cycles(metrics, c)
+    parts = latency_parts_cycles(metrics, c)
 
     def loaded(times):  # the terms' time in the memory queue, and their latency term at its utilization
-        seconds, utilization = loaded_seconds(times, unloaded, lambda u: mean_latency_cycles(metrics, c, u),
-                                              c.overlap_exponent)
-        return seconds, times["latency"] * mean_latency_cycles(metrics, c, utilization) / unloaded
+        seconds, utilization = loaded_seconds(times, parts, c.overlap_exponent)
+        return seconds, times["latency"] * (parts[0] + parts[1] * queueing_factor(utilization)) / sum(parts)
 
     times = term_times(model, device, metrics, c)
     full, times["latency"] = loaded(times)
