@@ -47,9 +47,10 @@ update (seconds) that one resource alone would need, all named in
   issue term's FMA share, and a sum would count each FMA twice. The SM's own units (the
   dispatch, the L1 pipeline, latency) share its schedulers and overlap in part, a power mean
   ``(sum t_i^p)^(1/p)``: p -> infinity is the limiters' max, p = 1 a sum (no overlap); p is
-  fitted (the A100's fit is below 1: the terms leave part of its time unnamed). L2 and DRAM serve all SMs while the SMs go on issuing: their time overlaps fully
-  with the SM's (`MEMORY_SYSTEM`), as in the paper's limiters, which a memory-bound stencil
-  confirms (the V100 star r=4 runs at 31.9 GLup/s, its DRAM time alone allows 34.6).
+  fitted (the A100's fit is below 1: the terms leave part of its time unnamed). L2 and DRAM
+  serve all SMs while the SMs go on issuing: their time overlaps fully with the SM's
+  (`MEMORY_SYSTEM`), as in the paper's limiters, which a memory-bound stencil confirms (the
+  V100 star r=4 runs at 31.9 GLup/s, its DRAM time alone allows 34.6).
 - ``tail``: a last, partly filled wave. Its blocks spread over the SMs, at most
   ``last_wave_blocks_per_sm`` on one, and an SM that holds fewer blocks runs each faster
   where the terms that do not depend on occupancy limit it: the last wave takes that many
