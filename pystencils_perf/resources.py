@@ -92,7 +92,7 @@ def with_resources(model, resources: ResourcesByFold):
         load_waits_by_fold=tuple(sorted((fold, r.load_waits_per_thread) for fold, r in resources.items()
                                         if r.load_waits_per_thread is not None)),
         spills_by_fold=tuple(sorted((fold, (r.spill_store_bytes, r.spill_load_bytes, r.spill_footprint_bytes))
-                                    for fold, r in resources.items() if r.spill_store_bytes or r.spill_load_bytes)),
+                                    for fold, r in resources.items() if r.spilled)),
     )
 
 

@@ -303,28 +303,29 @@ MAX_MEMORY_UTILIZATION = 0.999
 
 def loaded_seconds(times: dict[str, float], latency_parts: tuple[float, float],
                    overlap_exponent: float) -> tuple[float, float]:
-    """Seconds per update of `times` where the latency term waits in the memory queue, and the queue's
-    utilization: the fixed point T = overlapped(latency at u = T_queue / T), by bisection. The unloaded time
-    is its lower end (u can only lengthen the latency); `latency_parts` are the unloaded latency's parts up to
-    and beyond L2 (`latency_parts_cycles`)."""
+    """Seconds per update of `times` where the latency term waits in the memory queue, and that latency term:
+    the fixed point T = overlapped(latency at u = T_queue / T), by bisection. The unloaded time is its lower
+    end (u can only lengthen the latency); `latency_parts` are the unloaded latency's parts up to and beyond
+    L2 (`latency_parts_cycles`)."""
     queue = next((times[name] for name in MEMORY_QUEUE if name in times), 0.0)
-    unloaded = overlapped_seconds(times, overlap_exponent)
     up_to_l2, beyond_l2 = latency_parts
     if not queue or not beyond_l2 or not times.get("latency"):
-        return unloaded, 0.0
+        return overlapped_seconds(times, overlap_exponent), times.get("latency", 0.0)
     per_cycle = times["latency"] / (up_to_l2 + beyond_l2)
 
-    def at(t):
-        latency = per_cycle * (up_to_l2 + beyond_l2 * queueing_factor(queue / t))
-        return overlapped_seconds({**times, "latency": latency}, overlap_exponent)
+    def latency_at(t):
+        return per_cycle * (up_to_l2 + beyond_l2 * queueing_factor(queue / t))
 
-    low, high = unloaded, unloaded
+    def at(t):
+        return overlapped_seconds({**times, "latency": latency_at(t)}, overlap_exponent)
+
+    low = high = overlapped_seconds(times, overlap_exponent)
     while at(high) > high:
         high *= 2.0
     for _ in range(30):  # to a billionth of the bracket
         mid = 0.5 * (low + high)
         low, high = (mid, high) if at(mid) > mid else (low, mid)
-    return high, queue / high
+    return high, latency_at(high)
 
 
 #: terms that are stages of one pipeline: they overlap fully, and the slowest stage's time counts (the FP32 pipe
@@ -359,13 +360,8 @@ def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[flo
     """
     x = metrics.extras
     parts = latency_parts_cycles(metrics, c)
-
-    def loaded(times):  # the terms' time in the memory queue, and their latency term at its utilization
-        seconds, utilization = loaded_seconds(times, parts, c.overlap_exponent)
-        return seconds, times["latency"] * (parts[0] + parts[1] * queueing_factor(utilization)) / sum(parts)
-
     times = term_times(model, device, metrics, c)
-    full, times["latency"] = loaded(times)
+    full, times["latency"] = loaded_seconds(times, parts, c.overlap_exponent)
     blocks_per_sm = max(metrics.blocks_per_sm, 1)
     last = x["last_wave_blocks_per_sm"]
     # the busiest SM's work in blocks at full occupancy: the full waves, then the last wave's blocks at theirs
@@ -373,7 +369,7 @@ def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[flo
     busiest_sm_blocks = math.floor(x["waves"] + 1e-9) * blocks_per_sm
     if last:
         last_wave = term_times(model, device, metrics, c, x["resident_warps_per_sm"] * last / blocks_per_sm)
-        busiest_sm_blocks += last * loaded(last_wave)[0] / full
+        busiest_sm_blocks += last * loaded_seconds(last_wave, parts, c.overlap_exponent)[0] / full
     total = full * busiest_sm_blocks / (x["waves"] * blocks_per_sm)
     return total, {**times, "overlap": full - max(times.values()), "tail": total - full}
 
