@@ -4,6 +4,7 @@ The GPU itself (cupy, CUDA events, Nsight Compute) cannot run here; what does
 not need it is tested with numpy standing in for cupy's array module.
 """
 
+import csv
 import importlib.util
 from pathlib import Path
 
@@ -24,7 +25,8 @@ from pystencils_perf.adapters.pystencils.gpu import (
     fill_random,
     launch_parameter_values,
 )
-from pystencils_perf.measure.ncu import NCU_METRICS, ncu_profile_command, parse_raw_csv, per_lattice_update, profile
+from pystencils_perf.measure.ncu import (NCU_METRICS, ncu_profile_command, parse_raw_csv, per_lattice_update, profile,
+                                         unreported_counters)
 
 HAVE_CUPY = importlib.util.find_spec("cupy") is not None
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -116,6 +118,20 @@ def test_ncu_raw_page_to_bytes_per_lattice_update():
     assert values == {"dram_load": 20.0, "dram_store": 8.0, "l2_load": 960.0, "l2_store": 80.0, "l1_load": 15.0}
     with pytest.raises(MeasurementError, match="no raw CSV page"):
         parse_raw_csv("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
+
+
+def test_counter_ncu_does_not_know_is_left_out():
+    """Hopper's ncu has no column for the L1 wavefront counter: the other volumes still land, l1_load stays empty."""
+    l1 = next(c for c, (name, _) in NCU_METRICS.items() if name == "l1_load")
+    header, units, launch = NCU_RAW.splitlines()[:3]
+    columns = next(csv.reader([header]))
+    keep = [i for i, c in enumerate(columns) if c != l1]
+    text = "\n".join(",".join(f'"{v}"' for v in (list(next(csv.reader([line])))[i] for i in keep))
+                     for line in (header, units, launch))
+    rows = parse_raw_csv(text)
+    assert unreported_counters(rows) == [l1]
+    assert per_lattice_update(rows[0], lattice_updates=100_000, sector_bytes=32) == {
+        "dram_load": 20.0, "dram_store": 8.0, "l2_load": 960.0, "l2_store": 80.0}
 
 
 def test_ncu_command_and_missing_ncu(tmp_path):

@@ -14,6 +14,7 @@ import io
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -95,8 +96,18 @@ def counters_per_lattice_update(counters: dict[str, float], lattice_updates: int
 
 
 def per_lattice_update(row: dict, lattice_updates: int, sector_bytes: int) -> dict[str, float]:
-    """Measured values per lattice update, by data-set metric name, from one profiled launch."""
-    return counters_per_lattice_update({c: _number(row, c) for c in NCU_METRICS}, lattice_updates, sector_bytes)
+    """Measured values per lattice update, by data-set metric name, from one profiled launch.
+
+    A counter the export has no column for is one this GPU's Nsight Compute does not know (the
+    L1 data-pipe wavefronts of ``l1_load`` on Hopper): its metric is left out, not guessed.
+    """
+    counters = {c: _number(row, c) for c in NCU_METRICS if c in row}
+    return counters_per_lattice_update(counters, lattice_updates, sector_bytes)
+
+
+def unreported_counters(rows: list[dict]) -> list[str]:
+    """The requested counters that ncu's export has no column for."""
+    return [c for c in NCU_METRICS if rows and c not in rows[0]]
 
 
 def _block_of(row: dict) -> tuple[int, ...] | None:
@@ -115,6 +126,12 @@ def profile(child_argv: list[str], launches: list[LaunchConfig], kernel_names: l
         _run(ncu_profile_command(exe, report, kernel_names, child_argv))
         rows = parse_raw_csv(_run([exe, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw",
                                    "--print-units", "base"]))
+    missing = unreported_counters(rows)
+    if len(missing) == len(NCU_METRICS):
+        raise MeasurementError(f"ncu reports none of the counters {', '.join(NCU_METRICS)} on this GPU")
+    for counter in missing:
+        print(f"pystencils-perf: ncu does not report {counter} on this GPU: "
+              f"meas_{NCU_METRICS[counter][0]} is left empty", file=sys.stderr)
     if len(rows) != len(launches):
         raise MeasurementError(f"ncu profiled {len(rows)} launches, but {len(launches)} candidates were launched")
     out = {}

@@ -6,34 +6,7 @@
 # islpy, sympy 1.14 and pystencils-perf itself, built with `pip wheel --no-deps -w .whl .`); README.md
 # in this folder says how. Everything lands in $OUT: one CSV per data set, the tuning record, the log.
 set -u
-OUT=${OUT:-/tmp/hopper_out}
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site
-fi
-export PATH=$PATH:/usr/local/cuda/bin PYTHONUNBUFFERED=1
-export PYSTENCILS_CACHE_DIR=/tmp/pystencils_cache PYSTENCILS_PERF_TUNING_DIR=/tmp/tuning
-LOG=$OUT/log.txt
-{
-  date -u
-  nvidia-smi
-  nvidia-smi -q -d CLOCK,PERFORMANCE | sed -n '/Clocks$/,/SM Clock Samples/p'
-  command -v nvcc ncu
-  python3 -c "import cupy, pystencils, lbmpy, sympy; print('cupy', cupy.__version__, 'pystencils', pystencils.__version__, 'lbmpy', lbmpy.__version__, 'sympy', sympy.__version__)"
-} >"$LOG" 2>&1
-DEVICE=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-PP="python3 -m pystencils_perf.cli"
-FOLDS=1x1x1,1x2x1,1x1x2
-
-step() {  # step SECONDS NAME COMMAND...: one measurement, its output in the log, never longer than SECONDS
-  local seconds=$1 name=$2
-  shift 2
-  echo "=== $name: $*" >>"$LOG"
-  local start=$SECONDS
-  timeout "$seconds" "$@" >>"$LOG" 2>&1
-  echo "=== $name: rc $? after $((SECONDS - start)) s" >>"$LOG"
-}
+source validation/hopper/gpu_env.sh
 
 step 150 star3d_r4 $PP measure examples/star3d_r4.py --device "$DEVICE" --fold $FOLDS --repeats 15 --out "$OUT/star3d_r4.csv"
 step 150 d3q19_srt $PP measure validation/hopper/d3q19_srt.py --device "$DEVICE" --repeats 15 --out "$OUT/d3q19_srt.csv"
