@@ -245,7 +245,8 @@ tiles are predicted at 4.04 B per update (measured 4.03, before 5.58): Spearman 
 HELD_OUT_EXPLANATION = """\
 Measured with `pystencils-perf measure` on an NVIDIA H200 lent to one session (driver 580.159.04, CUDA
 13.0, 2026-11-26; `validation/hopper/`, whose README gives the commands and what the counters show).
-Nothing of the model was fitted on these rows, and no constant was changed after them: they judge it blind.
+Nothing of the model was fitted on these rows and no model constant was changed after them, so they judge
+it blind; the H200 file's DRAM bandwidth, latencies and L2 size are that session's microbenchmarks.
 `noise` compares two timings of every candidate (the rerun, or the timing `measure --ncu` takes
 before profiling): max/min - 1 per candidate, median / 90th percentile."""
 
