@@ -1,4 +1,4 @@
-"""Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 and DRAM latency.
+"""Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 request rate, latencies.
 
 Our own kernels (cupy RawKernel), written after the methods gpu-benches describes (stream scale,
 a read-only loop over an L2-sized buffer, one thread chasing a random permutation); none of
@@ -32,6 +32,15 @@ extern "C" __global__ void read_passes(const double2* __restrict__ a, double* ou
             sum1 += v.y;
         }
     if (sum0 + sum1 < 0.0) out[0] = sum0 + sum1;
+}
+// every thread loads one double every `stride` doubles of an L2-resident buffer, `passes` times: a stride of
+// 16 or more puts each lane in a line of its own, so each load is one 32-B sector in one L2 request
+extern "C" __global__ void read_strided(const double* __restrict__ a, double* out, long count, long stride, int passes) {
+    double sum = 0.0;
+    for (int p = 0; p < passes; ++p)
+        for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < count; i += (long)gridDim.x * blockDim.x)
+            sum += __ldcg(a + i * stride);
+    if (sum < 0.0) out[0] = sum;
 }
 // one thread follows next[] from out[0] for `steps` steps through L2 (__ldcg skips L1); clock64 cycles per
 // step. Each launch goes on where the last stopped, so a buffer larger than L2 is never re-read warm.
@@ -87,6 +96,26 @@ def l2_read_gbs(buffer_bytes: int = 16 << 20, passes: int = 64) -> float:
     return passes * n * 16 / (ms * 1e-3) / 1e9
 
 
+def l2_request_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]]:
+    """L2 loads, requests and sectors per second by the stride of 8-B loads (one warp load: 32 lanes)."""
+    a = cp.random.random(buffer_bytes // 8) + 0.5
+    out = cp.zeros(1)
+    kernel = MODULE.get_function("read_strided")
+    rates = {}
+    for stride in (1, 2, 4, 8, 16, 32):
+        count = buffer_bytes // 8 // stride
+        lanes_per_line = max(1, 16 // stride)  # 128-B lines
+        lanes_per_sector = max(1, 4 // stride)  # 32-B sectors
+        passes = max(1, int(4e8 / count))
+        ms = median_ms(lambda: kernel((launch_grid() * 8,), (256,),
+                                      (a, out, np.int64(count), np.int64(stride), np.int32(passes))))
+        loads = passes * count / (ms * 1e-3)
+        rates[f"stride_{8 * stride}B"] = {"loads_per_s": loads, "requests_per_s": loads / lanes_per_line,
+                                          "sectors_per_s": loads / lanes_per_sector,
+                                          "sector_bytes_per_s": 32 * loads / lanes_per_sector}
+    return rates
+
+
 def chase_latency(buffer_bytes: int, steps: int, seed: int) -> dict[str, float]:
     """Cycles (clock64) and ns per dependent load over a random cyclic permutation of `buffer_bytes`."""
     slots = buffer_bytes // SLOT_BYTES
@@ -119,6 +148,7 @@ def main() -> int:
         "l2_bytes": props["l2CacheSize"],
         "dram_scale_gbs": dram_scale_gbs(),
         "l2_read_gbs": l2_read_gbs(),
+        "l2_request_rates": l2_request_rates(),
         "l2_chase_4MiB": chase_latency(4 << 20, 200_000, seed=1),
         "dram_chase_256MiB": chase_latency(256 << 20, 100_000, seed=2),
     }
