@@ -48,6 +48,29 @@ def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, line
     assert counts["warp_instructions_per_lup"] == pytest.approx(3 / 32)
 
 
+@pytest.mark.parametrize("block, sectors_per_line, store_lines_per_request", [
+    ((32, 4, 1), 4, 1),  # 32 floats: one line of four sectors per warp load and store
+    ((8, 16, 1), 1, 4),  # 4 rows of 8 floats: four lines of one sector each
+    ((1, 128, 1), 1, 32),  # every lane its own line
+])
+def test_l2_requests_are_lines_with_the_sectors_a_warp_wants(a100, block, sectors_per_line, store_lines_per_request):
+    """What misses L1 reaches L2 as one request per line; stores write through, one request per line they touch.
+    A request of one 32-B sector costs an L2 request slot (`l2_bytes_per_request`) all the same."""
+    kernel = _copy()
+    model = pp.harvest(kernel)
+    counts = throughput.request_counts(model, LaunchConfig(block), a100, tag_lookups_per_pass=4)
+    assert counts["load_sectors_per_line"] == pytest.approx(sectors_per_line)
+    assert counts["store_lines_per_lup"] == pytest.approx(store_lines_per_request / 32)
+    best = pp.rank(kernel, a100, blocks=[block], folds=[(1, 1, 1)], model="throughput").best
+    metrics, c = best.metrics, throughput.constants_for(a100)
+    load_requests = metrics.l2_load_bytes_per_lup / (32 * sectors_per_line)
+    assert metrics.extras["l2_requests_per_lup"] == pytest.approx(load_requests + store_lines_per_request / 32)
+    by_bytes = (metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup) / (a100.l2_bandwidth_gbs * 1e9)
+    by_requests = metrics.extras["l2_requests_per_lup"] * c.l2_bytes_per_request / (a100.l2_bandwidth_gbs * 1e9)
+    assert best.prediction.seconds_per_lup["L2"] == pytest.approx(max(by_bytes, by_requests))
+    assert (by_requests > by_bytes) == (sectors_per_line == 1)  # one-sector requests: the slots, not the bytes
+
+
 def test_a_warp_issues_for_all_its_lanes(a100):
     """A 48-thread block runs two warps, the second half idle: 2 requests and 2 FMAs per 48 updates, not 1.5, and
     FP time grows by 64 / 48; the same threads in 64-wide blocks fill their warps."""

@@ -4,7 +4,12 @@ The default model (`launch.DEFAULT_MODEL`) on every device of the library. Every
 update (seconds) that one resource alone would need, all named in
 `Prediction.seconds_per_lup` so that a report shows why a candidate is slow:
 
-- ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`).
+- ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`). ``L2`` also
+  counts its requests: what misses L1 reaches L2 as one request per line with the sectors a warp
+  wants of it, and a store as one per line it touches (stores write through), and a request
+  takes at least `l2_bytes_per_request` of the L2 bandwidth however few sectors it carries.
+  Blocks narrow in x, whose warps touch one sector in each of up to 32 lines, ran up to 3x
+  slower on an H200 than the bytes allowed (`validation/hopper/`).
 - ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
   stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
@@ -93,7 +98,7 @@ EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individua
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
           "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "warps_per_lup", "resident_warps_per_sm", "waves",
-          "last_wave_blocks_per_sm")
+          "last_wave_blocks_per_sm", "l2_requests_per_lup")
 #: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
 COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
 
@@ -114,6 +119,8 @@ class ThroughputConstants:
     #: branches around each one instead of predicating it, a warp has one such load in flight at a time
     guarded_loads_in_flight_per_warp: float
     overlap_exponent: float
+    #: L2 bandwidth one request occupies at least, however few sectors it carries
+    l2_bytes_per_request: float
     #: the fit's MAPE of throughput on its own rows (a fraction): the measured error within which a ranking
     #: calls candidates tied, as the limiters use their measured DRAM-load error
     mape_on_fitted_rows: float
@@ -186,7 +193,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     updating = [satisfies(conj, coords) for conj in compiled.points]
     lups = max(sum(int(a.sum()) for a in updating), 1)
     point_warps = max(sum(_warps_with_an_active_lane(a, warp) for a in updating), 1)
-    counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup",
+    counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "load_sectors_per_line",
                             "individually_guarded_load_requests_per_lup", "l1_tag_lookups_per_lup",
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
                             "read_only_l1_tag_passes_per_lup"), 0.0)
@@ -195,6 +202,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         byte_addr = byte_addresses(loads, fields, coords)
         active = active_masks(loads, coords)
         lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
+        sectors = distinct_per_row(rows_of(byte_addr // device.l2_sector_bytes, active, warp)).reshape(len(loads), -1)
+        counts["load_sectors_per_line"] = float((sectors.sum(axis=1) * weight).sum() / max((lines.sum(axis=1) * weight).sum(), 1))
         requests = (lines > 0).sum(axis=1) * weight
         passes = np.ceil(lines / tag_lookups_per_pass).sum(axis=1) * weight
         lines = lines.sum(axis=1) * weight
@@ -208,7 +217,12 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
         counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
-    store_requests = sum(_warps_with_an_active_lane(a, warp) for a in active_masks(stores, coords)) / lups
+    store_active = active_masks(stores, coords)
+    store_requests = sum(_warps_with_an_active_lane(a, warp) for a in store_active) / lups
+    # every line a warp store touches is one L2 request: stores write through L1
+    counts["store_lines_per_lup"] = float(sum(
+        distinct_per_row(rows_of(a // device.l1_line_bytes, m, warp)).sum()
+        for a, m in zip(byte_addresses(stores, fields, coords), store_active))) / lups if stores else 0.0
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
@@ -228,6 +242,9 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     # spilled registers: 4 B per lane, one warp instruction (a load a request) per 4 B of each lane
     spill_loads = metrics.spill_load_bytes_per_lup / (4 * device.warp_size)
     counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
+    # what a load request misses in L1 reaches L2 as one request per line, with the sectors a warp wants of it
+    l2_load_requests = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * max(counts.pop("load_sectors_per_line"), 1.0))
+    counts["l2_requests_per_lup"] = l2_load_requests + counts.pop("store_lines_per_lup")
     waits = model.load_waits_for(launch.fold, launch.block)
     compiled = {} if waits is None else {"compiled_load_waits_per_lup": waits * counts["warps_per_lup"]}
     return {
@@ -286,7 +303,8 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         "L1 banks": limiters["L1"],
         "L1 tags": (x["l1_tag_passes_per_lup"] + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle)
                    / device.l1_cycles_per_second,
-        "L2": limiters["L2"],
+        # a request of fewer sectors than the L2 moves per request slot still takes the slot
+        "L2": max(limiters["L2"], x["l2_requests_per_lup"] * c.l2_bytes_per_request / (device.l2_bandwidth_gbs * 1e9)),
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": limiters["DRAM"],
         "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
