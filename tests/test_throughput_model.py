@@ -53,22 +53,31 @@ def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, line
     ((8, 16, 1), 1, 4),  # 4 rows of 8 floats: four lines of one sector each
     ((1, 128, 1), 1, 32),  # every lane its own line
 ])
-def test_l2_requests_are_lines_with_the_sectors_a_warp_wants(a100, block, sectors_per_line, store_lines_per_request):
+def test_l2_requests_are_lines_with_the_sectors_a_warp_wants(block, sectors_per_line, store_lines_per_request):
     """What misses L1 reaches L2 as one request per line; stores write through, one request per line they touch.
-    A request of one 32-B sector costs an L2 request slot (`l2_bytes_per_request`) all the same."""
+    On Hopper, where it was measured, a request of one 32-B sector costs an L2 request slot of 63.5 B all the same."""
+    h100 = pp.get_device("H100")
     kernel = _copy()
     model = pp.harvest(kernel)
-    counts = throughput.request_counts(model, LaunchConfig(block), a100, tag_lookups_per_pass=4)
+    counts = throughput.request_counts(model, LaunchConfig(block), h100, tag_lookups_per_pass=4)
     assert counts["load_sectors_per_line"] == pytest.approx(sectors_per_line)
     assert counts["store_lines_per_lup"] == pytest.approx(store_lines_per_request / 32)
-    best = pp.rank(kernel, a100, blocks=[block], folds=[(1, 1, 1)], model="throughput").best
-    metrics, c = best.metrics, throughput.constants_for(a100)
+    best = pp.rank(kernel, h100, blocks=[block], folds=[(1, 1, 1)], model="throughput").best
+    metrics, c = best.metrics, throughput.constants_for(h100)
     load_requests = metrics.l2_load_bytes_per_lup / (32 * sectors_per_line)
     assert metrics.extras["l2_requests_per_lup"] == pytest.approx(load_requests + store_lines_per_request / 32)
-    by_bytes = (metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup) / (a100.l2_bandwidth_gbs * 1e9)
-    by_requests = metrics.extras["l2_requests_per_lup"] * c.l2_bytes_per_request / (a100.l2_bandwidth_gbs * 1e9)
+    by_bytes = (metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup) / (h100.l2_bandwidth_gbs * 1e9)
+    by_requests = metrics.extras["l2_requests_per_lup"] * c.l2_bytes_per_request / (h100.l2_bandwidth_gbs * 1e9)
     assert best.prediction.seconds_per_lup["L2"] == pytest.approx(max(by_bytes, by_requests))
     assert (by_requests > by_bytes) == (sectors_per_line == 1)  # one-sector requests: the slots, not the bytes
+
+
+def test_the_l2_request_slot_is_measured_on_hopper_only():
+    """Elsewhere a request costs its sectors: the V100's measured stencil runs stay DRAM-bound, as in the paper."""
+    assert throughput.constants_for(pp.get_device("H200")).l2_bytes_per_request == 63.5
+    assert throughput.constants_for(pp.get_device("GH200")).l2_bytes_per_request == 63.5
+    for name in ("V100", "A100-PCIe-40GB", "RTX-A4000", "MI250X"):
+        assert throughput.constants_for(pp.get_device(name)).l2_bytes_per_request == 32
 
 
 def test_a_warp_issues_for_all_its_lanes(a100):

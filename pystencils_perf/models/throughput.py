@@ -7,9 +7,10 @@ update (seconds) that one resource alone would need, all named in
 - ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`). ``L2`` also
   counts its requests: what misses L1 reaches L2 as one request per line with the sectors a warp
   wants of it, and a store as one per line it touches (stores write through), and a request
-  takes at least `l2_bytes_per_request` of the L2 bandwidth however few sectors it carries.
-  Blocks narrow in x, whose warps touch one sector in each of up to 32 lines, ran up to 3x
-  slower on an H200 than the bytes allowed (`validation/hopper/`).
+  takes at least `l2_bytes_per_request` of the L2 bandwidth however few sectors it carries
+  (measured on Hopper; one sector elsewhere). Blocks narrow in x, whose warps touch one sector
+  in each of up to 32 lines, ran up to 3x slower on an H200 than the bytes allowed
+  (`validation/hopper/`).
 - ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
   stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
@@ -144,21 +145,23 @@ DEVICE_QUANTITIES = ("l1_hit_latency_cycles", "l2_hit_latency_cycles", "dram_lat
 
 def constants_for(device) -> ThroughputConstants:
     """The model's data for `device`: latencies and issue rate from its device file, the defaults, what its
-    vendor's compilers and hardware change (``[vendors.NAME]``), and its own fit or the one ``[defaults.fit]``
-    borrows (fitted constants are not fitted per device to one kernel). A borrowed fit does not override what
-    the device's vendor section states: it was fitted on another vendor's hardware, where that may not hold."""
+    vendor's compilers and hardware change (``[vendors.NAME]``), what was measured on a GPU of its
+    architecture (``[architectures.NAME]``), and its own fit or the one ``[defaults.fit]`` borrows (fitted
+    constants are not fitted per device to one kernel). A borrowed fit does not override what the vendor and
+    architecture sections state: it was fitted on other hardware, where that may not hold."""
     table = _table()
     entry = table.get("devices", {}).get(device.name, {})
     from_device = {name: getattr(device, name) for name in DEVICE_QUANTITIES}
-    vendor = _values(table.get("vendors", {}).get(device.vendor, {}))
+    hardware = {**_values(table.get("vendors", {}).get(device.vendor, {})),
+                **_values(table.get("architectures", {}).get(device.architecture, {}))}
     if "fit" in entry:
         fit, fitted_on = entry["fit"], entry["fit"]["data"]
-        values = {**_values(table["defaults"]), **vendor, **_values(entry), **_values(fit), **from_device}
+        values = {**_values(table["defaults"]), **hardware, **_values(entry), **_values(fit), **from_device}
     else:
         lender = table["defaults"]["fit"]["borrowed_from"]
         fit = table["devices"][lender]["fit"]
         fitted_on = f"borrowed from {lender}, not fitted on {device.name}: {fit['data']}"
-        values = {**_values(table["defaults"]), **_values(fit), **vendor, **_values(entry), **from_device}
+        values = {**_values(table["defaults"]), **_values(fit), **hardware, **_values(entry), **from_device}
     return ThroughputConstants(**values, fitted_on=fitted_on)
 
 
