@@ -60,9 +60,10 @@ class DataSet:
     device: str
     source: str
     timed: bool
-    #: our own measurements (`pystencils-perf measure`): the SPEC, and a second timing of the same candidates
+    #: our own measurements (`pystencils-perf measure`): the SPEC, and two timings of the same candidates (this
+    #: data set's, or, where it was timed once, another set's on the same machine, which `noise` then names)
     spec: str | None = None
-    rerun: str | None = None
+    timings: tuple[str, str] | None = None
 
     def rank(self):
         """The (measured, predicted) pairs of the default model's validation of this data set."""
@@ -89,13 +90,15 @@ class DataSet:
 
     def noise(self) -> str:
         """The run-to-run spread of the timings (max/min - 1 per configuration): median / 90th percentile."""
-        if self.rerun:
-            first, second = ({r.launch: r.values["glups"] for r in read_dataset(REPO / f).rows}
-                             for f in (self.source, self.rerun))
+        if self.timings:
+            first, second = ({r.launch: r.values["glups"] for r in read_dataset(REPO / f).rows} for f in self.timings)
             spreads = [max(first[k], second[k]) / min(first[k], second[k]) - 1 for k in first.keys() & second.keys()]
         else:
             spreads = run_to_run_spreads(load_cache_json(self.source_path()))
-        return f"{100 * np.median(spreads):.1f} / {100 * np.percentile(spreads, 90):.1f} %"
+        text = f"{100 * np.median(spreads):.1f} / {100 * np.percentile(spreads, 90):.1f} %"
+        if self.timings and self.timings[0] != self.source:
+            text += f" ({Path(self.timings[0]).stem}'s)"
+        return text
 
     def source_path(self) -> Path:
         local = EXTERNAL / self.source
@@ -109,15 +112,22 @@ DATA_SETS = (
     DataSet("A6000 convolution", "RTX-A6000", "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True),
     DataSet("RTX 2080 Ti KTT", "RTX-2080-Ti", "rtx2080ti_convolution15_ktt_counters.csv", timed=False),
 )
-#: measured on a lent H200 on 2026-11-26 (validation/hopper/README.md); nothing of the model was fitted on them
+#: measured on a lent H200 and H100 on 2026-11-26 (validation/hopper/README.md); nothing of the model was fitted on them
 HOPPER = "validation/hopper/data/"
+H100 = HOPPER + "h100/"
 HELD_OUT_DATA_SETS = (
     DataSet("H200 star r=4", "H200", HOPPER + "star3d_r4.csv", timed=True, spec="examples/star3d_r4.py",
-            rerun=HOPPER + "star3d_r4_rerun.csv"),
+            timings=(HOPPER + "star3d_r4.csv", HOPPER + "star3d_r4_rerun.csv")),
     DataSet("H200 star r=1", "H200", HOPPER + "star3d_r1.csv", timed=True, spec="validation/hopper/star3d_r1.py",
-            rerun=HOPPER + "star3d_r1_ncu.csv"),
+            timings=(HOPPER + "star3d_r1.csv", HOPPER + "star3d_r1_ncu.csv")),
     DataSet("H200 D3Q19 SRT", "H200", HOPPER + "d3q19_srt.csv", timed=True, spec="validation/hopper/d3q19_srt.py",
-            rerun=HOPPER + "d3q19_srt_ncu.csv"),
+            timings=(HOPPER + "d3q19_srt.csv", HOPPER + "d3q19_srt_ncu.csv")),
+    DataSet("H100 star r=4", "H100", H100 + "star3d_r4.csv", timed=True, spec="examples/star3d_r4.py",
+            timings=(H100 + "star3d_r4.csv", H100 + "star3d_r4_rerun.csv")),
+    DataSet("H100 star r=1", "H100", H100 + "star3d_r1.csv", timed=True, spec="validation/hopper/star3d_r1.py",
+            timings=(H100 + "star3d_r4.csv", H100 + "star3d_r4_rerun.csv")),
+    DataSet("H100 D3Q19 SRT", "H100", H100 + "d3q19_srt.csv", timed=True, spec="validation/hopper/d3q19_srt.py",
+            timings=(H100 + "star3d_r4.csv", H100 + "star3d_r4_rerun.csv")),
 )
 
 
@@ -243,15 +253,17 @@ tiles are predicted at 4.04 B per update (measured 4.03, before 5.58): Spearman 
 
 
 HELD_OUT_EXPLANATION = """\
-Measured with `pystencils-perf measure` on an NVIDIA H200 lent to one session (driver 580.159.04, CUDA
-13.0, 2026-11-26; `validation/hopper/`, whose README gives the commands and what the counters show).
-Nothing of the model was fitted on these rows. They are not blind to one step: the L2 request term
-(`l2_bytes_per_request`) was added after their narrow-x blocks ran up to 4x slower than predicted. Its
-constant is a microbenchmark's, not fitted on them; before it they scored Spearman 0.873 / 0.808 / -0.243,
-best 53.1 / 37.0 / 25.7 %, MAPE 20.0 / 75.0 / 126.0 %. The H200 file's DRAM bandwidth, latencies and L2
-size are that session's microbenchmarks too.
-`noise` compares two timings of every candidate (the rerun, or the timing `measure --ncu` takes
-before profiling): max/min - 1 per candidate, median / 90th percentile."""
+Measured with `pystencils-perf measure` on an NVIDIA H200 and an H100 lent to one session (driver
+580.159.04, CUDA 13.0, 2026-11-26; `validation/hopper/`, whose README gives the commands, the scores
+step by step and what the counters show). Nothing of the model was fitted on these rows. The H200's are
+not blind to one step: the L2 request term (`l2_bytes_per_request`, measured by a microbenchmark, not
+fitted) was added after their narrow-x blocks ran up to 4x slower than predicted; before it they scored
+Spearman 0.873 / 0.808 / -0.243, best 53.1 / 37.0 / 25.7 %, MAPE 20.0 / 75.0 / 126.0 %. The H100's were
+measured after it and judge it blind: without the term 0.850 / 0.574 / -0.658, MAPE 26.5 / 74.4 / 121.7 %.
+Both device files' DRAM bandwidth and latencies (and the H200's L2 size) are that session's
+microbenchmarks. `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
+takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
+candidate, median / 90th percentile."""
 
 
 README = HERE.parent / "README.md"
@@ -293,7 +305,7 @@ def main(argv=None) -> int:
         with replacing_file(args.out) as fh:
             fh.write(f"# The default model ({DEFAULT_MODEL}) on every measured data set\n\n"
                      f"Reproduce: `python3 validation/default_model.py`.\n\n{text}\n\n{EXPLANATION}\n\n"
-                     f"## Held out: measured on a lent H200\n\n{held_out}\n\n{HELD_OUT_EXPLANATION}\n")
+                     f"## Held out: measured on a lent H200 and H100\n\n{held_out}\n\n{HELD_OUT_EXPLANATION}\n")
         with replacing_file(README) as fh:
             fh.write(readme)
     return 0
