@@ -114,20 +114,25 @@ DATA_SETS = (
 )
 #: measured on a lent H200 and H100 on 2026-11-26 (validation/hopper/README.md); nothing of the model was fitted on them
 HOPPER = "validation/hopper/data/"
-H100 = HOPPER + "h100/"
+#: the kernels (name, file stem, SPEC) measured on each lent GPU
+HOPPER_KERNELS = (("star r=4", "star3d_r4", "examples/star3d_r4.py"),
+                  ("star r=1", "star3d_r1", "validation/hopper/star3d_r1.py"),
+                  ("D3Q19 SRT", "d3q19_srt", "validation/hopper/d3q19_srt.py"))
+
+
+def hopper_data_sets(gpu: str, folder: str, timed_twice: dict[str, tuple[str, str]]) -> tuple[DataSet, ...]:
+    """`HOPPER_KERNELS` as measured on `gpu` (files in `folder`); `timed_twice`: per file stem, the two files
+    whose timings give its noise (the star r=4 run and rerun for a kernel timed once)."""
+    return tuple(DataSet(f"{gpu} {name}", gpu, folder + f"{stem}.csv", timed=True, spec=spec,
+                         timings=tuple(folder + f for f in timed_twice[stem]))
+                 for name, stem, spec in HOPPER_KERNELS)
+
+
+_R4_TWICE = ("star3d_r4.csv", "star3d_r4_rerun.csv")
 HELD_OUT_DATA_SETS = (
-    DataSet("H200 star r=4", "H200", HOPPER + "star3d_r4.csv", timed=True, spec="examples/star3d_r4.py",
-            timings=(HOPPER + "star3d_r4.csv", HOPPER + "star3d_r4_rerun.csv")),
-    DataSet("H200 star r=1", "H200", HOPPER + "star3d_r1.csv", timed=True, spec="validation/hopper/star3d_r1.py",
-            timings=(HOPPER + "star3d_r1.csv", HOPPER + "star3d_r1_ncu.csv")),
-    DataSet("H200 D3Q19 SRT", "H200", HOPPER + "d3q19_srt.csv", timed=True, spec="validation/hopper/d3q19_srt.py",
-            timings=(HOPPER + "d3q19_srt.csv", HOPPER + "d3q19_srt_ncu.csv")),
-    DataSet("H100 star r=4", "H100", H100 + "star3d_r4.csv", timed=True, spec="examples/star3d_r4.py",
-            timings=(H100 + "star3d_r4.csv", H100 + "star3d_r4_rerun.csv")),
-    DataSet("H100 star r=1", "H100", H100 + "star3d_r1.csv", timed=True, spec="validation/hopper/star3d_r1.py",
-            timings=(H100 + "star3d_r4.csv", H100 + "star3d_r4_rerun.csv")),
-    DataSet("H100 D3Q19 SRT", "H100", H100 + "d3q19_srt.csv", timed=True, spec="validation/hopper/d3q19_srt.py",
-            timings=(H100 + "star3d_r4.csv", H100 + "star3d_r4_rerun.csv")),
+    *hopper_data_sets("H200", HOPPER, {"star3d_r4": _R4_TWICE, "star3d_r1": ("star3d_r1.csv", "star3d_r1_ncu.csv"),
+                                       "d3q19_srt": ("d3q19_srt.csv", "d3q19_srt_ncu.csv")}),
+    *hopper_data_sets("H100", HOPPER + "h100/", dict.fromkeys(("star3d_r4", "star3d_r1", "d3q19_srt"), _R4_TWICE)),
 )
 
 
