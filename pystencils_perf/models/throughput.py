@@ -180,8 +180,9 @@ def individually_guarded(model, block) -> bool:
 
 def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[str, float]:
     """Warp load requests (those under an ``if`` of their own apart), tag lookups (distinct lines per request),
-    tag-stage passes (`tag_lookups_per_pass` lines each, at least one per request), warp instructions, and the
-    share of SIMT lanes that update a point when its arithmetic issues, per lattice update. A warp issues for
+    tag-stage passes (`tag_lookups_per_pass` lines each, at least one per request), the lines warp stores
+    touch, warp instructions, and the share of SIMT lanes that update a point when its arithmetic issues, per
+    lattice update; and the L2 sectors a load request wants per line it touches (``load_sectors_per_line``). A warp issues for
     all its lanes: a block of 48 threads runs two warps, the second half idle, and the idle threads past the
     domain's edge still hold their lanes."""
     block = launch.block
@@ -223,9 +224,9 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     store_active = active_masks(stores, coords)
     store_requests = sum(_warps_with_an_active_lane(a, warp) for a in store_active) / lups
     # every line a warp store touches is one L2 request: stores write through L1
-    counts["store_lines_per_lup"] = float(sum(
-        distinct_per_row(rows_of(a // device.l1_line_bytes, m, warp)).sum()
-        for a, m in zip(byte_addresses(stores, fields, coords), store_active))) / lups if stores else 0.0
+    store_lines = (distinct_per_row(rows_of(a // device.l1_line_bytes, m, warp)).sum()
+                   for a, m in zip(byte_addresses(stores, fields, coords), store_active)) if stores else ()
+    counts["store_lines_per_lup"] = float(sum(store_lines)) / lups
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
