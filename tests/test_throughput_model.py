@@ -358,4 +358,28 @@ def test_where_the_compiled_code_was_read_its_load_waits_set_the_latency():
         assert latency[waits_per_thread] == pytest.approx(
             waits_per_thread / 128 / x["resident_warps_per_sm"] * mean_latency_cycles(m, c) / sm_cycles_per_second,
             rel=1e-9, abs=0)  # seconds: absolute tolerance would accept anything
-    assert latency[2.0] == pytest.approx(2 * latency[1.0], rel=1e-9, abs=0)
+    # a wait per load is slower than one for both, though not twice: a round of two waits for the slower one
+    assert latency[1.0] < latency[2.0] < 2 * latency[1.0]
+
+
+def test_a_round_of_loads_waits_for_its_slowest():
+    """A warp waits for all loads of a round, so for DRAM if any of them goes there: with k requests per round
+    and DRAM serving a share f of the requested bytes, ``1 - (1 - f)^k`` of the rounds wait for DRAM. One
+    request per round (AMD's guarded loads) waits by the bytes' shares alone."""
+    from types import SimpleNamespace
+
+    extras = {"load_requests_per_lup": 8.0, "read_only_load_requests_per_lup": 0.0,
+              "spill_load_requests_per_lup": 0.0, "individually_guarded_load_requests_per_lup": 0.0}
+    m = SimpleNamespace(l1_requested_bytes_per_lup=56.0, l2_load_bytes_per_lup=14.0, dram_load_bytes_per_lup=8.0,
+                        extras=extras)
+    c = throughput.constants_for(pp.get_device("A100-PCIe-40GB"))
+    assert throughput.load_rounds_per_lup(extras, c) == (8.0, 2.0)  # 4 loads in flight per warp: two rounds
+    up_to_l2, beyond_l2 = throughput.latency_parts_cycles(m, c)
+    assert up_to_l2 == pytest.approx(c.l1_hit_latency_cycles
+                                     + (1 - (1 - 14 / 56) ** 4) * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles))
+    assert beyond_l2 == pytest.approx((1 - (1 - 8 / 56) ** 4) * (c.dram_latency_cycles - c.l2_hit_latency_cycles))
+    amd = throughput.constants_for(pp.get_device("MI250X"))
+    one_per_round = SimpleNamespace(**{**vars(m), "extras": {**extras, "individually_guarded_load_requests_per_lup": 8.0}})
+    assert throughput.load_rounds_per_lup(one_per_round.extras, amd) == (8.0, 8.0)
+    assert throughput.latency_parts_cycles(one_per_round, amd)[1] == pytest.approx(
+        8 / 56 * (amd.dram_latency_cycles - amd.l2_hit_latency_cycles))

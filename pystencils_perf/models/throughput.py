@@ -23,10 +23,11 @@ update (seconds) that one resource alone would need, all named in
 - ``issue``: warp instructions (loads, stores, one FMA per two flops, per warp that
   updates the point, and the loads and stores of spilled registers) over the SM's issue rate
   (`Device.warp_instructions_per_cycle_per_sm`).
-- ``latency``: Little's law. Requests in flight per SM = resident warps x loads in
-  flight per warp; the time per update is the requests per update x their mean
-  latency (L1, L2 and DRAM latencies weighted by where the bytes come from) over that;
-  spilled registers' loads are requests too (`estimate.spills`).
+- ``latency``: Little's law. A warp issues a round of requests (its loads in flight) and
+  waits for all of them, so a round takes the latency of the deepest level any of its
+  requests reaches: DRAM if any goes there (`latency_parts_cycles`); the time per update
+  is the rounds per update x that latency over the resident warps. Spilled registers'
+  loads are requests too (`estimate.spills`).
   A load under an ``if`` of its own (hand-written code guarding each load of an unrolled
   loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
   AMD's compiler branches around it, so a wavefront has one in flight at a time
@@ -263,12 +264,31 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
 
 # -- the terms and their combination ------------------------------------------------------------
 
+def load_rounds_per_lup(x: dict, c: ThroughputConstants) -> tuple[float, float]:
+    """Warp load requests per update and the rounds they take: a warp issues a round of requests, then waits
+    for all of them. As often as the compiled code waits, where it was read; else those under an ``if`` of
+    their own at their own rate, the others at the estimated loads in flight."""
+    requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
+    if "compiled_load_waits_per_lup" in x:
+        return requests, x["compiled_load_waits_per_lup"]
+    guarded = x["individually_guarded_load_requests_per_lup"]
+    return requests, (requests - guarded) / c.loads_in_flight_per_warp + guarded / c.guarded_loads_in_flight_per_warp
+
+
 def latency_parts_cycles(metrics, c: ThroughputConstants) -> tuple[float, float]:
-    """The unloaded load-to-use latency of an average requested byte in two parts: up to L2 (L1 and L2 hits by
-    their share of the bytes), and beyond L2 (DRAM's share)."""
+    """The unloaded latency of a round of loads (`load_rounds_per_lup`) in two parts: up to L2, and beyond.
+
+    A round waits for its slowest load: it waits for L2 (DRAM) if any of its requests goes there. A request
+    goes there with the share of the requested bytes that L2 (DRAM) serves, so a round of k requests with
+    ``1 - (1 - share)^k``. Weighting the levels by the bytes alone made a round that fetches one line of
+    seven from DRAM wait a seventh of the DRAM latency: unfolded short stencils and the D3Q19 kernel on Hopper
+    ran up to 1.3x slower than that allowed (`validation/hopper/`)."""
     requested = max(metrics.l1_requested_bytes_per_lup, 1e-30)
     from_l2 = min(metrics.l2_load_bytes_per_lup / requested, 1.0)
     from_dram = min(metrics.dram_load_bytes_per_lup / requested, from_l2)
+    requests, rounds = load_rounds_per_lup(metrics.extras, c)
+    per_round = max(requests / rounds, 1.0) if rounds else 1.0
+    from_l2, from_dram = (1.0 - (1.0 - share) ** per_round for share in (from_l2, from_dram))
     return (c.l1_hit_latency_cycles + from_l2 * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles),
             from_dram * (c.dram_latency_cycles - c.l2_hit_latency_cycles))
 
@@ -280,8 +300,8 @@ def queueing_factor(memory_utilization: float) -> float:
 
 
 def mean_latency_cycles(metrics, c: ThroughputConstants, memory_utilization: float = 0.0) -> float:
-    """Load-to-use latency of an average requested byte: L1 hits, L2 hits and DRAM by their share of the bytes,
-    what misses L2 at `memory_utilization` of the level that serves it (`queueing_factor`)."""
+    """Load-to-use latency of a round of loads (`latency_parts_cycles`), what misses L2 at `memory_utilization`
+    of the level that serves it (`queueing_factor`)."""
     up_to_l2, beyond_l2 = latency_parts_cycles(metrics, c)
     return up_to_l2 + beyond_l2 * queueing_factor(memory_utilization)
 
@@ -293,15 +313,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)
     warps = resident_warps_per_sm or x["resident_warps_per_sm"]
-    # requests over the loads in flight per SM: as often as the compiled code waits for them, where it was read;
-    # else those under an ``if`` of their own at their own rate, the others at the estimated one
-    if "compiled_load_waits_per_lup" in x:
-        request_rounds = x["compiled_load_waits_per_lup"] / warps
-    else:
-        requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
-        guarded = x["individually_guarded_load_requests_per_lup"]
-        request_rounds = ((requests - guarded) / c.loads_in_flight_per_warp
-                          + guarded / c.guarded_loads_in_flight_per_warp) / warps
+    request_rounds = load_rounds_per_lup(x, c)[1] / warps  # the SM's warps wait for their rounds side by side
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],

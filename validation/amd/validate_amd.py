@@ -69,6 +69,14 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
+Since 2026-11-26 (latest) a round of loads waits for its slowest: with k requests per round (the compiled
+code's requests per wait, where it was read) and DRAM serving a share f of the bytes, 1 - (1 - f)^k of the
+rounds wait for DRAM, where f alone counted before; the A100's refit moved its overlap exponent 0.812 ->
+0.857. The idea came from NVIDIA Hopper measurements (`validation/hopper/`); these caches judge it blind,
+and lose a little: MI250X Spearman 0.881 -> 0.866, MAPE 17.3 -> 17.8 % (targets still met); W6600 0.790
+-> 0.757, 20.3 -> 21.3 %; W7800 0.546 -> 0.543, 70.9 -> 72.2 %. Worst tied picks: 97.2 %, 44.5 -> 45.0 %,
+74.3 %.
+
 Since 2026-11-26 (later) what misses L2 waits in the queue of the level that serves it: its latency beyond
 L2 is 1 / (1 - u) times the unloaded one at that level's utilization u (an M/M/1 queue; DRAM, or the
 Infinity Cache where a device has one), the total the fixed point. Nothing is fitted, but the idea came from
