@@ -192,6 +192,27 @@ def test_repository_markdown_is_included_with_links_as_paths():
     assert "\nhome\n" in out
 
 
+def test_the_gpu_measurements_carry_their_provenance():
+    """Measured GPU numbers come only from a real run, committed with device, driver and date: every data set
+    `measure` wrote on the lent H200 and H100 says so in each row, and default_model.md scores all six."""
+    from pystencils_perf.measure.dataset import read_dataset
+
+    data = ROOT / "validation" / "hopper" / "data"
+    files = sorted(data.glob("*.csv")) + sorted((data / "h100").glob("*.csv"))
+    measured = [f for f in files if not f.name.endswith("_full_raw.csv")]  # raw ncu pages are not data sets
+    assert len(measured) == 12  # H200: three kernels, their ncu runs and a rerun; H100: the same less two ncu runs
+    for path in measured:
+        rows = read_dataset(path).rows
+        gpu = "NVIDIA H100 80GB HBM3" if path.parent.name == "h100" else "NVIDIA H200"
+        assert {r.run["device"] for r in rows} == {gpu}, path
+        assert all(r.run["driver"].startswith("CUDA driver 13.0") and r.run["date"].startswith("2026-11-26")
+                   for r in rows), path
+    table = (ROOT / "validation" / "default_model.md").read_text().split("## Held out")[1]
+    for gpu in ("H200", "H100"):
+        for kernel in ("star r=4", "star r=1", "D3Q19 SRT"):
+            assert f"| {gpu} {kernel} | " in table
+
+
 def test_readme_shows_the_default_models_table_of_validation():
     """Issue 26: one table of the default model on every measured data set, in the README and in validation/,
     both written by validation/default_model.py (regenerating one and not the other fails here)."""
