@@ -183,9 +183,9 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     """Warp load requests (those under an ``if`` of their own apart), tag lookups (distinct lines per request),
     tag-stage passes (`tag_lookups_per_pass` lines each, at least one per request), the lines warp stores
     touch, warp instructions, and the share of SIMT lanes that update a point when its arithmetic issues, per
-    lattice update; and the L2 sectors a load request wants per line it touches (``load_sectors_per_line``). A warp issues for
-    all its lanes: a block of 48 threads runs two warps, the second half idle, and the idle threads past the
-    domain's edge still hold their lanes."""
+    lattice update; and the L2 sectors a load request wants per line it touches (``load_sectors_per_line``).
+    A warp issues for all its lanes: a block of 48 threads runs two warps, the second half idle, and the idle
+    threads past the domain's edge still hold their lanes."""
     block = launch.block
     warp = device.warp_size
     compiled = compile_kernel(model, block)
@@ -208,10 +208,10 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         active = active_masks(loads, coords)
         lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
         sectors = distinct_per_row(rows_of(byte_addr // device.l2_sector_bytes, active, warp)).reshape(len(loads), -1)
-        counts["load_sectors_per_line"] = float((sectors.sum(axis=1) * weight).sum() / max((lines.sum(axis=1) * weight).sum(), 1))
         requests = (lines > 0).sum(axis=1) * weight
         passes = np.ceil(lines / tag_lookups_per_pass).sum(axis=1) * weight
         lines = lines.sum(axis=1) * weight
+        counts["load_sectors_per_line"] = float((sectors.sum(axis=1) * weight).sum() / max(lines.sum(), 1))
         ro = np.array([i.field in read_only for i in loads])
         counts["load_requests_per_lup"] = float(requests[~ro].sum()) / lups
         counts["read_only_load_requests_per_lup"] = float(requests[ro].sum()) / lups
@@ -248,7 +248,8 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     spill_loads = metrics.spill_load_bytes_per_lup / (4 * device.warp_size)
     counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
     # what a load request misses in L1 reaches L2 as one request per line, with the sectors a warp wants of it
-    l2_load_requests = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * max(counts.pop("load_sectors_per_line"), 1.0))
+    sectors_per_request = max(counts.pop("load_sectors_per_line"), 1.0)
+    l2_load_requests = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * sectors_per_request)
     counts["l2_requests_per_lup"] = l2_load_requests + counts.pop("store_lines_per_lup")
     waits = model.load_waits_for(launch.fold, launch.block)
     compiled = {} if waits is None else {"compiled_load_waits_per_lup": waits * counts["warps_per_lup"]}
