@@ -16,6 +16,8 @@ import statistics
 import cupy as cp
 import numpy as np
 
+from pystencils_perf.adapters.pystencils.gpu import time_launches
+
 SOURCE = r"""
 extern "C" __global__ void scale(const double* __restrict__ a, double* __restrict__ b, double s, long n) {
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
@@ -58,18 +60,8 @@ SLOT_BYTES = 128  # one chased element per 128-B line: no two steps share a line
 
 
 def median_ms(run, warmup: int = 3, repeats: int = 15) -> float:
-    for _ in range(warmup):
-        run()
-    cp.cuda.Device().synchronize()
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(repeats):
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
-    return statistics.median(times)
+    """Median CUDA-event time of `run`, timed as `measure` times its candidates."""
+    return statistics.median(time_launches(cp, run, warmup, repeats))
 
 
 def launch_grid() -> int:
