@@ -225,9 +225,9 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     store_active = active_masks(stores, coords)
     store_requests = sum(_warps_with_an_active_lane(a, warp) for a in store_active) / lups
     # every line a warp store touches is one L2 request: stores write through L1
-    store_lines = (distinct_per_row(rows_of(a // device.l1_line_bytes, m, warp)).sum()
-                   for a, m in zip(byte_addresses(stores, fields, coords), store_active)) if stores else ()
-    counts["store_lines_per_lup"] = float(sum(store_lines)) / lups
+    store_lines = (distinct_per_row(rows_of(byte_addresses(stores, fields, coords) // device.l1_line_bytes,
+                                            store_active, warp)).sum() if stores else 0)
+    counts["store_lines_per_lup"] = float(store_lines) / lups
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
