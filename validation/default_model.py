@@ -64,11 +64,15 @@ class DataSet:
     #: data set's, or, where it was timed once, another set's on the same machine, which `noise` then names)
     spec: str | None = None
     timings: tuple[str, str] | None = None
+    #: more measured rows of the same kernel (another `measure --threads` run), ranked with `source`'s
+    more_sources: tuple[str, ...] = ()
 
     def rank(self):
         """The (measured, predicted) pairs of the default model's validation of this data set."""
         if self.spec:
-            return validate(read_dataset(REPO / self.source), load_spec(REPO / self.spec).kernel, self.device).pairs
+            data = read_dataset(REPO / self.source)
+            more = tuple(row for f in self.more_sources for row in read_dataset(REPO / f).rows)
+            return validate(replace(data, rows=data.rows + more), load_spec(REPO / self.spec).kernel, self.device).pairs
         if self.name == "V100 star r=2":
             spec = load_spec(HERE / "data" / "v100" / "star3d_r2.py")
             result = validate(read_dataset(HERE / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"), spec.kernel,
@@ -133,6 +137,11 @@ HELD_OUT_DATA_SETS = (
     *hopper_data_sets("H200", HOPPER, {"star3d_r4": _R4_TWICE, "star3d_r1": ("star3d_r1.csv", "star3d_r1_ncu.csv"),
                                        "d3q19_srt": ("d3q19_srt.csv", "d3q19_srt_ncu.csv")}),
     *hopper_data_sets("H100", HOPPER + "h100/", dict.fromkeys(("star3d_r4", "star3d_r1", "d3q19_srt"), _R4_TWICE)),
+    # measured blind, in a later lease (2026-11-26 05:12 UTC): no model step had seen them
+    DataSet("H200 box r=1 (float)", "H200", HOPPER + "box3d_r1.csv", timed=True, spec="validation/hopper/box3d_r1.py",
+            timings=(HOPPER + "box3d_r1.csv", HOPPER + "box3d_r1_rerun.csv")),
+    DataSet("H200 Jacobi 2D", "H200", HOPPER + "jacobi2d.csv", timed=True, spec="validation/hopper/jacobi2d.py",
+            timings=(HOPPER + "jacobi2d.csv", HOPPER + "jacobi2d_rerun.csv"), more_sources=(HOPPER + "jacobi2d_t256.csv",)),
 )
 
 

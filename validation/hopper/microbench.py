@@ -1,4 +1,8 @@
-"""Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 request rate, latencies.
+"""Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 request rates, latencies.
+
+The request rates: loads and stores by stride (how many requests and sectors L2 serves per second), and the
+rate of one-sector loads by the number in flight per SM (`in_flight_rates`: where the round time grows beyond
+the unloaded latency, the SM holds no more).
 
 Our own kernels (cupy RawKernel), written after the methods gpu-benches describes (stream scale,
 a read-only loop over an L2-sized buffer, one thread chasing a random permutation); none of
@@ -44,6 +48,26 @@ extern "C" __global__ void read_strided(const double* __restrict__ a, double* ou
             sum += __ldcg(a + i * stride);
     if (sum < 0.0) out[0] = sum;
 }
+// as read_strided, but stores (8 B, or 16 B with `wide`) through inline PTX, so that no pass's stores are
+// dropped as overwritten by the next pass's
+extern "C" __global__ void write_strided(double* a, long count, long stride, int passes, int wide) {
+    for (int p = 0; p < passes; ++p)
+        for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < count; i += (long)gridDim.x * blockDim.x) {
+            double v = p + 0.5;
+            if (wide)
+                asm volatile("st.global.v2.f64 [%0], {%1, %1};" :: "l"(a + i * stride), "d"(v) : "memory");
+            else
+                asm volatile("st.global.f64 [%0], %1;" :: "l"(a + i * stride), "d"(v) : "memory");
+        }
+}
+// a strided copy: each lane loads one double and stores it elsewhere, one load and one store request each
+extern "C" __global__ void copy_strided(const double* __restrict__ a, double* b, long count, long stride, int passes) {
+    for (int p = 0; p < passes; ++p)
+        for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < count; i += (long)gridDim.x * blockDim.x) {
+            double v = __ldcg(a + i * stride) + p;
+            asm volatile("st.global.f64 [%0], %1;" :: "l"(b + i * stride), "d"(v) : "memory");
+        }
+}
 // one thread follows next[] from out[0] for `steps` steps through L2 (__ldcg skips L1); clock64 cycles per
 // step. Each launch goes on where the last stopped, so a buffer larger than L2 is never re-read warm.
 extern "C" __global__ void chase(const long long* __restrict__ next, long steps, long long* out) {
@@ -55,7 +79,31 @@ extern "C" __global__ void chase(const long long* __restrict__ next, long steps,
     out[1] = t1 - t0;
 }
 """
-MODULE = cp.RawModule(code=SOURCE)
+#: `IN_FLIGHT_LOADS` one-sector loads per lane in a round, from random 128-B lines of a buffer; the next round's
+#: addresses wait for this round's values, so each warp has that many loads per lane in flight at a time
+IN_FLIGHT_SOURCE = r"""
+extern "C" __global__ void in_flight_{k}(const double* __restrict__ a, double* out, unsigned long long line_mask,
+                                        int rounds) {{
+    unsigned long long x = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x + 1) * 0x9E3779B97F4A7C15ull;
+    double sum = 0.0;
+    for (int r = 0; r < rounds; ++r) {{
+        double v[{k}];
+#pragma unroll
+        for (int j = 0; j < {k}; ++j) {{
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            v[j] = __ldcg(a + ((x >> 17) & line_mask) * 16);
+        }}
+        double s = 0.0;
+#pragma unroll
+        for (int j = 0; j < {k}; ++j) s += v[j];
+        sum += s;
+        x += (s < 0.0);  // never true (the data are positive), but the compiler cannot know
+    }}
+    if (sum < 0.0) out[0] = sum;
+}}
+"""
+IN_FLIGHT_LOADS = (1, 4, 16)
+MODULE = cp.RawModule(code=SOURCE + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS))
 SLOT_BYTES = 128  # one chased element per 128-B line: no two steps share a line
 
 
@@ -108,6 +156,49 @@ def l2_request_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]
     return rates
 
 
+def l2_store_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]]:
+    """L2 store requests per second by the stride of 8-B (and 16-B) stores, and of a strided copy (a load and a
+    store request per lane): what a store request costs the L2 next to a load request."""
+    a = cp.random.random(buffer_bytes // 8) + 0.5
+    b = cp.random.random(buffer_bytes // 8) + 0.5
+    rates = {}
+    for name, stride, wide in (("stride_8B", 1, 0), ("stride_32B", 4, 0), ("stride_128B", 16, 0),
+                               ("stride_256B", 32, 0), ("16B_stride_128B", 16, 1), ("16B_stride_256B", 32, 1)):
+        count = buffer_bytes // 8 // stride
+        passes = max(1, int(4e8 / count))
+        ms = median_ms(lambda: MODULE.get_function("write_strided")(
+            (launch_grid() * 8,), (256,), (a, np.int64(count), np.int64(stride), np.int32(passes), np.int32(wide))))
+        stores = passes * count / (ms * 1e-3)
+        lanes_per_line = max(1, 16 // stride)
+        rates[name] = {"stores_per_s": stores, "requests_per_s": stores / lanes_per_line}
+    for name, stride in (("copy_stride_128B", 16), ("copy_stride_256B", 32)):
+        count = buffer_bytes // 8 // stride
+        passes = max(1, int(2e8 / count))
+        ms = median_ms(lambda: MODULE.get_function("copy_strided")(
+            (launch_grid() * 8,), (256,), (a, b, np.int64(count), np.int64(stride), np.int32(passes))))
+        rates[name] = {"lanes_per_s": passes * count / (ms * 1e-3), "requests_per_s": 2 * passes * count / (ms * 1e-3)}
+    return rates
+
+
+def in_flight_rates(buffer_bytes: int, rounds: int) -> dict[str, dict[str, float]]:
+    """One-sector loads per second and SM, and the time of a round, by the loads each SM has in flight: one
+    block of `warps` warps per SM, each lane with k loads of random lines of `buffer_bytes` per round."""
+    lines = buffer_bytes // 128
+    a = cp.random.random(lines * 16) + 0.5
+    out = cp.zeros(1)
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    rates = {}
+    for k in IN_FLIGHT_LOADS:
+        kernel = MODULE.get_function(f"in_flight_{k}")
+        for warps in (1, 2, 4, 8, 16, 32):
+            ms = median_ms(lambda: kernel((sms,), (32 * warps,), (a, out, np.uint64(lines - 1), np.int32(rounds))))
+            loads = sms * 32 * warps * k * rounds
+            rates[f"k{k}_warps{warps}"] = {"in_flight_per_sm": 32 * warps * k,
+                                           "loads_per_s_per_sm": loads / sms / (ms * 1e-3),
+                                           "ns_per_round": ms * 1e6 / rounds}
+    return rates
+
+
 def chase_latency(buffer_bytes: int, steps: int, seed: int) -> dict[str, float]:
     """Cycles (clock64) and ns per dependent load over a random cyclic permutation of `buffer_bytes`."""
     slots = buffer_bytes // SLOT_BYTES
@@ -143,6 +234,9 @@ def main() -> int:
         "l2_request_rates": l2_request_rates(),
         "l2_chase_4MiB": chase_latency(4 << 20, 200_000, seed=1),
         "dram_chase_256MiB": chase_latency(256 << 20, 100_000, seed=2),
+        "l2_store_rates": l2_store_rates(),
+        "in_flight_l2_8MiB": in_flight_rates(8 << 20, rounds=256),
+        "in_flight_dram_256MiB": in_flight_rates(256 << 20, rounds=128),
     }
     text = json.dumps(figures, indent=1)
     print(text)
