@@ -55,7 +55,8 @@ def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, line
 ])
 def test_l2_requests_are_lines_with_the_sectors_a_warp_wants(block, sectors_per_line, store_lines_per_request):
     """What misses L1 reaches L2 as one request per line; stores write through, one request per line they touch.
-    On Hopper, where it was measured, a request of one 32-B sector costs an L2 request slot of 63.5 B all the same."""
+    On Hopper, where it was measured, a load request of one 32-B sector costs an L2 request slot of 63.5 B all the
+    same, a store request 139.3 B, and a stored byte 1.98 loaded bytes."""
     h100 = pp.get_device("H100")
     kernel = _copy()
     model = pp.harvest(kernel)
@@ -65,19 +66,23 @@ def test_l2_requests_are_lines_with_the_sectors_a_warp_wants(block, sectors_per_
     best = pp.rank(kernel, h100, blocks=[block], folds=[(1, 1, 1)], model="throughput").best
     metrics, c = best.metrics, throughput.constants_for(h100)
     load_requests = metrics.l2_load_bytes_per_lup / (32 * sectors_per_line)
-    assert metrics.extras["l2_requests_per_lup"] == pytest.approx(load_requests + store_lines_per_request / 32)
-    by_bytes = (metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup) / (h100.l2_bandwidth_gbs * 1e9)
-    by_requests = metrics.extras["l2_requests_per_lup"] * c.l2_bytes_per_request / (h100.l2_bandwidth_gbs * 1e9)
+    assert metrics.extras["l2_load_requests_per_lup"] == pytest.approx(load_requests)
+    assert metrics.extras["l2_store_requests_per_lup"] == pytest.approx(store_lines_per_request / 32)
+    by_bytes = (metrics.l2_load_bytes_per_lup + 1.98 * metrics.l2_store_bytes_per_lup) / (h100.l2_bandwidth_gbs * 1e9)
+    by_requests = (load_requests * 63.5 + store_lines_per_request / 32 * 139.3) / (h100.l2_bandwidth_gbs * 1e9)
     assert best.prediction.seconds_per_lup["L2"] == pytest.approx(max(by_bytes, by_requests))
     assert (by_requests > by_bytes) == (sectors_per_line == 1)  # one-sector requests: the slots, not the bytes
 
 
-def test_the_l2_request_slot_is_measured_on_hopper_only():
-    """Elsewhere a request costs its sectors: the V100's measured stencil runs stay DRAM-bound, as in the paper."""
-    assert throughput.constants_for(pp.get_device("H200")).l2_bytes_per_request == 63.5
-    assert throughput.constants_for(pp.get_device("GH200")).l2_bytes_per_request == 63.5
+def test_the_l2_request_slots_and_store_cost_are_measured_on_hopper_only():
+    """Elsewhere a request costs its sectors and a stored byte a loaded byte's worth: the V100's measured stencil
+    runs stay DRAM-bound, as in the paper."""
+    for name in ("H200", "GH200", "H100"):
+        c = throughput.constants_for(pp.get_device(name))
+        assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (63.5, 139.3, 1.98)
     for name in ("V100", "A100-PCIe-40GB", "RTX-A4000", "MI250X"):
-        assert throughput.constants_for(pp.get_device(name)).l2_bytes_per_request == 32
+        c = throughput.constants_for(pp.get_device(name))
+        assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (32, 32, 1.0)
 
 
 def test_a_warp_issues_for_all_its_lanes(a100):

@@ -6,10 +6,12 @@ update (seconds) that one resource alone would need, all named in
 
 - ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`). ``L2`` also
   counts its requests: what misses L1 reaches L2 as one request per line with the sectors a warp
-  wants of it, and a store as one per line it touches (stores write through), and a request
-  takes at least `l2_bytes_per_request` of the L2 bandwidth however few sectors it carries
-  (measured on Hopper; one sector elsewhere). Blocks narrow in x, whose warps touch one sector
-  in each of up to 32 lines, ran up to 3x slower on an H200 than the bytes allowed
+  wants of it, and a store as one per line it touches (stores write through). A load request
+  takes at least `l2_bytes_per_request` of the L2 bandwidth however few sectors it carries, a
+  store request at least `l2_bytes_per_store_request`, and a stored byte
+  `l2_load_bytes_per_store_byte` loaded bytes' worth (measured on Hopper, where stores cost
+  twice what loads do; one sector and one byte elsewhere). Blocks narrow in x, whose warps touch
+  one sector in each of up to 32 lines, ran up to 3x slower on an H200 than the bytes allowed
   (`validation/hopper/`).
 - ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
@@ -100,7 +102,7 @@ EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individua
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
           "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "warps_per_lup", "resident_warps_per_sm", "waves",
-          "last_wave_blocks_per_sm", "l2_requests_per_lup")
+          "last_wave_blocks_per_sm", "l2_load_requests_per_lup", "l2_store_requests_per_lup")
 #: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
 COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
 
@@ -121,8 +123,12 @@ class ThroughputConstants:
     #: branches around each one instead of predicating it, a warp has one such load in flight at a time
     guarded_loads_in_flight_per_warp: float
     overlap_exponent: float
-    #: L2 bandwidth one request occupies at least, however few sectors it carries
+    #: L2 bandwidth one load request occupies at least, however few sectors it carries
     l2_bytes_per_request: float
+    #: the same for a store request
+    l2_bytes_per_store_request: float
+    #: L2 bandwidth a stored byte occupies, in loaded bytes
+    l2_load_bytes_per_store_byte: float
     #: the fit's MAPE of throughput on its own rows (a fraction): the measured error within which a ranking
     #: calls candidates tied, as the limiters use their measured DRAM-load error
     mape_on_fitted_rows: float
@@ -249,8 +255,8 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
     # what a load request misses in L1 reaches L2 as one request per line, with the sectors a warp wants of it
     sectors_per_request = max(counts.pop("load_sectors_per_line"), 1.0)
-    l2_load_requests = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * sectors_per_request)
-    counts["l2_requests_per_lup"] = l2_load_requests + counts.pop("store_lines_per_lup")
+    counts["l2_load_requests_per_lup"] = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * sectors_per_request)
+    counts["l2_store_requests_per_lup"] = counts.pop("store_lines_per_lup")
     waits = model.load_waits_for(launch.fold, launch.block)
     compiled = {} if waits is None else {"compiled_load_waits_per_lup": waits * counts["warps_per_lup"]}
     return {
@@ -307,6 +313,16 @@ def mean_latency_cycles(metrics, c: ThroughputConstants, memory_utilization: flo
     return up_to_l2 + beyond_l2 * queueing_factor(memory_utilization)
 
 
+def l2_bytes_per_lup(metrics, c: ThroughputConstants) -> float:
+    """The L2 bandwidth an update occupies, in loaded bytes: its bytes (a stored byte at its cost), or its requests'
+    slots where those are more (a request of fewer sectors than a slot moves still takes the slot)."""
+    x = metrics.extras
+    by_bytes = metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup * c.l2_load_bytes_per_store_byte
+    by_requests = (x["l2_load_requests_per_lup"] * c.l2_bytes_per_request
+                   + x["l2_store_requests_per_lup"] * c.l2_bytes_per_store_request)
+    return max(by_bytes, by_requests)
+
+
 def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_per_sm: float | None = None) -> dict[str, float]:
     """Seconds per lattice update that each resource alone would need (before overlap and tail), with the
     candidate's occupancy or `resident_warps_per_sm` (a partly filled last wave)."""
@@ -320,8 +336,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         "L1 banks": limiters["L1"],
         "L1 tags": (x["l1_tag_passes_per_lup"] + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle)
                    / device.l1_cycles_per_second,
-        # a request of fewer sectors than the L2 moves per request slot still takes the slot
-        "L2": max(limiters["L2"], x["l2_requests_per_lup"] * c.l2_bytes_per_request / (device.l2_bandwidth_gbs * 1e9)),
+        "L2": l2_bytes_per_lup(metrics, c) / (device.l2_bandwidth_gbs * 1e9),
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": limiters["DRAM"],
         "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
