@@ -381,8 +381,8 @@ def select(ranking: Ranking) -> RankedCandidate:
 
     The default selection takes the best predicted candidate unless others lie within
     the model's measured error of it (`Ranking.tied`); among those it takes the one
-    with the fewest idle lanes in partly filled warps, then the fewest registers per
-    thread, then the least L2 load traffic (a squarer footprint), then the highest
+    with the fewest idle lanes in partly filled warps, then the most resident warps per
+    SM, then the least L2 load traffic (a squarer footprint), then the highest
     predicted throughput (`TIE_BREAK`).
 
     Parameters
@@ -410,7 +410,7 @@ def select(ranking: Ranking) -> RankedCandidate:
 
 
 #: how `select` orders candidates the model cannot tell apart (documented in docs/model/index.md)
-TIE_BREAK = ("fewest idle lanes in partly filled warps, then fewest registers per thread, then least L2 load traffic "
+TIE_BREAK = ("fewest idle lanes in partly filled warps, then most resident warps per SM, then least L2 load traffic "
              "(a squarer footprint), then predicted throughput")
 
 
@@ -423,13 +423,16 @@ def tie_break(tied: list[RankedCandidate], warp_size: int) -> RankedCandidate:
     """The tied candidate the default selection takes (`TIE_BREAK`).
 
     Idle lanes are hardware a block holds and does not use, whatever the model predicts for a
-    memory-bound kernel; fewer registers leave room for occupancy the model may misjudge; less
-    L1 -> L2 traffic is what a squarer block footprint buys, and it is robust to the capacity
-    curves' error. Registers unknown count as equal.
+    memory-bound kernel; more resident warps hide latency the model may misjudge; less L1 -> L2
+    traffic is what a squarer block footprint buys, and it is robust to the capacity curves'
+    error. Registers count only through the occupancy they allow: fewer registers at the same
+    occupancy took unfolded launches on Hopper where folded ones measured up to 1.3x faster
+    (`validation/hopper/`).
     """
     def key(c: RankedCandidate):
         m = c.metrics
-        return (idle_lanes(c.launch, warp_size), m.registers_per_thread, round(m.l2_load_bytes_per_lup, 6),
+        resident_warps = m.blocks_per_sm * -(-c.launch.threads_per_block // warp_size)
+        return (idle_lanes(c.launch, warp_size), -resident_warps, round(m.l2_load_bytes_per_lup, 6),
                 -c.prediction.lups_per_second, c.launch)
 
     return min(tied, key=key)

@@ -85,9 +85,9 @@ def test_confidence_notes_name_borrowed_curves_and_estimates():
     assert h100[0] == ("l1_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
                        "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)")
     assert "l2_load_capacity_miss curve borrowed from GH200-96GB (not fitted for this GPU)" in h100
-    assert any(line.startswith("l2_bandwidth_gbs: estimate, L2 bandwidth of GH200-96GB") for line in h100)
-    # measured on a lent H100 (validation/hopper/): no longer an estimate, so no note
-    assert not any("dram_bandwidth_gbs" in line for line in h100)
+    assert any(line.startswith("l2_dram_capacity_bytes: estimate, 0.83 x L2 as measured on GH200-96GB") for line in h100)
+    # measured on a lent H100 (validation/hopper/): no longer estimates, so no note
+    assert not any("dram_bandwidth_gbs" in line or "l2_bandwidth_gbs" in line for line in h100)
     assert not any("dram_bandwidth_gbs" in line for line in confidence_notes(pp.get_device("H100-PCIe")))
 
 

@@ -49,19 +49,23 @@ def test_the_table_says_what_limits_the_pick(ranking):
     assert 1e12 * max(terms.values()) == pytest.approx(1e12 / pick.prediction.lups_per_second)  # the limiter's
 
 
-def test_select_breaks_ties_by_idle_lanes_then_registers_then_l2_traffic(ranking):
+def test_select_breaks_ties_by_idle_lanes_then_occupancy_then_l2_traffic(ranking):
     from dataclasses import replace
 
     tied = ranking.tied
     assert pp.select(ranking) == tie_break(tied, 32)
-    # fewer registers win over throughput and sort order
+    # more resident warps win over throughput and sort order; registers count only through them
     a, b = ranking.candidates[0], ranking.candidates[1]
-    lean = replace(b, metrics=replace(b.metrics, registers_per_thread=20))
-    heavy = replace(a, metrics=replace(a.metrics, registers_per_thread=40))
+    a, b = (replace(c, launch=pp.LaunchConfig((32, 4, 2))) for c in (a, b))  # 8 warps per block
+    lean = replace(b, metrics=replace(b.metrics, registers_per_thread=20, blocks_per_sm=6))
+    heavy = replace(a, metrics=replace(a.metrics, registers_per_thread=40, blocks_per_sm=3))
     assert tie_break([heavy, lean], 32) is lean
-    # equal registers: less L2 load traffic wins
-    low = replace(b, metrics=replace(b.metrics, registers_per_thread=30, l2_load_bytes_per_lup=1.0))
-    high = replace(a, metrics=replace(a.metrics, registers_per_thread=30, l2_load_bytes_per_lup=2.0))
+    same_occupancy = replace(heavy, metrics=replace(heavy.metrics, blocks_per_sm=6, l2_load_bytes_per_lup=1.0))
+    assert tie_break([replace(lean, metrics=replace(lean.metrics, l2_load_bytes_per_lup=2.0)), same_occupancy], 32) \
+        is same_occupancy
+    # equal occupancy: less L2 load traffic wins
+    low = replace(b, metrics=replace(b.metrics, blocks_per_sm=4, l2_load_bytes_per_lup=1.0))
+    high = replace(a, metrics=replace(a.metrics, blocks_per_sm=4, l2_load_bytes_per_lup=2.0))
     assert tie_break([high, low], 32) is low
     # a block that leaves lanes of its last warp idle loses to one that fills its warps, whatever its registers
     ragged = replace(lean, launch=pp.LaunchConfig((57, 1, 1)))

@@ -281,7 +281,13 @@ Neither set is blind to the last step, rounds of loads that wait for their slowe
 which their D3Q19 and unfolded range-1 rows led to: before it, 0.875 / 0.844 / 0.324 on the H200 and
 0.859 / 0.701 / 0.300 on the H100 (MAPE 17 / 45 / 86 % and 22 / 51 / 105 %).
 Both device files' DRAM bandwidth and latencies (and the H200's L2 size) are that session's
-microbenchmarks. `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
+microbenchmarks. A second H200 lease (05:12 UTC) measured the box and Jacobi rows blind: before the steps
+after it they scored 0.918 / 89.9 % / 37.1 % and 0.554 / 32.4 % / 37.1 %. Those steps are microbenchmarks
+of that lease, not fits: store requests and stored bytes cost what they measure (139.3 B per one-sector
+store request, twice a loaded byte per stored byte), and the L2 bandwidth is our own read loop's (7.8 TB/s
+on the H200, 7.0 on the H100, for gpu-benches' 10.1 on a GH200); they moved the first six rows from
+Spearman 0.837 / 0.824 / 0.979 / 0.835 / 0.699 / 0.978 and MAPE 22.7 / 35.3 / 81.3 / 27.1 / 43.7 / 100.0 %.
+`noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
 takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
 candidate, median / 90th percentile."""
 
