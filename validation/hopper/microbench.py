@@ -1,6 +1,7 @@
 """Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 request rates, latencies.
 
-The request rates: loads and stores by stride (how many requests and sectors L2 serves per second), and the
+The DRAM rates by the length of the contiguous runs the data come in (`dram_run_rates`). The request rates:
+loads and stores by stride (how many requests and sectors L2 serves per second), and the
 rate of one-sector loads by the number in flight per SM (`in_flight_rates`: where the round time grows beyond
 the unloaded latency, the SM holds no more).
 
@@ -67,6 +68,19 @@ extern "C" __global__ void copy_strided(const double* __restrict__ a, double* b,
             double v = __ldcg(a + i * stride) + p;
             asm volatile("st.global.f64 [%0], %1;" :: "l"(b + i * stride), "d"(v) : "memory");
         }
+}
+// reads `runs` runs of `run_doubles` consecutive doubles, each at the start of a pseudo-random 4-KiB row of a
+// buffer far larger than L2: what DRAM delivers when the data come in short contiguous runs
+extern "C" __global__ void read_runs(const double* __restrict__ a, double* out, long runs, int run_doubles,
+                                     unsigned long long row_mask) {
+    double sum = 0.0;
+    long lanes = runs * run_doubles;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < lanes; i += (long)gridDim.x * blockDim.x) {
+        unsigned long long run = i / run_doubles;
+        unsigned long long row = ((run + 1) * 0x9E3779B97F4A7C15ull >> 21) & row_mask;
+        sum += __ldcg(a + row * 512 + i % run_doubles);
+    }
+    if (sum < 0.0) out[0] = sum;
 }
 // one thread follows next[] from out[0] for `steps` steps through L2 (__ldcg skips L1); clock64 cycles per
 // step. Each launch goes on where the last stopped, so a buffer larger than L2 is never re-read warm.
@@ -180,6 +194,21 @@ def l2_store_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]]:
     return rates
 
 
+def dram_run_rates(buffer_bytes: int = 2 << 30) -> dict[str, dict[str, float]]:
+    """Bytes and runs per second from DRAM when the data come in runs of 32 B to 4 KiB at random rows."""
+    rows = buffer_bytes // 4096
+    a = cp.random.random(buffer_bytes // 8) + 0.5
+    out = cp.zeros(1)
+    kernel = MODULE.get_function("read_runs")
+    rates = {}
+    for run_bytes in (32, 64, 128, 256, 512, 1024, 4096):
+        runs = (1 << 28) // run_bytes
+        ms = median_ms(lambda: kernel((launch_grid() * 8,), (256,),
+                                      (a, out, np.int64(runs), np.int32(run_bytes // 8), np.uint64(rows - 1))))
+        rates[f"run_{run_bytes}B"] = {"bytes_per_s": runs * run_bytes / (ms * 1e-3), "runs_per_s": runs / (ms * 1e-3)}
+    return rates
+
+
 def in_flight_rates(buffer_bytes: int, rounds: int) -> dict[str, dict[str, float]]:
     """One-sector loads per second and SM, and the time of a round, by the loads each SM has in flight: one
     block of `warps` warps per SM, each lane with k loads of random lines of `buffer_bytes` per round."""
@@ -237,6 +266,7 @@ def main() -> int:
         "l2_store_rates": l2_store_rates(),
         "in_flight_l2_8MiB": in_flight_rates(8 << 20, rounds=256),
         "in_flight_dram_256MiB": in_flight_rates(256 << 20, rounds=128),
+        "dram_run_rates": dram_run_rates(),
     }
     text = json.dumps(figures, indent=1)
     print(text)
