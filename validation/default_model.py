@@ -148,6 +148,9 @@ HELD_OUT_DATA_SETS = (
             timings=(HOPPER + "d3q27_cumulant.csv", HOPPER + "d3q27_cumulant_rerun.csv")),
     DataSet("H200 Allen-Cahn", "H200", HOPPER + "allen_cahn.csv", timed=True, spec="validation/hopper/allen_cahn.py",
             timings=(HOPPER + "allen_cahn.csv", HOPPER + "allen_cahn_rerun.csv")),
+    # D3Q19's streaming without collision (05:58 UTC), a probe of the LBM kernels' slow narrow blocks; blind
+    DataSet("H200 D3Q19 streaming", "H200", HOPPER + "stream19.csv", timed=True, spec="validation/hopper/stream19.py",
+            timings=(HOPPER + "stream19.csv", HOPPER + "stream19_rerun.csv")),
     # the same four on an H100 (05:38-05:40 UTC), blind to every step; the box was timed twice
     *(DataSet(f"H100 {name}", "H100", HOPPER + f"h100/{stem}.csv", timed=True, spec=f"validation/hopper/{stem}.py",
               timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv"))
