@@ -85,6 +85,33 @@ def test_the_l2_request_slots_and_store_cost_are_measured_on_hopper_only():
         assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (32, 32, 1.0)
 
 
+def test_hopper_l2_figures_are_the_microbenchmarks_output():
+    """The store costs and the H200/H100 L2 bandwidth are what `validation/hopper/microbench.py` measured, recomputed
+    from its committed JSON (each ratio within one run), not numbers typed in."""
+    import json
+    import statistics
+
+    data = Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data"
+
+    def store_costs(path):
+        run = json.loads(path.read_text())
+        loads_bytes_per_s = run["l2_read_gbs"] * 1e9
+        stores = run["l2_store_rates"]
+        one_sector = (stores["stride_128B"]["requests_per_s"] + stores["stride_256B"]["requests_per_s"]) / 2
+        return loads_bytes_per_s / one_sector, loads_bytes_per_s / (8 * stores["stride_8B"]["stores_per_s"])
+
+    c = throughput.constants_for(pp.get_device("H200"))
+    slot, per_byte = store_costs(data / "microbench_stores.json")
+    assert (round(slot, 1), round(per_byte, 2)) == (c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte)
+    slot_h100, per_byte_h100 = store_costs(data / "h100" / "microbench_stores.json")  # the same GH100 L2
+    assert abs(slot_h100 / slot - 1) < 0.05 and abs(per_byte_h100 / per_byte - 1) < 0.05
+    h200_runs = [json.loads(f.read_text())["l2_read_gbs"] for f in data.glob("microbench*.json")]
+    assert len(h200_runs) == 4  # four leases' read loops: their median
+    assert pp.get_device("H200").l2_bandwidth_gbs == round(statistics.median(h200_runs), 1)
+    h100_run = json.loads((data / "h100" / "microbench.json").read_text())["l2_read_gbs"]
+    assert pp.get_device("H100").l2_bandwidth_gbs == round(h100_run, 1)
+
+
 def test_a_warp_issues_for_all_its_lanes(a100):
     """A 48-thread block runs two warps, the second half idle: 2 requests and 2 FMAs per 48 updates, not 1.5, and
     FP time grows by 64 / 48; the same threads in 64-wide blocks fill their warps."""
