@@ -130,40 +130,42 @@ def launch_grid() -> int:
     return 4 * cp.cuda.Device().attributes["MultiProcessorCount"]
 
 
+def grid_stride_seconds(kernel_name: str, *args) -> float:
+    """Median seconds of a launch of the grid-stride kernel `kernel_name` (8 blocks of 256 threads per
+    `launch_grid` unit) with `args`."""
+    kernel = MODULE.get_function(kernel_name)
+    return median_ms(lambda: kernel((launch_grid() * 8,), (256,), args)) * 1e-3
+
+
 def dram_scale_gbs(n: int = 1 << 28) -> float:
     """Stream scale b = s * a on two 2-GiB arrays: bytes read plus written per second."""
     a = cp.random.random(n) + 0.5
     b = cp.empty_like(a)
-    kernel = MODULE.get_function("scale")
-    ms = median_ms(lambda: kernel((launch_grid() * 8,), (256,), (a, b, np.float64(1.5), np.int64(n))))
+    seconds = grid_stride_seconds("scale", a, b, np.float64(1.5), np.int64(n))
     assert bool(cp.allclose(b[:1000], 1.5 * a[:1000]))
-    return 2 * n * 8 / (ms * 1e-3) / 1e9
+    return 2 * n * 8 / seconds / 1e9
 
 
 def l2_read_gbs(buffer_bytes: int = 16 << 20, passes: int = 64) -> float:
     """Loads per second from a 16-MiB buffer that stays in L2, read 64 times per launch."""
     n = buffer_bytes // 16
     a = cp.random.random(2 * n) + 0.5
-    out = cp.zeros(1)
-    kernel = MODULE.get_function("read_passes")
-    ms = median_ms(lambda: kernel((launch_grid() * 8,), (256,), (a, out, np.int64(n), np.int32(passes))))
-    return passes * n * 16 / (ms * 1e-3) / 1e9
+    seconds = grid_stride_seconds("read_passes", a, cp.zeros(1), np.int64(n), np.int32(passes))
+    return passes * n * 16 / seconds / 1e9
 
 
 def l2_request_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]]:
     """L2 loads, requests and sectors per second by the stride of 8-B loads (one warp load: 32 lanes)."""
     a = cp.random.random(buffer_bytes // 8) + 0.5
     out = cp.zeros(1)
-    kernel = MODULE.get_function("read_strided")
     rates = {}
     for stride in (1, 2, 4, 8, 16, 32):
         count = buffer_bytes // 8 // stride
         lanes_per_line = max(1, 16 // stride)  # 128-B lines
         lanes_per_sector = max(1, 4 // stride)  # 32-B sectors
         passes = max(1, int(4e8 / count))
-        ms = median_ms(lambda: kernel((launch_grid() * 8,), (256,),
-                                      (a, out, np.int64(count), np.int64(stride), np.int32(passes))))
-        loads = passes * count / (ms * 1e-3)
+        loads = passes * count / grid_stride_seconds("read_strided", a, out, np.int64(count), np.int64(stride),
+                                                     np.int32(passes))
         rates[f"stride_{8 * stride}B"] = {"loads_per_s": loads, "requests_per_s": loads / lanes_per_line,
                                           "sectors_per_s": loads / lanes_per_sector,
                                           "sector_bytes_per_s": 32 * loads / lanes_per_sector}
@@ -180,17 +182,16 @@ def l2_store_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]]:
                                ("stride_256B", 32, 0), ("16B_stride_128B", 16, 1), ("16B_stride_256B", 32, 1)):
         count = buffer_bytes // 8 // stride
         passes = max(1, int(4e8 / count))
-        ms = median_ms(lambda: MODULE.get_function("write_strided")(
-            (launch_grid() * 8,), (256,), (a, np.int64(count), np.int64(stride), np.int32(passes), np.int32(wide))))
-        stores = passes * count / (ms * 1e-3)
+        stores = passes * count / grid_stride_seconds("write_strided", a, np.int64(count), np.int64(stride),
+                                                      np.int32(passes), np.int32(wide))
         lanes_per_line = max(1, 16 // stride)
         rates[name] = {"stores_per_s": stores, "requests_per_s": stores / lanes_per_line}
     for name, stride in (("copy_stride_128B", 16), ("copy_stride_256B", 32)):
         count = buffer_bytes // 8 // stride
         passes = max(1, int(2e8 / count))
-        ms = median_ms(lambda: MODULE.get_function("copy_strided")(
-            (launch_grid() * 8,), (256,), (a, b, np.int64(count), np.int64(stride), np.int32(passes))))
-        rates[name] = {"lanes_per_s": passes * count / (ms * 1e-3), "requests_per_s": 2 * passes * count / (ms * 1e-3)}
+        lanes = passes * count / grid_stride_seconds("copy_strided", a, b, np.int64(count), np.int64(stride),
+                                                     np.int32(passes))
+        rates[name] = {"lanes_per_s": lanes, "requests_per_s": 2 * lanes}
     return rates
 
 
@@ -199,13 +200,12 @@ def dram_run_rates(buffer_bytes: int = 2 << 30) -> dict[str, dict[str, float]]:
     rows = buffer_bytes // 4096
     a = cp.random.random(buffer_bytes // 8) + 0.5
     out = cp.zeros(1)
-    kernel = MODULE.get_function("read_runs")
     rates = {}
     for run_bytes in (32, 64, 128, 256, 512, 1024, 4096):
         runs = (1 << 28) // run_bytes
-        ms = median_ms(lambda: kernel((launch_grid() * 8,), (256,),
-                                      (a, out, np.int64(runs), np.int32(run_bytes // 8), np.uint64(rows - 1))))
-        rates[f"run_{run_bytes}B"] = {"bytes_per_s": runs * run_bytes / (ms * 1e-3), "runs_per_s": runs / (ms * 1e-3)}
+        runs_per_s = runs / grid_stride_seconds("read_runs", a, out, np.int64(runs), np.int32(run_bytes // 8),
+                                                np.uint64(rows - 1))
+        rates[f"run_{run_bytes}B"] = {"bytes_per_s": runs_per_s * run_bytes, "runs_per_s": runs_per_s}
     return rates
 
 
