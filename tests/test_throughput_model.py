@@ -48,6 +48,20 @@ def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, line
     assert counts["warp_instructions_per_lup"] == pytest.approx(3 / 32)
 
 
+@pytest.mark.parametrize("load, block, a100_cycles, ga10x_cycles", [
+    ("a[y][x]", (32, 4, 1), 1, 2),      # one line: a pass on the A100; the GA10x L1 takes a request per 2 cycles
+    ("a[y][x + 1]", (32, 4, 1), 1, 2),  # two lines, still one pass
+    ("a[y][x]", (4, 32, 1), 2, 2),      # 8 lines: two passes, which the request's 2 cycles cover
+    ("a[y][x + 1]", (2, 64, 1), 4, 4),
+])
+def test_a_ga10x_l1_request_takes_two_cycles_at_least(a100, load, block, a100_cycles, ga10x_cycles):
+    """gpu-strides on an A40 measures max(2 cycles, the A100's) per warp request, at every stride and block width."""
+    model = pp.harvest(_copy(load))
+    for device, cycles in ((a100, a100_cycles), (pp.get_device("RTX-A4000"), ga10x_cycles)):
+        x = throughput.request_counts(model, LaunchConfig(block), device, tag_lookups_per_pass=4)
+        assert throughput.l1_request_stage_cycles_per_lup(x, device) == pytest.approx(cycles / 32)
+
+
 @pytest.mark.parametrize("block, sectors_per_line, store_lines_per_request", [
     ((32, 4, 1), 4, 1),  # 32 floats: one line of four sectors per warp load and store
     ((8, 16, 1), 1, 4),  # 4 rows of 8 floats: four lines of one sector each
@@ -230,12 +244,16 @@ def test_every_library_device_has_the_models_data_from_its_device_file():
         assert c.warp_instructions_per_cycle_per_sm == device.warp_instructions_per_cycle_per_sm
 
 
-def test_a_device_without_its_own_fit_borrows_one_and_says_so():
-    own = throughput.constants_for(pp.get_device("A100-PCIe-40GB"))
-    held_out = throughput.constants_for(pp.get_device("RTX-A4000"))
-    assert held_out.fitted_on.startswith("borrowed from A100-PCIe-40GB, not fitted on RTX-A4000")
+@pytest.mark.parametrize("lender, borrower", [("A100-PCIe-40GB", "V100"), ("RTX-A4000", "RTX-A6000"),
+                                              ("RTX-A4000", "A40")])
+def test_a_device_without_its_own_fit_borrows_one_and_says_so(lender, borrower):
+    """The GA10x GPUs borrow the RTX A4000's fit (their `borrowed_fit`), every other GPU the A100's."""
+    own = throughput.constants_for(pp.get_device(lender))
+    held_out = throughput.constants_for(pp.get_device(borrower))
+    assert held_out.fitted_on.startswith(f"borrowed from {lender}, not fitted on {pp.get_device(borrower).name}")
     assert held_out.read_only_tag_passes_per_cycle == own.read_only_tag_passes_per_cycle
-    assert held_out.l2_hit_latency_cycles != own.l2_hit_latency_cycles  # latencies stay the device's own
+    assert held_out.overlap_exponent == own.overlap_exponent
+    assert held_out.dram_latency_cycles == pp.get_device(borrower).dram_latency_cycles  # latencies stay its own
 
 
 def test_every_number_in_the_data_file_has_kind_and_source():
@@ -243,7 +261,9 @@ def test_every_number_in_the_data_file_has_kind_and_source():
     entries = [v for k, v in data["defaults"].items() if k != "fit"]
     assert "fit" in data["devices"][data["defaults"]["fit"]["borrowed_from"]]
     for device in data["devices"].values():
-        entries += [v for k, v in device.items() if k != "fit"]
+        entries += [v for k, v in device.items() if k not in ("fit", "borrowed_fit")]
+        if "borrowed_fit" in device:
+            assert "fit" in data["devices"][device["borrowed_fit"]["from"]] and device["borrowed_fit"]["reason"]
         fit = device.get("fit", {})
         entries += [v for k, v in fit.items() if k != "data"]
         if fit:
@@ -353,7 +373,7 @@ def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_
         expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c))
 
 
-@pytest.mark.parametrize("device, read_only_rate", [("MI250X", 1.0), ("W7800", 1.0), ("RTX-A4000", "fitted"),
+@pytest.mark.parametrize("device, read_only_rate", [("MI250X", 1.0), ("W7800", 1.0), ("H100", "fitted"),
                                                     ("A100-PCIe-40GB", "fitted")])
 def test_a_borrowed_fit_does_not_override_what_the_vendor_states(device, read_only_rate):
     """HIP's __ldg is an ordinary load: on AMD GPUs a read_only load passes the tag stage like any other, whatever

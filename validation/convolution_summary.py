@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
+import numpy as np
+from scipy.optimize import minimize
+
 from pystencils_perf.hookspecs import hookimpl
+from pystencils_perf.models import throughput
 from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.predict import Prediction, limiter_times
 from pystencils_perf.validate import Validation, metric_errors, ranking_quality
@@ -134,3 +140,52 @@ def summary(name: str, validation: Validation, subsets) -> list[str]:
     """The ranking and error numbers over `subsets`, (title, keep(pair)) pairs."""
     rows = [quality_row(title, validation.subset(keep)) for title, keep in subsets]
     return [f"### {name}", "", *HEADER, *[r for r in rows if r], ""]
+
+
+#: the throughput model's constants that a GPU's tile-1x1 rows determine: the read-only path's tag passes per
+#: cycle and the overlap of the terms. The lines the tag stage resolves per cycle (4, documented) and the loads in
+#: flight per warp (an estimate) are not fitted: the latter, fitted freely on the A100, drifted to a value without
+#: physical meaning (0.37 loads per warp)
+FITTED = ("read_only_tag_passes_per_cycle", "overlap_exponent")
+
+
+def is_fit_row(pair) -> bool:
+    """The rows a fit sees: tile 1x1, both read_only; tiles > 1 are held out."""
+    return tile(pair) == (1, 1)
+
+
+def fit_tile_1x1(validation: Validation, device) -> tuple[dict, float, int]:
+    """`FITTED` on `validation`'s tile-1x1 rows (Powell on the MAPE of throughput, log-scaled constants within
+    e^-3..e^3, from the constants the device has now): the values, the MAPE in percent, and the rows."""
+    start = throughput.constants_for(device)
+    rows = [p for p in validation.pairs if is_fit_row(p)]
+    measured = np.array([p.measured.values["glups"] for p in rows])
+
+    def mape(log_values):
+        c = replace(start, **dict(zip(FITTED, np.exp(log_values))))
+        predicted = np.array([throughput.prediction(FloatFields, device, p.candidate.metrics, c).glups for p in rows])
+        return float(np.mean(np.abs(predicted - measured) / measured))
+
+    x0 = np.log([getattr(start, k) for k in FITTED])
+    best = minimize(mape, x0, method="Powell", bounds=[(-3.0, 3.0)] * len(FITTED), options={"xtol": 1e-3, "ftol": 1e-5})
+    return dict(zip(FITTED, np.exp(best.x))), 100 * best.fun, len(rows)
+
+
+def write_fit(device_name: str, data: str, values: dict, mape_percent: float, points: int, script: str) -> None:
+    """Replace `device_name`'s fit in models/data/throughput.toml (its ``[devices."NAME".fit*]`` tables, written
+    last) by `values`, fitted on `points` tile-1x1 rows of `data` (the cache and where it comes from) by `script`."""
+    path = throughput.DATA_FILE
+    prefix = f'[devices."{device_name}".fit'
+    tables = re.split(r"\n(?=\[)", path.read_text().rstrip())  # the header comment, then one table each
+    text = "\n".join(t for t in tables if not t.startswith(prefix)).rstrip() + "\n"
+    provenance = (f"{data}, use_shmem 0, tile 1x1, read_only 0 and 1: {points} points, fitted "
+                  f"{date.today().isoformat()} by {script} --fit (Powell on the MAPE of throughput, log-scaled "
+                  f"constants within e^-3..e^3), MAPE {mape_percent:.1f} %; tiles > 1 held out")
+    text += f'\n{prefix}]\ndata = "{provenance}"\n'
+    text += (f'\n{prefix}.mape_on_fitted_rows]\nvalue = {mape_percent / 100:.3f}\nkind = "fitted"\nsource = "the MAPE of '
+             'throughput the fit reached on its rows (see data above): the model\'s measured error, within which '
+             'candidates are tied"\n')
+    for k, v in values.items():
+        text += f'\n{prefix}.{k}]\nvalue = {v:.4g}\nkind = "fitted"\nsource = "see data above"\n'
+    path.write_text(text)
+    throughput._table.cache_clear()

@@ -260,15 +260,18 @@ def table(rows: list[Row], goals=TARGETS) -> str:
 EXPLANATION = """\
 Targets (issue 26): Spearman >= 0.9, best >= 95 %, MAPE <= 20 %; `missed` names those a row misses.
 `best` is the measured throughput of the worst candidate the model ties with its predicted best
-(within the model's measured error, 11.5 %), over the measured best: the pick could be any of them.
+(within the model's measured error: its fit's MAPE, 11.5 % on the A100's fit, 6.0 % on the GA10x fit),
+over the measured best: the pick could be any of them.
 Where volumes were measured (V100, RTX 2080 Ti) `compared` is the DRAM load volume per update and
 the best is the least volume (the estimator's volumes have no tie band). `noise` is the run-to-run
 spread of the timings (max/min - 1 over Kernel Tuner's 32 runs per configuration, median / 90th
 percentile over the configurations); the counters were read once.
 
-The throughput model's fitted constants come from the A100's 120 tile-1x1 rows
-(`pystencils_perf/models/data/throughput.toml`); every other A100 row and every other data set is
-held out from that fit. Each convolution launch's registers and spills are the compiler's report on
+The throughput model's two fitted constants (the read-only path's rate and the overlap of the terms)
+come from the A100's 120 tile-1x1 rows for the GA100 SM and from the RTX A4000's 120 tile-1x1 rows for
+the GA10x SM, which the A6000, A40 and RTX 3090 borrow (`pystencils_perf/models/data/throughput.toml`);
+every other row of the A100 and the A4000 and every other data set is held out from those fits (the
+A4000's 1672 held-out rows alone: Spearman 0.911, MAPE 7.8 %). Each convolution launch's registers and spills are the compiler's report on
 the caches' own kernel compiled for that configuration (`data/external/convolution15_registers_*.csv`,
 through the `perf_launch_resources` plugin `convolution_summary.CompiledRegisters`), as Kernel Tuner
 compiled it per configuration; measured launches that those registers say cannot run are left out
@@ -283,7 +286,18 @@ tile-1x1 rows: overlap exponent 0.812 -> 0.857) the A100 meets all three targets
 MAPE 34.4 -> 35.0 %, 24.4 -> 24.9 %). Since their device files take the clock an RTX A6000 runs at under a
 CUDA load (1935 MHz, measured with NVML by a user on NVIDIA's forum; the A4000 borrows it) for their
 datasheet boost clocks (1800 and 1560 MHz), the A4000's MAPE is 21.6 % (35.0 before) and the A6000's 22.8 %
-(24.9); their rankings barely move (Spearman +0.001 each)."""
+(24.9); their rankings barely move (Spearman +0.001 each). Since a GA10x L1 takes a warp request per two
+cycles at most (`l1_requests_per_cycle` 0.5: gpu-strides on an A40 measures max(2 cycles, the A100's) per
+request at all 72 strides and block widths), the A4000 and A6000 rank 0.900 and 0.844 (0.885, 0.825 before;
+MAPE 28.7 and 25.9 % with the A100's fit: predicted too slow, as the requests' cycles overlap the other
+terms more on GA10x). The 2-row blocks the model had tied with the best 1-row ones measure 0.85-0.88 of
+them, for the 17 % more requests of their tiles' longer reach (a thread's outputs lie a block height apart).
+With the GA10x fit (2026-11-26: overlap exponent 1.177, read-only rate 0.317, MAPE 6.0 % on its rows) the
+A4000 meets all three targets and the held-out A6000 ranks at 0.854, its worst tied candidate at 88.3 %
+(79.4 % before) and its MAPE 23.1 %, predicted 17 % too fast on average: it evidently runs below the
+1935 MHz read on another A6000 (its run times per request are 1.13x the A4000's at the same clock). Fitted
+on the A6000 instead, the GA10x constants come out at 0.940 and 0.301 (MAPE 8.5 %) and the held-out A4000
+scores 0.903 / 85.1 % / 19.2 %."""
 
 
 HELD_OUT_EXPLANATION = """\

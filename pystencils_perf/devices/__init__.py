@@ -133,6 +133,10 @@ class Device:
     l1_caches_per_sm : int
         L1 caches that serve one SM's warps side by side, each with those banks (1; 2 on RDNA,
         whose SM equivalent is a WGP of 2 CUs with an L0 cache each). Optional, default 1.
+    l1_requests_per_cycle : float
+        Warp load requests one L1 cache accepts per cycle, at most, however few lines each touches
+        (1; 0.5 on GA10x, where gpu-strides takes 2 cycles for a warp's float load of one line and
+        the A100 and H200 take 1). Optional, default 1.
     l2_capacity_bytes : int
         Nominal L2 capacity, bytes.
     l2_effective_capacity_bytes : int
@@ -228,6 +232,7 @@ class Device:
     last_level_cache_bandwidth_gbs: float = 0.0
     l2_channel_count: int = 0
     l1_caches_per_sm: int = 1
+    l1_requests_per_cycle: float = 1.0
     shared_memory_per_block_bytes: int = 0
     shared_memory_reserved_per_block_bytes: int = 0
 
@@ -277,10 +282,10 @@ _NOT_IN_FILE = {"sources", "path", "kinds", "notes", "l2_effective_capacity_byte
 _QUANTITIES = [f for f in fields(Device) if f.name not in _META_KEYS | _NOT_IN_FILE]
 _INTEGER_TYPES = ("int", "tuple[int, int, int]")
 #: quantities format version 3 added (the throughput model's issue rate and latencies)
-#: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0, and one
-#: L1 cache per SM
+#: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0, one
+#: L1 cache per SM, and one L1 request per cycle
 OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count", "l1_caches_per_sm",
-                       "shared_memory_per_block_bytes", "shared_memory_reserved_per_block_bytes")
+                       "l1_requests_per_cycle", "shared_memory_per_block_bytes", "shared_memory_reserved_per_block_bytes")
 LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
                       "dram_latency_cycles")
 _ENTRY_KEYS = {"value", "kind", "source", "note"}

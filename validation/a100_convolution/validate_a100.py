@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
-from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared tables
@@ -26,55 +24,15 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-import numpy as np
-from scipy.optimize import minimize
-
-from convolution_summary import (FloatFields, limiters_prediction, read_only, shared_external_data, summary,
-                                 use_compiled_registers, with_predictions)
+from convolution_summary import (FITTED, FloatFields, fit_tile_1x1, is_fit_row, limiters_prediction, read_only,
+                                 shared_external_data, summary, use_compiled_registers, with_predictions, write_fit)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
-from pystencils_perf.validate import Validation, validate_tuned, write_report
+from pystencils_perf.validate import validate_tuned, write_report
 
 HERE = Path(__file__).resolve().parent
 DATA = shared_external_data("a100_convolution15_kernel_tuner_cache.json.gz")
 DEVICE = "A100-PCIe-40GB"
-FITTED = ("read_only_tag_passes_per_cycle", "overlap_exponent")
-
-
-def is_fit_row(pair) -> bool:
-    return "tile_size_x=1 tile_size_y=1" in pair.variant
-
-
-def fit(validation: Validation, device, start) -> tuple:
-    rows = [p for p in validation.pairs if is_fit_row(p)]
-    measured = np.array([p.measured.values["glups"] for p in rows])
-
-    def mape(log_values):
-        c = replace(start, **dict(zip(FITTED, np.exp(log_values))))
-        predicted = np.array([throughput.prediction(FloatFields, device, p.candidate.metrics, c).glups for p in rows])
-        return float(np.mean(np.abs(predicted - measured) / measured))
-
-    x0 = np.log([getattr(start, k) for k in FITTED])
-    best = minimize(mape, x0, method="Powell", bounds=[(-3.0, 3.0)] * len(FITTED), options={"xtol": 1e-3, "ftol": 1e-5})
-    return dict(zip(FITTED, np.exp(best.x))), 100 * best.fun, len(rows)
-
-
-def write_fit(values: dict, mape_percent: float, points: int) -> None:
-    path = throughput.DATA_FILE
-    text = path.read_text().split('\n[devices."A100-PCIe-40GB".fit]')[0].rstrip() + "\n"  # the fit is written last
-    provenance = (f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB), use_shmem 0, "
-                  f"tile 1x1, read_only 0 and 1: {points} points, fitted {date.today().isoformat()} by "
-                  f"validation/a100_convolution/validate_a100.py --fit (Powell on the MAPE of throughput, log-scaled constants within e^-3..e^3), "
-                  f"MAPE {mape_percent:.1f} %; tiles > 1 held out")
-    text += f'\n[devices."A100-PCIe-40GB".fit]\ndata = "{provenance}"\n'
-    text += ('\n[devices."A100-PCIe-40GB".fit.mape_on_fitted_rows]\n'
-             f'value = {mape_percent / 100:.3f}\nkind = "fitted"\nsource = "the MAPE of throughput the fit reached on '
-             'its rows (see data above): the model\'s measured error, within which candidates are tied"\n')
-    for k, v in values.items():
-        text += f'\n[devices."A100-PCIe-40GB".fit.{k}]\nvalue = {v:.4g}\nkind = "fitted"\nsource = "see data above"\n'
-    path.write_text(text)
-    throughput._table.cache_clear()
-
 
 #: the heading of report.md's hand-written findings, which a rerun keeps
 FINDINGS = "## What this shows"
@@ -103,8 +61,9 @@ def main(argv=None) -> int:
     device = ranked.ranking.device
     constants = throughput.constants_for(device)
     if args.fit:
-        values, mape_percent, points = fit(ranked, device, constants)
-        write_fit(values, mape_percent, points)
+        values, mape_percent, points = fit_tile_1x1(ranked, device)
+        write_fit(DEVICE, f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB)", values,
+                  mape_percent, points, "validation/a100_convolution/validate_a100.py")
         constants = throughput.constants_for(device)
         print(f"fitted on {points} tile-1x1 rows: " + ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
               + f" (MAPE {mape_percent:.1f} %)")
