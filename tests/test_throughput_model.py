@@ -340,36 +340,42 @@ def test_a_last_level_cache_takes_the_l2_misses_and_dram_sees_only_new_data():
     assert limiter_times(_stencil_fields(10**6), v100, m)["DRAM"] == pytest.approx(22 / (v100.dram_bandwidth_gbs * 1e9))
 
 
-def _guarded_row(load_guard):
+def _guarded_row(load_guard, read_only=False):
     """A 48-wide row of 2-point tiles: the second tile point of the last thread lies past the row (guarded)."""
-    return CudaKernel(name="tiled row", arrays=(Array("a", "float", (1, 4200)), Array("b", "float", (1, 4200))),
+    return CudaKernel(name="tiled row", arrays=(Array("a", "float", (1, 4200), read_only=read_only),
+                                                Array("b", "float", (1, 4200))),
                       threads=(2100, 1), loops={"xi": (0, 2)},
                       indices={"x": "blockIdx.x * blockDim.x * 2 + threadIdx.x + xi * blockDim.x", "y": "0"},
                       guard="x < 4200", load_guard=load_guard, loads=("a[y][x]", "a[y][x + 1]"), stores=("b[y][x]",),
                       flops_per_lup=2.0)
 
 
-@pytest.mark.parametrize("device, in_flight", [("MI250X", 1.0), ("A100-PCIe-40GB", 4.0)])
-def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_on_nvidia(device, in_flight):
+@pytest.mark.parametrize("device, read_only, in_flight", [("MI250X", False, 1.0), ("A100-PCIe-40GB", False, 4.0),
+                                                        ("A100-PCIe-40GB", True, 1.0), ("MI250X", True, 1.0)])
+def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_on_nvidia(device, read_only, in_flight):
     """Hand-written code that guards each load (``load_guard``) puts every one in its own branch on AMD, where a
-    wavefront then waits for each before the next issues; nvcc predicates them. The body's single ``if`` (no
-    ``load_guard``, as in pystencils' code) changes nothing."""
+    wavefront then waits for each before the next issues; nvcc predicates them, but through its read-only path a
+    guarded load is one in flight as well. The body's single ``if`` (no ``load_guard``, as in pystencils' code)
+    changes nothing."""
     from pystencils_perf.models.throughput import mean_latency_cycles
 
     dev = pp.get_device(device)
     c = throughput.constants_for(dev)
-    assert (c.guarded_loads_in_flight_per_warp, c.loads_in_flight_per_warp) == (in_flight, 4.0)
-    guarded = pp.rank(_guarded_row("x < 4200"), dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
+    rate = c.guarded_read_only_loads_in_flight_per_warp if read_only else c.guarded_loads_in_flight_per_warp
+    assert (rate, c.loads_in_flight_per_warp) == (in_flight, 4.0)
+    kernel = _guarded_row("x < 4200", read_only)
+    guarded = pp.rank(kernel, dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
     x, m = guarded.metrics.extras, guarded.metrics
-    assert x["individually_guarded_load_requests_per_lup"] == x["load_requests_per_lup"] > 0
+    requests = x["read_only_load_requests_per_lup" if read_only else "load_requests_per_lup"]
+    assert x["individually_guarded_load_requests_per_lup"] == requests > 0
+    assert x["individually_guarded_read_only_load_requests_per_lup"] == (requests if read_only else 0)
     sm_cycles_per_second = dev.sm_count * dev.clock_ghz * 1e9
-    expected = (x["load_requests_per_lup"] / in_flight / x["resident_warps_per_sm"] * mean_latency_cycles(m, c)
-                / sm_cycles_per_second)
+    expected = requests / in_flight / x["resident_warps_per_sm"] * mean_latency_cycles(m, c) / sm_cycles_per_second
     # the unloaded term (the prediction's also waits in the memory queue: `test_what_misses_l2_waits_in_...`)
-    assert throughput.term_times(_guarded_row("x < 4200").model(), dev, m, c)["latency"] == pytest.approx(expected)
-    whole_body = pp.rank(_guarded_row(None), dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
+    assert throughput.term_times(kernel.model(), dev, m, c)["latency"] == pytest.approx(expected)
+    whole_body = pp.rank(_guarded_row(None, read_only), dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
     assert whole_body.metrics.extras["individually_guarded_load_requests_per_lup"] == 0
-    assert throughput.term_times(_guarded_row(None).model(), dev, whole_body.metrics, c)["latency"] == pytest.approx(
+    assert throughput.term_times(_guarded_row(None, read_only).model(), dev, whole_body.metrics, c)["latency"] == pytest.approx(
         expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c))
 
 
@@ -421,7 +427,8 @@ def test_a_round_of_loads_waits_for_its_slowest():
     from types import SimpleNamespace
 
     extras = {"load_requests_per_lup": 8.0, "read_only_load_requests_per_lup": 0.0,
-              "spill_load_requests_per_lup": 0.0, "individually_guarded_load_requests_per_lup": 0.0}
+              "spill_load_requests_per_lup": 0.0, "individually_guarded_load_requests_per_lup": 0.0,
+              "individually_guarded_read_only_load_requests_per_lup": 0.0}
     m = SimpleNamespace(l1_requested_bytes_per_lup=56.0, l2_load_bytes_per_lup=14.0, dram_load_bytes_per_lup=8.0,
                         extras=extras)
     c = throughput.constants_for(pp.get_device("A100-PCIe-40GB"))

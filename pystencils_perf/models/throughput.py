@@ -17,7 +17,8 @@ update (seconds) that one resource alone would need, all named in
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
   stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
   request takes ``ceil(lines / that)`` passes, one per cycle; requests through the read-only
-  path (`read_only_fields` of a CUDA description) pass at their own, fitted rate.
+  path (`read_only_fields` of a CUDA description) pass at their own, fitted rate. A request takes
+  at least ``1 / Device.l1_requests_per_cycle`` cycles (two on GA10x, one elsewhere).
 - ``FP``: the limiters' FP time over the share of SIMT lanes that update a point when its
   arithmetic issues (`point_lane_utilization`): a warp computes for all its 32 lanes, so a
   16-thread block, the idle half of a 48-thread block's second warp, or threads past the
@@ -33,7 +34,11 @@ update (seconds) that one resource alone would need, all named in
   A load under an ``if`` of its own (hand-written code guarding each load of an unrolled
   loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
   AMD's compiler branches around it, so a wavefront has one in flight at a time
-  (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file).
+  (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file). Through
+  NVIDIA's read-only path a guarded load is one in flight too
+  (``guarded_read_only_loads_in_flight_per_warp``): the convolution's guarded ``read_only``
+  launches measure 1.2-1.4x slower than unguarded ones of the same tile on the A100, RTX A4000
+  and A6000, where plain loads lose nothing to their guards.
   Where the compiled code was read (AMD: hipcc's assembly, `ResourceUsage.load_waits_per_thread`),
   the rounds are what it says instead of these estimates: how often a warp stops to wait for its
   outstanding loads, its spills' among them. The compiler decides that: it batches a dozen loads
@@ -72,8 +77,9 @@ tied, as the limiters' are within their measured DRAM-load error; `select` break
 
 Latencies and issue rates are device data (the device files, every number with its source);
 the model's own constants and its fits, with their provenance, live in
-``models/data/throughput.toml``. A device without its own fit borrows the one
-``[defaults.fit]`` names, and its table's device notes say so.
+``models/data/throughput.toml``. A device without its own fit borrows the one its
+``borrowed_fit`` names (a GPU of the same SM), else the one ``[defaults.fit]`` names, and its
+table's device notes say so.
 """
 
 from __future__ import annotations
@@ -98,6 +104,7 @@ MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individually_guarded_load_requests_per_lup",
+          "individually_guarded_read_only_load_requests_per_lup",
           "spill_load_requests_per_lup",
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
           "read_only_l1_tag_passes_per_lup",
@@ -122,6 +129,8 @@ class ThroughputConstants:
     #: the same for loads that each sit under an ``if`` of their own (`individually_guarded`): where the compiler
     #: branches around each one instead of predicating it, a warp has one such load in flight at a time
     guarded_loads_in_flight_per_warp: float
+    #: the same for such loads through NVIDIA's read-only path (`read_only_fields`)
+    guarded_read_only_loads_in_flight_per_warp: float
     overlap_exponent: float
     #: L2 bandwidth one load request occupies at least, however few sectors it carries
     l2_bytes_per_request: float
@@ -206,7 +215,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     lups = max(sum(int(a.sum()) for a in updating), 1)
     point_warps = max(sum(_warps_with_an_active_lane(a, warp) for a in updating), 1)
     counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "load_sectors_per_line",
-                            "individually_guarded_load_requests_per_lup", "l1_tag_lookups_per_lup",
+                            "individually_guarded_load_requests_per_lup",
+                            "individually_guarded_read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
                             "read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
@@ -225,6 +235,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         if individually_guarded(model, block):
             guarded = np.array([any(conj for conj in i.guards) for i in loads])
             counts["individually_guarded_load_requests_per_lup"] = float(requests[guarded].sum()) / lups
+            counts["individually_guarded_read_only_load_requests_per_lup"] = float(requests[guarded & ro].sum()) / lups
         counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
@@ -275,12 +286,16 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
 def load_rounds_per_lup(x: dict, c: ThroughputConstants) -> tuple[float, float]:
     """Warp load requests per update and the rounds they take: a warp issues a round of requests, then waits
     for all of them. As often as the compiled code waits, where it was read; else those under an ``if`` of
-    their own at their own rate, the others at the estimated loads in flight."""
+    their own at their own rate (those through the read-only path at theirs), the others at the estimated
+    loads in flight."""
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
     if "compiled_load_waits_per_lup" in x:
         return requests, x["compiled_load_waits_per_lup"]
     guarded = x["individually_guarded_load_requests_per_lup"]
-    return requests, (requests - guarded) / c.loads_in_flight_per_warp + guarded / c.guarded_loads_in_flight_per_warp
+    guarded_read_only = x["individually_guarded_read_only_load_requests_per_lup"]
+    return requests, ((requests - guarded) / c.loads_in_flight_per_warp
+                      + (guarded - guarded_read_only) / c.guarded_loads_in_flight_per_warp
+                      + guarded_read_only / c.guarded_read_only_loads_in_flight_per_warp)
 
 
 def latency_parts_cycles(metrics, c: ThroughputConstants) -> tuple[float, float]:
@@ -326,8 +341,8 @@ def l2_bytes_per_lup(metrics, c: ThroughputConstants) -> float:
 
 def l1_request_stage_cycles_per_lup(x: dict, device) -> float:
     """L1 cycles per update of the tag stage for ordinary loads: a pass per cycle, and a request at least
-    ``1 / l1_requests_per_cycle`` cycles (two on GA10x, whose 2-row blocks of the convolution then measure what
-    their extra requests cost: the RTX A4000's run times follow 2.6 cycles per request within 2.5 %)."""
+    ``1 / l1_requests_per_cycle`` cycles (two on GA10x, whose 2-row blocks of the convolution then cost what
+    their extra requests measure: the RTX A4000's plain launches take 2.6 SM cycles per request, within 2.5 %)."""
     return max(x["l1_tag_passes_per_lup"], x["load_requests_per_lup"] / device.l1_requests_per_cycle)
 
 
