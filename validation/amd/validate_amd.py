@@ -69,6 +69,11 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
+Since 2026-11-26 (last) the A100's refit (NVIDIA's guarded read-only loads one in flight, which no AMD
+launch has: HIP's __ldg is an ordinary load) narrowed the tie band every borrower uses from 11.5 to 9.8 %,
+and its overlap exponent moved 0.857 -> 0.856: MI250X unchanged (0.866, 97.2 %, 17.8 %); W6600 Spearman
+0.757 -> 0.758, worst tied pick 45.0 -> 47.3 %; W7800 74.3 -> 77.3 %.
+
 Since 2026-11-26 (latest) a round of loads waits for its slowest: with k requests per round (the compiled
 code's requests per wait, where it was read) and DRAM serving a share f of the bytes, 1 - (1 - f)^k of the
 rounds wait for DRAM, where f alone counted before; the A100's refit moved its overlap exponent 0.812 ->
