@@ -189,3 +189,13 @@ def write_fit(device_name: str, data: str, values: dict, mape_percent: float, po
         text += f'\n{prefix}.{k}]\nvalue = {v:.4g}\nkind = "fitted"\nsource = "see data above"\n'
     path.write_text(text)
     throughput._table.cache_clear()
+
+
+def refit_tile_1x1(validation: Validation, data: str, script: str) -> None:
+    """Fit `validation`'s device's `FITTED` constants on its tile-1x1 rows (`fit_tile_1x1`), write them with their
+    provenance (`write_fit`; `data`: the cache and where it comes from, `script`: who fitted) and say so."""
+    device = validation.ranking.device
+    values, mape_percent, points = fit_tile_1x1(validation, device)
+    write_fit(device.name, data, values, mape_percent, points, script)
+    print(f"fitted on {points} tile-1x1 rows of {device.name}: "
+          + ", ".join(f"{k} = {v:.4g}" for k, v in values.items()) + f" (MAPE {mape_percent:.1f} %)")

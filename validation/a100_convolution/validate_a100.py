@@ -24,8 +24,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import (FITTED, FloatFields, fit_tile_1x1, is_fit_row, limiters_prediction, read_only,
-                                 shared_external_data, summary, use_compiled_registers, with_predictions, write_fit)
+from convolution_summary import (FITTED, FloatFields, is_fit_row, limiters_prediction, read_only, refit_tile_1x1,
+                                 shared_external_data, summary, use_compiled_registers, with_predictions)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
 from pystencils_perf.validate import validate_tuned, write_report
@@ -59,14 +59,10 @@ def main(argv=None) -> int:
     only_fit = (lambda params: params["tile_size_x"] == params["tile_size_y"] == 1) if args.tile_1x1_only else None
     ranked = validate_tuned(read_kernel_tuner(DATA), spec, DEVICE, model="throughput", keep_variant=only_fit)
     device = ranked.ranking.device
-    constants = throughput.constants_for(device)
     if args.fit:
-        values, mape_percent, points = fit_tile_1x1(ranked, device)
-        write_fit(DEVICE, f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB)", values,
-                  mape_percent, points, "validation/a100_convolution/validate_a100.py")
-        constants = throughput.constants_for(device)
-        print(f"fitted on {points} tile-1x1 rows: " + ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
-              + f" (MAPE {mape_percent:.1f} %)")
+        refit_tile_1x1(ranked, f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB)",
+                       "validation/a100_convolution/validate_a100.py")
+    constants = throughput.constants_for(device)
     limiters = with_predictions(ranked, lambda p: limiters_prediction(p, device))
     model = with_predictions(ranked, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants))
     lines = ["# A100 15x15 convolution: limiters and throughput model against measured run times", "",

@@ -25,8 +25,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import (HEADER, FloatFields, fit_tile_1x1, limiters_prediction, quality_row,  # noqa: E402
-                                 read_only, summary, tile, use_compiled_registers, with_predictions, write_fit)
+from convolution_summary import (HEADER, FloatFields, limiters_prediction, quality_row, read_only,  # noqa: E402
+                                 refit_tile_1x1, summary, tile, use_compiled_registers, with_predictions)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.models import throughput  # noqa: E402
 from pystencils_perf.validate import Validation, validate_tuned, write_report  # noqa: E402
@@ -87,11 +87,8 @@ def validate_gpu(device: str, spec, quick: bool) -> dict[str, Validation]:
 def refitted(validation: Validation, cache: Path) -> Validation:
     """`validation` predicted again after fitting its device's constants on its tile 1x1 rows and writing them."""
     device = validation.ranking.device
-    values, mape_percent, points = fit_tile_1x1(validation, device)
-    write_fit(device.name, f"{cache.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, {device.name})", values,
-              mape_percent, points, "validation/convolution_gpus/validate_gpus.py")
-    print(f"fitted on {points} tile-1x1 rows of {device.name}: "
-          + ", ".join(f"{k} = {v:.4g}" for k, v in values.items()) + f" (MAPE {mape_percent:.1f} %)")
+    refit_tile_1x1(validation, f"{cache.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, {device.name})",
+                   "validation/convolution_gpus/validate_gpus.py")
     constants = throughput.constants_for(device)
     return with_predictions(validation, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants))
 
