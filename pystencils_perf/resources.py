@@ -71,7 +71,7 @@ class ResourceUsage:
 COMPILER_HINTS = {
     "nvidia": ("neither nvcc on PATH nor the NVRTC wheels pystencils-perf installs, `pip install "
                "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"),
-    "amd": "no hipcc (ROCm's HIP compiler) on PATH or in $ROCM_PATH/bin",
+    "amd": "no hipcc (ROCm's HIP compiler) on PATH or in $ROCM_PATH/bin that builds the device's architecture",
 }
 
 #: one fold's resources, by fold (fx, fy, fz)

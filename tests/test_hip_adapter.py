@@ -142,6 +142,29 @@ def test_the_compile_path_is_skipped_without_hipcc(star, monkeypatch):
     assert ranking.resources == {} and "no hipcc" in ranking.resources_note
 
 
+class _OldHipcc(hip_compiler.Hipcc):
+    """A hipcc whose ROCm release predates the MI300 (gfx942), as Debian's 5.2 does."""
+
+    @property
+    def name(self) -> str:
+        return "hipcc 5.2"
+
+    def compile(self, source, function, arch, include_dirs):
+        if arch == "gfx942":
+            raise pp.PerfError(f"hipcc 5.2 could not compile kernel {function!r} for gfx942: invalid target ID")
+        return "", ""
+
+
+def test_a_hipcc_that_does_not_build_the_devices_architecture_is_not_used(star, monkeypatch):
+    """A ranking for an MI300X with an older ROCm's hipcc assumes occupancy and says why, instead of failing on
+    the compiler's error; the architectures that hipcc builds still get it."""
+    old = _OldHipcc("/usr/bin/hipcc")
+    monkeypatch.setattr(hip_compiler, "available_compilers", lambda: (old,))
+    assert hip_compiler.compiler_for("gfx90a") == (old, "gfx90a")
+    assert hip_compiler.compiler_for("gfx942") is None
+    ranking = pp.rank(star, "MI300X", blocks=BLOCKS[:1], folds=FOLDS[:1])
+    assert ranking.resources == {} and "that builds the device's architecture" in ranking.resources_note
+
 @pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")
 def test_hipcc_measures_each_folds_vgprs(star):
     ranking = pp.rank(star, "MI210", blocks=BLOCKS[:1], folds=FOLDS)

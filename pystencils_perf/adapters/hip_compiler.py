@@ -17,8 +17,8 @@ the bytes its spill stores and reloads move, which the remarks do not give (``VG
 counts the stores only, and says nothing of how often a spilled value is reloaded).
 
 Checked against Debian's hipcc 5.2.3 (``apt-get install hipcc``, LLVM 15's AMDGPU
-backend), which prints the remarks in that format. Without hipcc, nothing is
-measured and rankings say that occupancy is assumed.
+backend), which prints the remarks in that format. Without a hipcc that builds the
+device's architecture, nothing is measured and rankings say that occupancy is assumed.
 """
 
 from __future__ import annotations
@@ -55,8 +55,12 @@ class Hipcc:
 
     @functools.cached_property
     def name(self) -> str:
-        version = re.search(r"HIP version: (\d+\.\d+)", _output([self.path, "--version"]))
-        return f"hipcc {version.group(1)}" if version else "hipcc"
+        """hipcc's HIP version and the clang it drives (``HIP_CLANG_PATH`` may point it at another release's
+        clang, whose AMDGPU backend then decides the registers)."""
+        report = _output([self.path, "--version"])
+        version = re.search(r"HIP version: (\d+\.\d+)", report)
+        clang = re.search(r"clang version (\d+\.\d+\.\d+)", report)
+        return (f"hipcc {version.group(1)}" if version else "hipcc") + (f" (clang {clang.group(1)})" if clang else "")
 
     def compile(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> tuple[str, str]:
         """The backend's resource-usage remarks and the assembly of compiling `source`'s device code for `arch`."""
@@ -99,15 +103,30 @@ def available_compilers() -> tuple[Hipcc, ...]:
     return (hipcc,) if hipcc else ()
 
 
-def compiler_for(arch: str | None) -> tuple[Hipcc, str] | None:
-    """The compiler and ``gfx`` architecture to build for a device of architecture `arch`, or None without one.
+#: what `builds` compiles to learn whether a compiler knows an architecture
+_PROBE = '#include <hip/hip_runtime.h>\nextern "C" __global__ void probe(float *a) { a[threadIdx.x] = 0.0f; }\n'
 
-    hipcc builds every architecture of its ROCm release, so the device's own is used.
+
+@functools.cache
+def builds(compiler: Hipcc, arch: str) -> bool:
+    """Whether `compiler` builds code for `arch`: a ROCm release knows only the architectures of its time (5.2
+    has no gfx942, the MI300's) and, for some it knows, lacks the device library (5.2's gfx1100)."""
+    try:
+        compiler.compile(_PROBE, "probe", arch, ())
+    except PerfError:
+        return False
+    return True
+
+
+def compiler_for(arch: str | None) -> tuple[Hipcc, str] | None:
+    """The compiler and ``gfx`` architecture to build for a device of architecture `arch`, or None where no
+    installed compiler builds it.
+
+    The device's own architecture only: unlike NVIDIA's, AMD's register files and wavefront sizes differ
+    between neighbouring architectures, so a stand-in would give another GPU's occupancy.
     """
-    compilers = available_compilers()
-    if not compilers:
-        return None
-    return compilers[0], arch or DEFAULT_ARCH
+    arch = arch or DEFAULT_ARCH
+    return next(((compiler, arch) for compiler in available_compilers() if builds(compiler, arch)), None)
 
 
 def hip_source(kernel) -> str:
