@@ -41,11 +41,10 @@ class ResourceUsage:
     #: cache level they live in; None where the compiler does not say: each spilled byte is then stored once,
     #: and the spill stores are what it keeps
     spill_kept_bytes: int | None = None
-    #: how often a thread's warp stops to wait for its outstanding loads (AMD: the compiled code's
-    #: ``s_waitcnt vmcnt`` reached with loads outstanding): each wait exposes a memory latency; None
-    #: where the code was not read, or has a loop whose trip count it does not give. NVIDIA's SASS says how many
-    #: loads are outstanding where the code waits (`sass.SassCounts.load_rounds`), which is not used here: it
-    #: made the predictions of Hopper's held-out kernels faster than measured (`validation/default_model.md`)
+    #: how often a thread's warp stops to wait for its outstanding loads: each wait exposes a memory latency.
+    #: AMD: the compiled code's ``s_waitcnt vmcnt`` reached with loads outstanding; NVIDIA: its loads over the
+    #: loads outstanding when its SASS waits on a load's scoreboard (`sass.SassCounts.load_rounds`). None where
+    #: the code was not read (Volta: nvdisasm 13 does not read sm_70) or has a loop whose trip count it does not give
     load_waits_per_thread: float | None = None
     #: warp instructions a thread's warp issues in the compiled code (NVIDIA: its SASS, `adapters.sass`); None
     #: where the code was not read, or has a loop whose trip count it does not give

@@ -306,20 +306,7 @@ instead, the GA10x constants come out at 0.380 and 0.931 (MAPE 6.4 %) and the he
 98.5 % / 21.4 %. Much of the A6000's remaining error sits in 34 launches of guarded 3x4, 4x3 and 4x4 tiles
 that measure 0.17-0.76x the A4000's same launch where the other 1590 measure 0.8-2.4x (median 1.6x): the
 caches' binaries of those launches evidently differ; without them it scores 0.882 and 14.3 % (kept in the
-table). Since NVIDIA's SASS is read (nvdisasm from its wheel, `pystencils_perf/adapters/sass.py`) the issue
-term counts the compiled code's instructions: through the read-only path the convolution's code issues 3x
-the instructions of plain loads (a 64-bit address per `__ldg`) and 1.27x more again where each load is
-guarded, which is what the guarded `read_only` launches measure; the SASS shows those loads predicated, 22
-of them in flight where the code waits, so the estimate that counted them one in flight is gone. Refitted on
-the same rows: A100 0.327 -> 0.436 (read-only rate), 0.856 -> 0.902 (overlap exponent), MAPE 9.8 -> 10.2 %;
-GA10x 0.382 -> 2.03, 1.171 -> 1.182, 4.2 -> 6.7 %. The A100 ranks at 0.918 (0.925; MAPE 13.7 -> 14.4 %), the
-A4000 at 0.904 (0.921; 8.3 -> 10.0 %), the A6000 at 0.847 (0.868; 19.9 -> 23.0 %): the estimate fitted these
-caches a little better than the mechanism the code shows. The held-out Hopper kernels rank at 0.908 on
-average (0.898 before; Jacobi 0.72 / 0.77 -> 0.85 / 0.87 on the H200 / H100, star r=4 0.86 -> 0.89 on the
-H200; star r=1 0.92 / 0.85 -> 0.89 / 0.81, Allen-Cahn 0.87 / 0.88 -> 0.86 / 0.86). Taking the loads in
-flight from the SASS as well (loads outstanding where the code waits) gave the A4000 0.934 / 7.5 % and the
-A6000 0.876, but the A100's worst tied pick 90.6 % and lbmpy's D3Q19 and D3Q27 kernels on Hopper a MAPE of
-46-62 % (36-50 % without): not taken."""
+table)."""
 
 
 HELD_OUT_EXPLANATION = """\

@@ -236,14 +236,15 @@ def kernel_resources(kernel, arch: str, compiler: CudaCompiler) -> ResourceUsage
 def compile_code(source: str, function: str, arch: str, compiler: CudaCompiler,
                  include_dirs: tuple[str, ...] = ()) -> tuple[ResourceUsage, SassCounts | None]:
     """Compile `source` for `arch`: ptxas' resource report of `function`, with the instructions a thread issues
-    where its SASS was read (`sass`: straight-line code; a loop leaves them unknown), and the SASS counts (None
-    where nvdisasm is missing or does not read `arch`)."""
+    and the latencies it waits for its loads where its SASS was read (`sass`: straight-line code; a loop leaves
+    them unknown), and the SASS counts (None where nvdisasm is missing or does not read `arch`)."""
     report, cubin = compiler.assemble(source, function, arch, include_dirs)
     usage = parse_resource_usage(report, function, arch, compiler.name)
     counts = sass.sass_counts(cubin, function) if sass.readable(arch) else None
     if counts is None or counts.looped:
         return usage, counts
-    return replace(usage, instructions_per_thread=float(counts.instructions)), counts
+    return replace(usage, instructions_per_thread=float(counts.instructions),
+                   load_waits_per_thread=counts.load_rounds), counts
 
 
 def compile_resources(source: str, function: str, arch: str, compiler: CudaCompiler,

@@ -17,9 +17,6 @@ instruction that waits on that scoreboard stalls until the value is there. Loads
 the code waits are what the warp keeps in flight; a thread's loads over that number are the
 latencies it waits (`SassCounts.load_rounds`). On sm_86 the convolution's code keeps 26 plain loads
 in flight at tile 1x1, guarded or not, 22 guarded ``__ldg`` loads, and 4 unguarded ones (nvcc 13).
-The throughput model does not use this count (its latency term keeps its estimate of loads in
-flight): a warp's loads in flight are not the SM's, and with them the held-out Hopper kernels were
-predicted up to 1.3x faster than measured; the validation tables record it as evidence.
 
 nvdisasm (NVIDIA's ``nvidia-cuda-nvdisasm`` wheel, a default dependency, or one on PATH) lists
 the cubin's instructions; straight-line code issues each once per warp. Code with a loop (a

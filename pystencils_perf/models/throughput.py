@@ -37,13 +37,13 @@ update (seconds) that one resource alone would need, all named in
   loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
   AMD's compiler branches around it, so a wavefront has one in flight at a time
   (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file).
-  Where hipcc's assembly was read (AMD, `ResourceUsage.load_waits_per_thread`), the rounds are what
-  it says instead of these estimates: how often a warp stops to wait for its outstanding loads, its
-  spills' among them. The compiler decides that: it batches a dozen loads per wait in code it
-  unrolled, and waits on each load of a filter loop it kept rolled. NVIDIA's SASS says how many
-  loads are outstanding where the code waits (`sass.SassCounts.load_rounds`: 26 of the
-  convolution's plain loads, 22 guarded ``__ldg``, 4 unguarded ones), but the estimate stays: with
-  those counts the held-out Hopper kernels came out up to 1.3x faster than measured.
+  Where the compiled code was read (`ResourceUsage.load_waits_per_thread`: AMD's assembly, NVIDIA's
+  SASS from sm_75 on), the rounds are what it says instead of these estimates: how often a warp
+  stops to wait for its outstanding loads, its spills' among them (NVIDIA: its loads over those
+  outstanding when it waits). The compiler decides that: it batches a dozen loads per wait in code
+  it unrolled, and waits on each load of a filter loop it kept rolled; nvcc keeps 26 of the
+  convolution's plain loads in flight, and 4 where each goes through the read-only path
+  (``__ldg``) with a 64-bit address of its own.
   What misses L2 waits in the queue of the level that serves it (DRAM, or the last-level cache
   where a device has one): its latency beyond L2 is 1 / (1 - u) times the unloaded one, the
   response time of an M/M/1 queue at that level's utilization u = its time / the total time.

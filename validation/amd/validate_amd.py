@@ -69,12 +69,6 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
-Since NVIDIA's SASS is read (2026-11-26, final) the A100's refit (its issue term counts the compiled code's
-instructions; no AMD launch's code is read that way, and the AMD terms are unchanged) moved the overlap
-exponent every borrower uses 0.856 -> 0.902 and the tie band 9.8 -> 10.2 %: MI250X 0.866 / 97.2 % / 17.8 ->
-18.1 % (targets still met); W6600 0.758 -> 0.757, 21.3 -> 21.5 %; W7800 0.543, 72.2 -> 71.4 %; worst tied
-picks unchanged.
-
 Since 2026-11-26 (last) the A100's refit (NVIDIA's guarded read-only loads one in flight, which no AMD
 launch has: HIP's __ldg is an ordinary load) narrowed the tie band every borrower uses from 11.5 to 9.8 %,
 and its overlap exponent moved 0.857 -> 0.856: MI250X unchanged (0.866, 97.2 %, 17.8 %); W6600 Spearman

@@ -53,9 +53,9 @@ COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
 #: AMD tables only: the scratch a thread keeps its spills in, and how often its wavefront waits for its
 #: outstanding loads (`hip_compiler.assembly_counts`)
 AMD_COLUMNS = ("spill_kept_bytes", "load_waits_per_thread")
-#: NVIDIA tables only, read from the SASS (`sass.sass_counts`): the warp instructions a thread issues, and its loads
-#: over those outstanding where its code waits (`SassCounts.load_rounds`; evidence, which the validations do not read)
-NVIDIA_COLUMNS = ("instructions_per_thread", "sass_load_rounds_per_thread")
+#: NVIDIA tables only: the warp instructions a thread issues and the latencies it waits for its loads, read from
+#: its SASS (`sass.sass_counts`)
+NVIDIA_COLUMNS = ("instructions_per_thread", "load_waits_per_thread")
 FILTER_TAPS = 15 * 15
 
 
@@ -160,11 +160,12 @@ def main(argv=None) -> int:
             if counts is None:
                 raise SystemExit(f"nvdisasm is not installed or does not read {arch}: no instructions to count")
             trips = trips_per_thread(counts, config[2] * config[3])
-            return replace(usage, instructions_per_thread=counts.instructions * trips), counts.load_rounds * trips
+            return replace(usage, instructions_per_thread=counts.instructions * trips,
+                           load_waits_per_thread=counts.load_rounds * trips)
         usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
         trips = trips_per_thread(counts, config[2] * config[3])
         return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
-                       spill_load_bytes=round(counts.spill_load_bytes * trips), load_waits_per_thread=counts.waits * trips), None
+                       spill_load_bytes=round(counts.spill_load_bytes * trips), load_waits_per_thread=counts.waits * trips)
 
     configs = configurations(args.caches)
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -175,10 +176,10 @@ def main(argv=None) -> int:
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(COLUMNS + (AMD_COLUMNS if amd else NVIDIA_COLUMNS))
-        for config, (r, load_rounds) in zip(configs, results):
+        for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
                             + ((r.spill_footprint_bytes, f"{r.load_waits_per_thread:.6g}") if amd
-                               else (f"{r.instructions_per_thread:.6g}", f"{load_rounds:.6g}")))
+                               else (f"{r.instructions_per_thread:.6g}", f"{r.load_waits_per_thread:.6g}")))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
