@@ -181,9 +181,6 @@ class KernelModel:
     #: how often a thread's warp waits for its loads in the compiled code of each fold, ((fx, fy, fz), waits)
     #: pairs, where the compiler's code was read (`ResourceUsage.load_waits_per_thread`)
     load_waits_by_fold: tuple[tuple[tuple[int, int, int], float], ...] = ()
-    #: warp instructions a thread's warp issues in the compiled code of each fold, ((fx, fy, fz), instructions)
-    #: pairs, where the compiler's code was read (`ResourceUsage.instructions_per_thread`)
-    instructions_by_fold: tuple[tuple[tuple[int, int, int], float], ...] = ()
     #: the spill bytes of each fold's compiled code that spills, ((fx, fy, fz), (stored, loaded, kept)) pairs,
     #: per thread (`ResourceUsage.spill_store_bytes`, `spill_load_bytes`, `spill_footprint_bytes`)
     spills_by_fold: tuple[tuple[tuple[int, int, int], tuple[int, int, int]], ...] = ()
@@ -252,13 +249,6 @@ class KernelModel:
         if (own := self.launch_resources(fold, block)) is not None:
             return own.load_waits_per_thread
         return dict(self.load_waits_by_fold).get(tuple(fold))
-
-    def instructions_for(self, fold, block) -> float | None:
-        """Warp instructions a thread's warp issues in the code compiled for this launch, else for this fold; None
-        where no compiler's code was read."""
-        if (own := self.launch_resources(fold, block)) is not None:
-            return own.instructions_per_thread
-        return dict(self.instructions_by_fold).get(tuple(fold))
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""

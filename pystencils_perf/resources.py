@@ -41,14 +41,10 @@ class ResourceUsage:
     #: cache level they live in; None where the compiler does not say: each spilled byte is then stored once,
     #: and the spill stores are what it keeps
     spill_kept_bytes: int | None = None
-    #: how often a thread's warp stops to wait for its outstanding loads: each wait exposes a memory latency.
-    #: AMD: the compiled code's ``s_waitcnt vmcnt`` reached with loads outstanding; NVIDIA: its loads over the
-    #: loads outstanding when its SASS waits on a load's scoreboard (`sass.SassCounts.load_rounds`). None where
-    #: the code was not read (Volta: nvdisasm 13 does not read sm_70) or has a loop whose trip count it does not give
+    #: how often a thread's warp stops to wait for its outstanding loads (AMD: the compiled code's
+    #: ``s_waitcnt vmcnt`` reached with loads outstanding): each wait exposes a memory latency; None
+    #: where the code was not read (NVIDIA: no SASS is read) or has a loop whose trip count it does not give
     load_waits_per_thread: float | None = None
-    #: warp instructions a thread's warp issues in the compiled code (NVIDIA: its SASS, `adapters.sass`); None
-    #: where the code was not read, or has a loop whose trip count it does not give
-    instructions_per_thread: float | None = None
 
     def __str__(self) -> str:
         spills = ""
@@ -83,8 +79,8 @@ ResourcesByFold = dict
 
 
 def with_resources(model, resources: ResourcesByFold):
-    """`model` with the registers, shared memory, spills, load waits and instructions each fold's compiled code
-    needs (unfolded: its own)."""
+    """`model` with the registers, shared memory, spills and load waits each fold's compiled code needs (unfolded:
+    its own)."""
     if not resources:
         return model
     unfolded = resources.get((1, 1, 1))
@@ -95,8 +91,6 @@ def with_resources(model, resources: ResourcesByFold):
         registers_by_fold=tuple(sorted((fold, r.registers_per_thread) for fold, r in resources.items())),
         load_waits_by_fold=tuple(sorted((fold, r.load_waits_per_thread) for fold, r in resources.items()
                                         if r.load_waits_per_thread is not None)),
-        instructions_by_fold=tuple(sorted((fold, r.instructions_per_thread) for fold, r in resources.items()
-                                          if r.instructions_per_thread is not None)),
         spills_by_fold=tuple(sorted((fold, (r.spill_store_bytes, r.spill_load_bytes, r.spill_footprint_bytes))
                                     for fold, r in resources.items() if r.spilled)),
     )

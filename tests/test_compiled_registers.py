@@ -87,16 +87,3 @@ def test_a_rolled_filter_loop_counts_once_per_trip():
     assert trips_per_thread(replace(counts, looped=False), 16) == 1.0
     with pytest.raises(SystemExit, match="no FMA"):
         trips_per_thread(replace(counts, fma_instructions=0), 16)
-
-
-@pytest.mark.parametrize("arch", ["sm_80", "sm_86"])
-def test_the_sass_tells_the_read_only_paths_cost_apart(arch):
-    """The NVIDIA tables' SASS counts: at tile 1x1 the read-only path issues about three times the instructions of
-    plain loads (a 64-bit address per ``__ldg``), and more where each load is guarded, as the guarded read_only
-    launches measure 1.2-1.4x slower; a guarded ``__ldg`` is predicated, so its code keeps more loads in flight
-    (waits fewer latencies) than the unguarded one, whose addresses hold the registers."""
-    table = read_table(EXTERNAL / f"convolution15_registers_{arch}.csv")
-    plain, read_only, guarded_read_only = table[(64, 4, 1, 1, 0)], table[(64, 4, 1, 1, 1)], table[(48, 4, 1, 1, 1)]
-    assert read_only.instructions_per_thread > 2.5 * plain.instructions_per_thread
-    assert guarded_read_only.instructions_per_thread > 1.2 * read_only.instructions_per_thread
-    assert guarded_read_only.load_waits_per_thread < read_only.load_waits_per_thread / 3

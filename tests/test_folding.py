@@ -205,9 +205,9 @@ def test_registers_of_generated_variants(folded, compiler):
     twice = cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), arch, compiler)
     assert 0 < unfolded.registers_per_thread < twice.registers_per_thread <= 255
     assert not unfolded.spilled and unfolded.compiler == compiler.name
-    calls = cuda_compiler.compile_code.cache_info().hits
+    calls = cuda_compiler.compile_resources.cache_info().hits
     cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), arch, compiler)
-    assert cuda_compiler.compile_code.cache_info().hits == calls + 1  # cached per source text
+    assert cuda_compiler.compile_resources.cache_info().hits == calls + 1  # cached per source text
 
 
 @pytest.mark.skipif(cuda_compiler.find_nvrtc() is None, reason="the NVRTC and ptxas wheels are not installed")

@@ -351,21 +351,24 @@ def _guarded_row(load_guard, read_only=False):
 
 
 @pytest.mark.parametrize("device, read_only, in_flight", [("MI250X", False, 1.0), ("A100-PCIe-40GB", False, 4.0),
-                                                        ("A100-PCIe-40GB", True, 4.0), ("MI250X", True, 1.0)])
+                                                        ("A100-PCIe-40GB", True, 1.0), ("MI250X", True, 1.0)])
 def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_on_nvidia(device, read_only, in_flight):
     """Hand-written code that guards each load (``load_guard``) puts every one in its own branch on AMD, where a
-    wavefront then waits for each before the next issues; nvcc predicates them, through its read-only path too
-    (`sass`). The body's single ``if`` (no ``load_guard``, as in pystencils' code) changes nothing."""
+    wavefront then waits for each before the next issues; nvcc predicates them, but through its read-only path a
+    guarded load is one in flight as well. The body's single ``if`` (no ``load_guard``, as in pystencils' code)
+    changes nothing."""
     from pystencils_perf.models.throughput import mean_latency_cycles
 
     dev = pp.get_device(device)
     c = throughput.constants_for(dev)
-    assert (c.guarded_loads_in_flight_per_warp, c.loads_in_flight_per_warp) == (in_flight, 4.0)
+    rate = c.guarded_read_only_loads_in_flight_per_warp if read_only else c.guarded_loads_in_flight_per_warp
+    assert (rate, c.loads_in_flight_per_warp) == (in_flight, 4.0)
     kernel = _guarded_row("x < 4200", read_only)
     guarded = pp.rank(kernel, dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
     x, m = guarded.metrics.extras, guarded.metrics
     requests = x["read_only_load_requests_per_lup" if read_only else "load_requests_per_lup"]
     assert x["individually_guarded_load_requests_per_lup"] == requests > 0
+    assert x["individually_guarded_read_only_load_requests_per_lup"] == (requests if read_only else 0)
     sm_cycles_per_second = dev.sm_count * dev.clock_ghz * 1e9
     expected = requests / in_flight / x["resident_warps_per_sm"] * mean_latency_cycles(m, c) / sm_cycles_per_second
     # the unloaded term (the prediction's also waits in the memory queue: `test_what_misses_l2_waits_in_...`)
@@ -424,7 +427,8 @@ def test_a_round_of_loads_waits_for_its_slowest():
     from types import SimpleNamespace
 
     extras = {"load_requests_per_lup": 8.0, "read_only_load_requests_per_lup": 0.0,
-              "spill_load_requests_per_lup": 0.0, "individually_guarded_load_requests_per_lup": 0.0}
+              "spill_load_requests_per_lup": 0.0, "individually_guarded_load_requests_per_lup": 0.0,
+              "individually_guarded_read_only_load_requests_per_lup": 0.0}
     m = SimpleNamespace(l1_requested_bytes_per_lup=56.0, l2_load_bytes_per_lup=14.0, dram_load_bytes_per_lup=8.0,
                         extras=extras)
     c = throughput.constants_for(pp.get_device("A100-PCIe-40GB"))

@@ -26,13 +26,11 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PerfError
 from ..resources import ResourceUsage
-from . import sass
-from .sass import SassCounts
 
 #: the architecture used where a device names none
 DEFAULT_ARCH = "sm_90"
@@ -55,19 +53,18 @@ class Nvcc:
     def archs(self) -> tuple[str, ...]:
         return tuple(a for a in _output([self.path, "--list-gpu-code"]).split() if re.fullmatch(r"sm_\d+", a))
 
-    def assemble(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> tuple[str, bytes]:
-        """ptxas' resource report and the cubin of compiling `source` for `arch`."""
+    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> str:
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-nvcc-") as tmp:
-            cu, cubin = Path(tmp) / f"{function}.cu", Path(tmp) / "k.cubin"
+            cu = Path(tmp) / f"{function}.cu"
             cu.write_text(source)
             cmd = [self.path, *(f"-I{d}" for d in include_dirs), "-cubin", "--resource-usage", f"-arch={arch}",
-                   "-o", str(cubin), str(cu)]
+                   "-o", str(Path(tmp) / "k.cubin"), str(cu)]
             result = subprocess.run(cmd, capture_output=True, text=True)
-            report = result.stdout + result.stderr
-            if result.returncode != 0:
-                first = next((line for line in report.splitlines() if "error" in line), report.strip()[-300:])
-                raise PerfError(f"{self.name} could not compile kernel {function!r} for {arch}: {first.strip()}")
-            return report, cubin.read_bytes()
+        report = result.stdout + result.stderr
+        if result.returncode != 0:
+            first = next((line for line in report.splitlines() if "error" in line), report.strip()[-300:])
+            raise PerfError(f"{self.name} could not compile kernel {function!r} for {arch}: {first.strip()}")
+        return report
 
 
 @dataclass(frozen=True)
@@ -98,18 +95,17 @@ class Nvrtc:
         self._lib.nvrtcGetSupportedArchs(values)
         return tuple(f"sm_{v}" for v in values)
 
-    def assemble(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> tuple[str, bytes]:
-        """ptxas' resource report and the cubin of compiling `source` for `arch`."""
+    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> str:
         ptx = self._ptx(source, function, arch, (*include_dirs, *self.header_dirs))
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-ptxas-") as tmp:
-            path, cubin = Path(tmp) / f"{function}.ptx", Path(tmp) / "k.cubin"
+            path = Path(tmp) / f"{function}.ptx"
             path.write_bytes(ptx)
-            result = subprocess.run([self.ptxas, "-v", f"-arch={arch}", "-o", str(cubin), str(path)],
+            result = subprocess.run([self.ptxas, "-v", f"-arch={arch}", "-o", str(Path(tmp) / "k.cubin"), str(path)],
                                     capture_output=True, text=True)
-            report = result.stdout + result.stderr
-            if result.returncode != 0:
-                raise PerfError(f"ptxas could not assemble kernel {function!r} for {arch}: {report.strip()[-300:]}")
-            return report, cubin.read_bytes()
+        report = result.stdout + result.stderr
+        if result.returncode != 0:
+            raise PerfError(f"ptxas could not assemble kernel {function!r} for {arch}: {report.strip()[-300:]}")
+        return report
 
     def _ptx(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> bytes:
         with _thread_locale_kept():
@@ -233,24 +229,11 @@ def kernel_resources(kernel, arch: str, compiler: CudaCompiler) -> ResourceUsage
 
 
 @functools.lru_cache(maxsize=512)
-def compile_code(source: str, function: str, arch: str, compiler: CudaCompiler,
-                 include_dirs: tuple[str, ...] = ()) -> tuple[ResourceUsage, SassCounts | None]:
-    """Compile `source` for `arch`: ptxas' resource report of `function`, with the instructions a thread issues
-    and the latencies it waits for its loads where its SASS was read (`sass`: straight-line code; a loop leaves
-    them unknown), and the SASS counts (None where nvdisasm is missing or does not read `arch`)."""
-    report, cubin = compiler.assemble(source, function, arch, include_dirs)
-    usage = parse_resource_usage(report, function, arch, compiler.name)
-    counts = sass.sass_counts(cubin, function) if sass.readable(arch) else None
-    if counts is None or counts.looped:
-        return usage, counts
-    return replace(usage, instructions_per_thread=float(counts.instructions),
-                   load_waits_per_thread=counts.load_rounds), counts
-
-
 def compile_resources(source: str, function: str, arch: str, compiler: CudaCompiler,
                       include_dirs: tuple[str, ...] = ()) -> ResourceUsage:
-    """Compile `source` for `arch` and read ptxas' resource report of `function` (and its SASS's instructions)."""
-    return compile_code(source, function, arch, compiler, include_dirs)[0]
+    """Compile `source` for `arch` and read ptxas' resource report of `function`."""
+    report = compiler.ptxas_report(source, function, arch, include_dirs)
+    return parse_resource_usage(report, function, arch, compiler.name)
 
 
 def parse_resource_usage(report: str, function: str, arch: str, compiler: str = "") -> ResourceUsage:

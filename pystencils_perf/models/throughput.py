@@ -23,11 +23,9 @@ update (seconds) that one resource alone would need, all named in
   arithmetic issues (`point_lane_utilization`): a warp computes for all its 32 lanes, so a
   16-thread block, the idle half of a 48-thread block's second warp, or threads past the
   domain's edge cost FP throughput.
-- ``issue``: warp instructions over the SM's issue rate (`Device.warp_instructions_per_cycle_per_sm`):
-  the compiled code's where its SASS was read (`adapters.sass`), else loads, stores, one FMA per
-  two flops, per warp that updates the point, and the loads and stores of spilled registers. The
-  counted ones miss the compiler's address arithmetic: through NVIDIA's read-only path the
-  convolution's code issues 3x the instructions of its plain loads' (a 64-bit address per load).
+- ``issue``: warp instructions (loads, stores, one FMA per two flops, per warp that
+  updates the point, and the loads and stores of spilled registers) over the SM's issue rate
+  (`Device.warp_instructions_per_cycle_per_sm`).
 - ``latency``: Little's law. A warp issues a round of requests (its loads in flight) and
   waits for all of them, so a round takes the latency of the deepest level any of its
   requests reaches: DRAM if any goes there (`latency_parts_cycles`); the time per update
@@ -36,14 +34,15 @@ update (seconds) that one resource alone would need, all named in
   A load under an ``if`` of its own (hand-written code guarding each load of an unrolled
   loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
   AMD's compiler branches around it, so a wavefront has one in flight at a time
-  (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file).
-  Where the compiled code was read (`ResourceUsage.load_waits_per_thread`: AMD's assembly, NVIDIA's
-  SASS from sm_75 on), the rounds are what it says instead of these estimates: how often a warp
-  stops to wait for its outstanding loads, its spills' among them (NVIDIA: its loads over those
-  outstanding when it waits). The compiler decides that: it batches a dozen loads per wait in code
-  it unrolled, and waits on each load of a filter loop it kept rolled; nvcc keeps 26 of the
-  convolution's plain loads in flight, and 4 where each goes through the read-only path
-  (``__ldg``) with a 64-bit address of its own.
+  (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file). Through
+  NVIDIA's read-only path a guarded load is one in flight too
+  (``guarded_read_only_loads_in_flight_per_warp``): the convolution's guarded ``read_only``
+  launches measure 1.2-1.4x slower than unguarded ones of the same tile on the A100, RTX A4000
+  and A6000, where plain loads lose nothing to their guards.
+  Where the compiled code was read (AMD: hipcc's assembly, `ResourceUsage.load_waits_per_thread`),
+  the rounds are what it says instead of these estimates: how often a warp stops to wait for its
+  outstanding loads, its spills' among them. The compiler decides that: it batches a dozen loads
+  per wait in code it unrolled, and waits on each load of a filter loop it kept rolled.
   What misses L2 waits in the queue of the level that serves it (DRAM, or the last-level cache
   where a device has one): its latency beyond L2 is 1 / (1 - u) times the unloaded one, the
   response time of an M/M/1 queue at that level's utilization u = its time / the total time.
@@ -105,13 +104,14 @@ MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
 EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individually_guarded_load_requests_per_lup",
+          "individually_guarded_read_only_load_requests_per_lup",
           "spill_load_requests_per_lup",
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
           "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "warps_per_lup", "resident_warps_per_sm", "waves",
           "last_wave_blocks_per_sm", "l2_load_requests_per_lup", "l2_store_requests_per_lup")
 #: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
-COMPILED_EXTRAS = ("compiled_load_waits_per_lup", "compiled_warp_instructions_per_lup")
+COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,8 @@ class ThroughputConstants:
     #: the same for loads that each sit under an ``if`` of their own (`individually_guarded`): where the compiler
     #: branches around each one instead of predicating it, a warp has one such load in flight at a time
     guarded_loads_in_flight_per_warp: float
+    #: the same for such loads through NVIDIA's read-only path (`read_only_fields`)
+    guarded_read_only_loads_in_flight_per_warp: float
     overlap_exponent: float
     #: L2 bandwidth one load request occupies at least, however few sectors it carries
     l2_bytes_per_request: float
@@ -213,7 +215,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     lups = max(sum(int(a.sum()) for a in updating), 1)
     point_warps = max(sum(_warps_with_an_active_lane(a, warp) for a in updating), 1)
     counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "load_sectors_per_line",
-                            "individually_guarded_load_requests_per_lup", "l1_tag_lookups_per_lup",
+                            "individually_guarded_load_requests_per_lup",
+                            "individually_guarded_read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
                             "read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
@@ -232,6 +235,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         if individually_guarded(model, block):
             guarded = np.array([any(conj for conj in i.guards) for i in loads])
             counts["individually_guarded_load_requests_per_lup"] = float(requests[guarded].sum()) / lups
+            counts["individually_guarded_read_only_load_requests_per_lup"] = float(requests[guarded & ro].sum()) / lups
         counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
@@ -265,13 +269,11 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     sectors_per_request = max(counts.pop("load_sectors_per_line"), 1.0)
     counts["l2_load_requests_per_lup"] = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * sectors_per_request)
     counts["l2_store_requests_per_lup"] = counts.pop("store_lines_per_lup")
-    # every warp of a block waits and issues as often as its code says
-    compiled = {name: value * counts["warps_per_lup"] for name, value in (
-        ("compiled_load_waits_per_lup", model.load_waits_for(launch.fold, launch.block)),
-        ("compiled_warp_instructions_per_lup", model.instructions_for(launch.fold, launch.block))) if value is not None}
+    waits = model.load_waits_for(launch.fold, launch.block)
+    compiled = {} if waits is None else {"compiled_load_waits_per_lup": waits * counts["warps_per_lup"]}
     return {
         **counts,
-        **compiled,
+        **compiled,  # every warp of a block waits as often as its code says
         "spill_load_requests_per_lup": spill_loads,
         "resident_warps_per_sm": float(blocks_per_sm * warps_per_block),
         "waves": total_blocks / full_wave_blocks,
@@ -284,12 +286,16 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
 def load_rounds_per_lup(x: dict, c: ThroughputConstants) -> tuple[float, float]:
     """Warp load requests per update and the rounds they take: a warp issues a round of requests, then waits
     for all of them. As often as the compiled code waits, where it was read; else those under an ``if`` of
-    their own at their own rate, the others at the estimated loads in flight."""
+    their own at their own rate (those through the read-only path at theirs), the others at the estimated
+    loads in flight."""
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
     if "compiled_load_waits_per_lup" in x:
         return requests, x["compiled_load_waits_per_lup"]
     guarded = x["individually_guarded_load_requests_per_lup"]
-    return requests, (requests - guarded) / c.loads_in_flight_per_warp + guarded / c.guarded_loads_in_flight_per_warp
+    guarded_read_only = x["individually_guarded_read_only_load_requests_per_lup"]
+    return requests, ((requests - guarded) / c.loads_in_flight_per_warp
+                      + (guarded - guarded_read_only) / c.guarded_loads_in_flight_per_warp
+                      + guarded_read_only / c.guarded_read_only_loads_in_flight_per_warp)
 
 
 def latency_parts_cycles(metrics, c: ThroughputConstants) -> tuple[float, float]:
@@ -333,13 +339,6 @@ def l2_bytes_per_lup(metrics, c: ThroughputConstants) -> float:
     return max(by_bytes, by_requests)
 
 
-def warp_instructions_per_lup(x: dict) -> float:
-    """Warp instructions per update: the compiled code's, where it was read (`ResourceUsage.instructions_per_thread`:
-    address arithmetic, predicates and moves besides the accesses and FMAs), else the accesses, FMAs and spills
-    counted."""
-    return x.get("compiled_warp_instructions_per_lup", x["warp_instructions_per_lup"])
-
-
 def l1_request_stage_cycles_per_lup(x: dict, device) -> float:
     """L1 cycles per update of the tag stage for ordinary loads: a pass per cycle, and a request at least
     ``1 / l1_requests_per_cycle`` cycles (two on GA10x, whose 2-row blocks of the convolution then cost what
@@ -363,7 +362,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         "L2": l2_bytes_per_lup(metrics, c) / (device.l2_bandwidth_gbs * 1e9),
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": limiters["DRAM"],
-        "issue": warp_instructions_per_lup(x) / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
+        "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
         "latency": request_rounds * mean_latency_cycles(metrics, c) / sm_cycles_per_second,
     }
 

@@ -53,9 +53,6 @@ COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
 #: AMD tables only: the scratch a thread keeps its spills in, and how often its wavefront waits for its
 #: outstanding loads (`hip_compiler.assembly_counts`)
 AMD_COLUMNS = ("spill_kept_bytes", "load_waits_per_thread")
-#: NVIDIA tables only: the warp instructions a thread issues and the latencies it waits for its loads, read from
-#: its SASS (`sass.sass_counts`)
-NVIDIA_COLUMNS = ("instructions_per_thread", "load_waits_per_thread")
 FILTER_TAPS = 15 * 15
 
 
@@ -85,15 +82,13 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
         kept = row.get("spill_kept_bytes")
         rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
             arch, int(row["registers"]), int(row["spill_store_bytes"]), int(row["spill_load_bytes"]), 0, compiler,
-            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"),
-            instructions_per_thread=row.get("instructions_per_thread"))
+            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"))
     return rows
 
 
 def trips_per_thread(counts, tile_points: int) -> float:
     """How often a thread runs its code: once, or where the compiler kept the filter loop rolled (it unrolls the
-    15 x 15 taps only so far), the thread's FMAs (225 per tile point) over the FMAs of one trip (`counts`: AMD's
-    `hip_compiler.AssemblyCounts` or NVIDIA's `sass.SassCounts`)."""
+    15 x 15 taps only so far), the thread's FMAs (225 per tile point) over the FMAs of one trip."""
     if not counts.looped:
         return 1.0
     if not counts.fma_instructions:
@@ -156,12 +151,7 @@ def main(argv=None) -> int:
         macros = {**FIXED, **dict(zip(KEY, config))}
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
         if not amd:
-            usage, counts = driver.compile_code(source, FUNCTION, arch, compiler)
-            if counts is None:
-                raise SystemExit(f"nvdisasm is not installed or does not read {arch}: no instructions to count")
-            trips = trips_per_thread(counts, config[2] * config[3])
-            return replace(usage, instructions_per_thread=counts.instructions * trips,
-                           load_waits_per_thread=counts.load_rounds * trips)
+            return driver.compile_resources(source, FUNCTION, arch, compiler)
         usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
         trips = trips_per_thread(counts, config[2] * config[3])
         return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
@@ -175,11 +165,10 @@ def main(argv=None) -> int:
                  f"(validation/data/external/compile_convolution_registers.py); configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else NVIDIA_COLUMNS))
+        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else ()))
         for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((r.spill_footprint_bytes, f"{r.load_waits_per_thread:.6g}") if amd
-                               else (f"{r.instructions_per_thread:.6g}", f"{r.load_waits_per_thread:.6g}")))
+                            + ((r.spill_footprint_bytes, f"{r.load_waits_per_thread:.6g}") if amd else ()))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
