@@ -165,6 +165,7 @@ def test_a_hipcc_that_does_not_build_the_devices_architecture_is_not_used(star, 
     ranking = pp.rank(star, "MI300X", blocks=BLOCKS[:1], folds=FOLDS[:1])
     assert ranking.resources == {} and "that builds the device's architecture" in ranking.resources_note
 
+
 @pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")
 def test_hipcc_measures_each_folds_vgprs(star):
     ranking = pp.rank(star, "MI210", blocks=BLOCKS[:1], folds=FOLDS)
