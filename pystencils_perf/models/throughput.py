@@ -38,7 +38,9 @@ update (seconds) that one resource alone would need, all named in
   NVIDIA's read-only path a guarded load is one in flight too
   (``guarded_read_only_loads_in_flight_per_warp``): the convolution's guarded ``read_only``
   launches measure 1.2-1.4x slower than unguarded ones of the same tile on the A100, RTX A4000
-  and A6000, where plain loads lose nothing to their guards.
+  and A6000, where plain loads lose nothing to their guards. An estimate of the effect: their
+  SASS shows the loads predicated and the slowdown in instructions (a 64-bit address per
+  ``__ldg``, 1.27x more where guarded), which the issue term does not count yet.
   Where the compiled code was read (AMD: hipcc's assembly, `ResourceUsage.load_waits_per_thread`),
   the rounds are what it says instead of these estimates: how often a warp stops to wait for its
   outstanding loads, its spills' among them. The compiler decides that: it batches a dozen loads
