@@ -84,6 +84,18 @@ def test_counters_in_a_cache_are_volumes_not_parameters(tmp_path):
         read_kernel_tuner(_write(tmp_path, "c.json", {"cache": {"32,4,1,0": entry}}))
 
 
+def test_observer_outputs_in_a_cache_are_not_parameters(tmp_path, spec):
+    """Kernel Tuner's observers store their outputs beside the time (registers, a verification error): where the
+    cache names its tunable parameters, only those are parameters, so the outputs split no variant."""
+    cache = {**CACHE, "cache": {key: {**entry, "num_regs": 40 + n, "relative_error": 1e-7 * n}
+                                for n, (key, entry) in enumerate(CACHE["cache"].items())}}
+    data = read_kernel_tuner(_write(tmp_path, "c.json", cache))
+    assert all(set(r.params) == set(CACHE["tune_params_keys"]) for r in data.runs)
+    assert [len(g.dataset.rows) for g in variants(data, spec)] == [3, 2]
+    unnamed = {k: v for k, v in cache.items() if k != "tune_params_keys"}
+    assert "num_regs" in read_kernel_tuner(_write(tmp_path, "u.json", unnamed)).runs[0].params
+
+
 def test_json_gz_and_interrupted_json_read_alike(tmp_path):
     plain = read_kernel_tuner(_write(tmp_path, "c.json", CACHE))
     packed = read_kernel_tuner(_write(tmp_path, "c.json.gz", CACHE, gz=True))

@@ -134,13 +134,19 @@ def _read_json(path: Path) -> TunerData:
     if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
         raise MeasurementError(f"{path} is not a Kernel Tuner cache: no 'cache' table of configurations")
     runs, failed = [], []
+    # Kernel Tuner names the tunable parameters; an entry's other fields are results and observers' outputs
+    # (registers, power, a verification error), which would otherwise split the configurations into variants
+    keys = data.get("tune_params_keys")
     for key, entry in data["cache"].items():
         if not isinstance(entry, dict):
             raise MeasurementError(f"{path} cache entry {key!r} is not a table")
         if "time" not in entry:
             raise MeasurementError(f"{path} cache entry {key!r} has no 'time'")
         time_ms = _time(path, f"cache entry {key!r}", entry["time"])
-        params = {k: v for k, v in entry.items() if k not in RESULT_FIELDS and not is_counter(k)}
+        if isinstance(keys, list) and all(k in entry for k in keys):
+            params = {k: entry[k] for k in keys}
+        else:
+            params = {k: v for k, v in entry.items() if k not in RESULT_FIELDS and not is_counter(k)}
         if time_ms is None:
             failed.append(params)
             continue
