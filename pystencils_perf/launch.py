@@ -249,8 +249,10 @@ def perf_check_candidate(model, launch, device):
         if device.blocks_by_registers(regs, launch.threads_per_block) == 0:
             warps = -(-launch.threads_per_block // device.warp_size)
             per_warp = device.registers_per_warp(regs)
+            partitions = device.register_file_partitions
+            spread = f", spread over {partitions} register files" if partitions > 1 else ""
             return (f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of "
-                    f"{device.register_allocation_unit}) exceed {device.registers_per_sm} registers per SM")
+                    f"{device.register_allocation_unit}{spread}) exceed {device.registers_per_sm} registers per SM")
     shared = model.shared_memory_for(launch.block)
     if shared > device.shared_memory_limit_per_block_bytes:
         return f"{shared} B shared memory exceed {device.name}'s {device.shared_memory_limit_per_block_bytes} B per block"

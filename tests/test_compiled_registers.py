@@ -71,7 +71,8 @@ def test_the_measured_kernels_launches_get_their_own_registers_and_spills(compil
 
 
 @pytest.mark.parametrize("device, table", [("A100", "sm_80"), ("RTX-A4000", "sm_86"), ("MI250X", "gfx90a"),
-                                           ("W6600", "gfx1032"), ("W7800", "gfx1100"), ("H100", None)])
+                                           ("W6600", "gfx1032"), ("W7800", "gfx1100"), ("H100", "sm_90"),
+                                           ("V100", None)])
 def test_each_gpu_reads_its_own_architectures_table(device, table):
     path = CompiledRegisters().table_for(pp.get_device(device))
     assert (path.name if path else None) == (f"convolution15_registers_{table}.csv" if table else None)

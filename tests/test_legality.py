@@ -1,12 +1,15 @@
 """Launches the hardware cannot run are rejected with the limit they break (issue 26, legality)."""
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pystencils_perf.devices import get_device, list_devices
 from pystencils_perf.launch import LaunchConfig, grid_limits, perf_check_candidate
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,25 @@ def test_a_block_whose_registers_leave_no_room_has_occupancy_zero():
     reason = perf_check_candidate(space, LaunchConfig((992, 1, 1)), device)
     assert reason.startswith("occupancy 0: 65 registers x 31 warps (2304 per warp")
     assert perf_check_candidate(Space((4096, 4096, 1), registers=64), LaunchConfig((992, 1, 1)), device) is None
+
+
+def test_registers_are_checked_per_register_file_as_an_h100_refused_launches():
+    """An SM's registers sit in four files, one per scheduler, and CUDA checks a block's warps rounded up to all
+    four: our H100 cache of the convolution holds every launch the driver refused (145 of 1920) and its compiled
+    registers; exactly those have no room. Seven of them (80x4 threads at 188 registers: 10 warps of 6144) fit
+    the SM's 65536 registers unless the warps are rounded up to 12."""
+    from pystencils_perf.measure.kernel_tuner import load_cache_json
+
+    device = get_device("H100")
+    cache = load_cache_json(ROOT / "validation/hopper/data/h100/convolution15_kernel_tuner_cache.json.gz")["cache"]
+    refused = {key for key, e in cache.items() if e["time"] == "RuntimeFailedConfig"}
+    no_room = {key for key, e in cache.items()
+               if device.blocks_by_registers(e["num_regs"], e["block_size_x"] * e["block_size_y"]) == 0}
+    assert len(refused) == 145 and no_room == refused
+    assert device.blocks_by_registers(188, 320) == 0 and device.blocks_by_registers(168, 320) == 1
+    reason = perf_check_candidate(Space((4096, 4096, 1), registers=188), LaunchConfig((80, 4, 1)), device)
+    assert reason.startswith("occupancy 0: 188 registers x 10 warps (6144 per warp, allocated in units of 256, "
+                             "spread over 4 register files)")
 
 
 def test_rdna_runs_a_workgroup_over_a_wgp():

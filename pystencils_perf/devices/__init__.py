@@ -245,11 +245,28 @@ class Device:
         unit = self.register_allocation_unit
         return -(-registers_per_thread * self.warp_size // unit) * unit
 
+    @property
+    def register_file_partitions(self) -> int:
+        """Register files an SM's registers are split into, one per scheduler: a block's warps are spread over them
+        and each warp's registers come from its own. NVIDIA: 4 sub-partitions (2 on GP100, compute capability 6.0),
+        the count CUDA's occupancy header uses (cuda_occupancy.h of CUDA 13.0, cudaOccSubPartitionsPerMultiprocessor).
+        AMD files give a CU's (a WGP's) registers as one file, whose waves the compiler fits at build time."""
+        if self.vendor != "nvidia":
+            return 1
+        return 2 if self.compute_capability == "6.0" else 4
+
     def blocks_by_registers(self, registers_per_thread: int, threads_per_block: int) -> int:
-        """Blocks of `threads_per_block` whose registers fit an SM's register file at once (0: the block
-        cannot run)."""
+        """Blocks of `threads_per_block` whose registers fit an SM's register files at once (0: the block
+        cannot run). As cuda_occupancy.h computes it: a launch is refused where the warps, rounded up to whole
+        partitions (`register_file_partitions`), need more registers than the SM has (an H100 refused 80x4 threads
+        at 188 registers, which fit 65536 without the rounding: validation/hopper/data/h100); resident warps are
+        those each partition's share of the registers holds."""
         warps = -(-threads_per_block // self.warp_size)
-        return self.registers_per_sm // (self.registers_per_warp(registers_per_thread) * warps)
+        per_warp = self.registers_per_warp(registers_per_thread)
+        partitions = self.register_file_partitions
+        if per_warp * -(-warps // partitions) * partitions > self.registers_per_sm:
+            return 0
+        return (self.registers_per_sm // partitions) // per_warp * partitions // warps
 
     @property
     def shared_memory_limit_per_block_bytes(self) -> int:

@@ -34,7 +34,9 @@ import functools
 import gzip
 import json
 import os
+import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date
@@ -131,6 +133,12 @@ def main(argv=None) -> int:
     parser.add_argument("out", type=Path, help="the CSV to write")
     parser.add_argument("caches", type=Path, nargs="+", help="Kernel Tuner cache files whose configurations to compile")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--cubins", type=Path, metavar="DIR",
+                        help="NVIDIA with nvcc: keep each configuration's cubin in DIR as BX_BY_TX_TY_RO.cubin, "
+                             "the binaries validation/hopper/convolution_on_gpu.py times")
+    parser.add_argument("--tiles", metavar="TXxTY,...",
+                        help="only configurations with these tiles (tile_size_x x tile_size_y), e.g. 1x1,2x4: "
+                             "the table of a long compile in parts")
     parser.add_argument("--check", action="store_true",
                         help="compile nothing: compare the table `out` with the caches' launches that failed")
     args = parser.parse_args(argv)
@@ -150,6 +158,8 @@ def main(argv=None) -> int:
     def compiled(config):
         macros = {**FIXED, **dict(zip(KEY, config))}
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
+        if not amd and args.cubins:
+            return compiled_to_cubin(source, config)
         if not amd:
             return driver.compile_resources(source, FUNCTION, arch, compiler)
         usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
@@ -157,7 +167,27 @@ def main(argv=None) -> int:
         return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
                        spill_load_bytes=round(counts.spill_load_bytes * trips), load_waits_per_thread=counts.waits * trips)
 
+    def compiled_to_cubin(source, config):
+        """The same nvcc call as the compiler driver's, its cubin kept: one compile gives the row and the binary."""
+        with tempfile.TemporaryDirectory(prefix="convolution-") as tmp:
+            cu = Path(tmp) / "convolution.cu"
+            cu.write_text(source)
+            cubin = args.cubins / ("_".join(map(str, config)) + ".cubin")
+            result = subprocess.run([compiler.path, "-cubin", "--resource-usage", f"-arch={arch}", "-o", str(cubin),
+                                     str(cu)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SystemExit(f"{compiler.name} could not compile configuration {config}: {result.stderr.strip()[-300:]}")
+        return cuda_compiler.parse_resource_usage(result.stdout + result.stderr, FUNCTION, arch, compiler.name)
+
+    if args.cubins:
+        if amd or not isinstance(compiler, cuda_compiler.Nvcc):
+            print("--cubins needs nvcc and an sm_XY architecture", file=sys.stderr)
+            return 2
+        args.cubins.mkdir(parents=True, exist_ok=True)
     configs = configurations(args.caches)
+    if args.tiles:
+        tiles = {tuple(int(n) for n in tile.split("x")) for tile in args.tiles.split(",")}
+        configs = [c for c in configs if (c[2], c[3]) in tiles]
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(compiled, configs))
     with replacing_file(args.out) as fh:
