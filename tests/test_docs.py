@@ -217,6 +217,22 @@ def test_the_gpu_measurements_carry_their_provenance():
         assert f"| H200 {kernel} | " in table and f"| H100 {kernel} | " in table
 
 
+def test_the_h100_convolution_cache_carries_its_provenance():
+    """Our own Kernel Tuner cache of the convolution on a lent H100 says what ran it, when, and how it was timed; every
+    timed configuration has Kernel Tuner's 32 runs and passed the check against the float64 reference."""
+    from pystencils_perf.measure.kernel_tuner import load_cache_json
+
+    folder = ROOT / "validation" / "hopper" / "data" / "h100"
+    for name, runs in (("convolution15_kernel_tuner_cache.json.gz", 32), ("convolution15_kernel_tuner_cache_rerun.json.gz", 10)):
+        cache = load_cache_json(folder / name)
+        provenance = cache["provenance"]
+        assert cache["device_name"] == provenance["device"] == "NVIDIA H100 80GB HBM3"
+        assert provenance["driver"] == "580.159.04" and provenance["date_utc"].startswith("2026-11-26")
+        timed = [e for e in cache["cache"].values() if isinstance(e["time"], float)]
+        assert len(timed) > 1700 and all(len(e["times"]) == runs and e["relative_error"] < 1e-5 for e in timed)
+        assert {e["time"] for e in cache["cache"].values() if e not in timed} <= {"RuntimeFailedConfig"}
+
+
 def test_readme_shows_the_default_models_table_of_validation():
     """Issue 26: one table of the default model on every measured data set, in the README and in validation/,
     both written by validation/default_model.py (regenerating one and not the other fails here)."""
@@ -225,4 +241,5 @@ def test_readme_shows_the_default_models_table_of_validation():
     assert readme_table.startswith("| data set |")
     assert readme_table in (ROOT / "validation" / "default_model.md").read_text()
     names = [line.split("|")[1].strip() for line in readme_table.splitlines()[2:]]
-    assert names == ["V100 star r=2", "A100 convolution", "A4000 convolution", "A6000 convolution", "RTX 2080 Ti KTT"]
+    assert names == ["V100 star r=2", "A100 convolution", "A4000 convolution", "A6000 convolution", "RTX 2080 Ti KTT",
+                     "H100 convolution"]

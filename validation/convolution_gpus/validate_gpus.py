@@ -1,4 +1,4 @@
-"""The 15x15 convolution on two GA10x GPUs (RTX A4000, RTX A6000): limiters and throughput model.
+"""The 15x15 convolution on two GA10x GPUs (RTX A4000, RTX A6000) and an H100: limiters and throughput model.
 
     nice -n 10 python3 validation/convolution_gpus/validate_gpus.py [--fit] [--quick] [--out validation/convolution_gpus]
 
@@ -8,7 +8,10 @@ The GA10x SM is not the A100's GA100 SM (twice the FP32 lanes, an L1 that takes 
 cycles), so the GA10x GPUs have a fit of their own: `--fit` fits the throughput model's two fitted
 constants on the RTX A4000's tile 1x1 rows (as validate_a100.py does on the A100's) and writes them;
 the A4000's tiles > 1 and every A6000 row are held out (the A6000, the A40 and the RTX 3090 borrow the
-A4000's fit: `borrowed_fit` in models/data/throughput.toml). Each device keeps its own latencies.
+A4000's fit: `borrowed_fit` in models/data/throughput.toml). The H100's cache is our own measurement of
+the same kernel on a lent H100 (validation/hopper/convolution_on_gpu.py), held out: the Hopper GPUs borrow
+the A100's fit (a fit of their own on the H100's tile 1x1 rows was tried and not kept, validation/hopper/
+README.md). Each device keeps its own latencies.
 `--quick` ranks the tile 1x1 rows only (a check while iterating, not the reported numbers). Writes
 report.md and, per GPU and model, a full report with plots.
 """
@@ -36,11 +39,13 @@ MODEL_LABELS = {"limiters": "limiters (the paper's model)", "throughput": "throu
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "external"
+HOPPER_DATA = HERE.parent / "hopper" / "data"
 DESCRIPTION = HERE.parent / "a100_convolution" / "convolution.py"
 #: device name (pystencils_perf/devices/data) -> its reduced Kernel Tuner cache
 GPUS = {
     "RTX-A4000": DATA / "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz",
     "RTX-A6000": DATA / "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz",
+    "H100-SXM5-80GB": HOPPER_DATA / "h100" / "convolution15_kernel_tuner_cache.json.gz",
 }
 #: the GA10x GPU whose tile 1x1 rows `--fit` fits on (the less noisy cache: run-to-run spread 4.0 / 16.3 %, the
 #: A6000's 7.1 / 26.2 %)
@@ -112,11 +117,12 @@ def main(argv=None) -> int:
     use_compiled_registers()  # each measured launch's registers and spills (convolution_summary.CompiledRegisters)
     spec = load_tunable_spec(DESCRIPTION)
     out = Path(args.out)
-    lines = ["# 15x15 convolution on RTX A4000 and RTX A6000: limiters and throughput model", "",
-             ("The throughput model's two fitted constants come from the RTX A4000's tile 1x1 rows only "
-              "(`validate_gpus.py --fit`); its tiles > 1 and every RTX A6000 row are held out. "
-              f"Data: validation/data/external (benchmark_hub Kernel Tuner caches, use_shmem 0, use_padding 0, "
-              f"valid runs). Kernel description: `validation/a100_convolution/convolution.py`. Reproduce: "
+    lines = ["# 15x15 convolution on RTX A4000, RTX A6000 and H100: limiters and throughput model", "",
+             ("The GA10x GPUs' two fitted constants come from the RTX A4000's tile 1x1 rows only "
+              "(`validate_gpus.py --fit`); its tiles > 1 and every RTX A6000 row are held out. The H100 borrows the "
+              "A100's fit and is held out whole. Data: validation/data/external (benchmark_hub Kernel Tuner caches) "
+              "and validation/hopper/data/h100 (our own, measured on a lent H100), use_shmem 0, use_padding 0, "
+              f"valid runs. Kernel description: `validation/a100_convolution/convolution.py`. Reproduce: "
               f"`python3 validation/convolution_gpus/validate_gpus.py{' --quick' if args.quick else ''}`."), ""]
     details = []
     for device, path in GPUS.items():
