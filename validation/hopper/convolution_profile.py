@@ -1,0 +1,32 @@
+"""Launch each convolution binary of a folder twice, for a profiler: what Nsight Compute reads of the H100's launches.
+
+    ncu --set full --csv --page raw --kernel-name regex:convolution_kernel \
+        python3 validation/hopper/convolution_profile.py CUBIN_DIR > convolution_ncu_raw.csv
+
+The binaries and the launch are `convolution_on_gpu.py`'s (same folder layout, same grid, arguments and weights):
+its checked launch and one timed launch, so a profiled launch is one that computed the convolution.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from convolution_on_gpu import configurations, time_configuration, Problem  # noqa: E402
+
+
+def main(argv=None) -> int:
+    folder = Path((argv or sys.argv[1:])[0])
+    problem = Problem(np.random.default_rng(2026))
+    for config, cubin in configurations(folder).items():
+        entry = time_configuration(config, cubin, problem, iterations=1)
+        print(config, entry["time"], entry.get("relative_error"), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
