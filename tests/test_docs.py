@@ -199,7 +199,7 @@ def test_the_gpu_measurements_carry_their_provenance():
 
     data = ROOT / "validation" / "hopper" / "data"
     files = sorted(data.glob("*.csv")) + sorted((data / "h100").glob("*.csv"))
-    measured = [f for f in files if not f.name.endswith("_full_raw.csv")]  # raw ncu pages are not data sets
+    measured = [f for f in files if not f.name.endswith("_raw.csv")]  # raw ncu pages are not data sets
     # H200: three kernels, their ncu runs and a rerun, then four kernels measured blind, each with a rerun, and the
     # Jacobi's 256-thread blocks; H100: the first three less two ncu runs, then the four blind ones and a box rerun
     assert len(measured) == 28  # and D3Q19's streaming alone, with a rerun
