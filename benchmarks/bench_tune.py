@@ -2,9 +2,10 @@
 
     python benchmarks/bench_tune.py [--repeats 10] [--out validation/tuning] [--predictions DIR]
 
-The NVIDIA convolution caches of validation/data/external and ../shared/data/external (`CACHE_FILES`) are replayed
-in Kernel Tuner's simulation mode, over the configurations its SPEC describes (the 15x15 convolution without shared
-memory or padding, `validation/a100_convolution/convolution.py`). Our strategy (`pystencils_perf_kernel_tuner.ModelGuided`,
+The NVIDIA convolution caches of validation/data/external, ../shared/data/external and validation/hopper/data/h100
+(`CACHE_FILES`; the H100's is our own measurement) are replayed in Kernel Tuner's simulation mode, over the
+configurations its SPEC describes (the 15x15 convolution without shared memory or padding,
+`validation/a100_convolution/convolution.py`). Our strategy (`pystencils_perf_kernel_tuner.ModelGuided`,
 the throughput model's order, corrected after every measurement, with its stopping rule) runs once (it is
 deterministic); Kernel Tuner's random_sample, genetic_algorithm, dual_annealing, simulated_annealing, greedy_ils and
 bayes_opt run `--repeats` times each with seeds 0, 1, ... For budgets 5, 10, 20 and 50 the table gives the measured
@@ -47,7 +48,7 @@ from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "validation/a100_convolution/convolution.py"
-CACHE_FOLDERS = (ROOT / "validation/data/external", ROOT.parent / "shared/data/external")
+CACHE_FOLDERS = (ROOT / "validation/data/external", ROOT.parent / "shared/data/external", ROOT / "validation/hopper/data/h100")
 BUDGETS = (5, 10, 20, 50)
 LONGEST_RUN = 50
 OURS = "pystencils-perf"
@@ -59,7 +60,7 @@ MEAN_AT_10, WORST_AT_10 = 0.99, 0.97
 
 #: the caches replayed: the NVIDIA convolution caches (validation/amd/ reports the AMD ones, held out)
 CACHE_FILES = ("a100_convolution15_kernel_tuner_cache.json.gz", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz",
-               "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz")
+               "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz", "convolution15_kernel_tuner_cache.json.gz")
 
 
 def caches() -> list[Path]:
@@ -300,7 +301,7 @@ def main(argv=None) -> int:
 REPORT = """# Tuning with the model's order, replayed on Kernel Tuner caches
 
 Reproduce: `python3 benchmarks/bench_tune.py --out validation/tuning` on the 2-core development machine: the
-model ranks the three caches first (2.5-4.5 minutes each, two at a time; `--predictions DIR` keeps the ranking
+model ranks the four caches first (2.5-4.5 minutes each, two at a time; `--predictions DIR` keeps the ranking
 for the next run), then the replays took {seconds:.0f} s. This report: `{command}`.
 
 Caches: {gpus}. Kernel: the 15x15 convolution without shared memory or padding
