@@ -236,7 +236,7 @@ def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
     assert by_block[(128, 1, 1)].blocks_per_sm == 16  # threads and blocks limit it, not its few registers
     assert [reason for launch, reason in ranking.rejected] == [
         f"occupancy 0: {registers[(512, 1, 1)]} registers x 32 warps ({-(-registers[(512, 1, 1)] * 32 // 256) * 256} "
-        "per warp, allocated in units of 256) exceed 65536 registers per SM"]
+        "per warp, allocated in units of 256, spread over 4 register files) exceed 65536 registers per SM"]
     assert "registers per launch (its block size compiled in)" in ranking.resources_note
     with pytest.raises(pp.HarvestError, match="block_size_names .* but the description gives no source"):
         pp.rank(replace(kernel, source=None), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])

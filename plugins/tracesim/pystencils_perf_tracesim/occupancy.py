@@ -40,7 +40,9 @@ class OccupancyLimits:
 
     @staticmethod
     def of_device(device) -> OccupancyLimits:
-        """A core device's limits; its files give no warp or shared-memory granularity, so both are 1."""
+        """A core device's limits: the warp granularity is its register files (`Device.register_file_partitions`, 4 on
+        NVIDIA: registers fit per file, as the occupancy calculator's warp allocation unit of 4 says); its files give no
+        shared-memory granularity, so that is 1."""
         return OccupancyLimits(
             wg_per_sm=device.max_blocks_per_sm,
             warps_per_sm=device.max_threads_per_sm // device.warp_size,
@@ -51,7 +53,7 @@ class OccupancyLimits:
             shared_bytes_per_sm=device.shared_memory_per_sm_bytes,
             shared_granularity_bytes=1,
             register_granularity=device.register_allocation_unit,
-            warp_granularity=1,
+            warp_granularity=device.register_file_partitions,
             warp_size=device.warp_size,
         )
 
