@@ -53,12 +53,14 @@ class Nvcc:
     def archs(self) -> tuple[str, ...]:
         return tuple(a for a in _output([self.path, "--list-gpu-code"]).split() if re.fullmatch(r"sm_\d+", a))
 
-    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> str:
+    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...],
+                     cubin: Path | None = None) -> str:
+        """ptxas' resource report of `source`; `cubin`: where to keep the binary (by default it is discarded)."""
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-nvcc-") as tmp:
             cu = Path(tmp) / f"{function}.cu"
             cu.write_text(source)
             cmd = [self.path, *(f"-I{d}" for d in include_dirs), "-cubin", "--resource-usage", f"-arch={arch}",
-                   "-o", str(Path(tmp) / "k.cubin"), str(cu)]
+                   "-o", str(cubin or Path(tmp) / "k.cubin"), str(cu)]
             result = subprocess.run(cmd, capture_output=True, text=True)
         report = result.stdout + result.stderr
         if result.returncode != 0:

@@ -34,9 +34,7 @@ import functools
 import gzip
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date
@@ -168,16 +166,10 @@ def main(argv=None) -> int:
                        spill_load_bytes=round(counts.spill_load_bytes * trips), load_waits_per_thread=counts.waits * trips)
 
     def compiled_to_cubin(source, config):
-        """The same nvcc call as the compiler driver's, its cubin kept: one compile gives the row and the binary."""
-        with tempfile.TemporaryDirectory(prefix="convolution-") as tmp:
-            cu = Path(tmp) / "convolution.cu"
-            cu.write_text(source)
-            cubin = args.cubins / ("_".join(map(str, config)) + ".cubin")
-            result = subprocess.run([compiler.path, "-cubin", "--resource-usage", f"-arch={arch}", "-o", str(cubin),
-                                     str(cu)], capture_output=True, text=True)
-        if result.returncode != 0:
-            raise SystemExit(f"{compiler.name} could not compile configuration {config}: {result.stderr.strip()[-300:]}")
-        return cuda_compiler.parse_resource_usage(result.stdout + result.stderr, FUNCTION, arch, compiler.name)
+        """The compiler driver's nvcc call with its cubin kept: one compile gives the row and the binary."""
+        cubin = args.cubins / ("_".join(map(str, config)) + ".cubin")
+        report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
+        return cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
 
     if args.cubins:
         if amd or not isinstance(compiler, cuda_compiler.Nvcc):
