@@ -255,6 +255,24 @@ def test_load_waits_and_spills_are_read_from_the_assembly():
         hip_compiler.assembly_counts(ASSEMBLY, "missing")
 
 
+def test_fmas_of_rdna3_dual_issue_count_per_half():
+    """gfx11 code pairs instructions (VOPD, as clang 19 writes it for gfx1100): both halves of a dual FMA are FMAs,
+    a pair of another operation and an FMA is one, and so is an FMA with a literal operand (``v_fmaak``), so that a
+    loop's trips (the thread's FMAs over the counted ones) are not overcounted where the compiler pairs them."""
+    code = """\
+kernel:
+\tglobal_load_b32 v1, v[2:3], off
+\ts_waitcnt vmcnt(0)
+\tv_dual_fmac_f32 v4, s0, v1 :: v_dual_fmac_f32 v5, s1, v1
+\tv_dual_mov_b32 v6, v1 :: v_dual_fmac_f32 v7, s2, v1
+\tv_dual_add_nc_u32 v8, 4, v8 :: v_dual_mov_b32 v9, 0
+\tv_fmaak_f32 v10, v1, v1, 0x3f800000
+\tv_fmac_f32_e32 v11, s3, v1
+\ts_endpgm
+"""
+    assert hip_compiler.assembly_counts(code, "kernel").fma_instructions == 5
+
+
 @pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")
 def test_hipcc_reports_how_often_a_fold_waits_for_its_loads(star):
     """pystencils' code has no loop: each fold's compiled waits are per thread, and a fold of two points, whose

@@ -173,8 +173,9 @@ class AssemblyCounts:
     #: ``N-byte Folded Reload`` comments on scratch accesses)
     spill_store_bytes: int
     spill_load_bytes: int
-    #: fused multiply-adds (``v_fma*``, ``v_fmac*``, ``v_mac*``), by which a caller that knows its kernel's
-    #: count per thread can scale counts from one trip of a loop to the whole thread
+    #: fused multiply-add instructions (``v_fma*``, ``v_fmac*``, ``v_fmaak*``, ``v_fmamk*``, ``v_mac*``; each half
+    #: of an RDNA3 dual-issue ``v_dual_fmac_f32 ... :: v_dual_fmac_f32`` counts), by which a caller that knows its
+    #: kernel's count per thread can scale counts from one trip of a loop to the whole thread
     fma_instructions: int
     #: the code branches back (a loop the compiler kept)
     looped: bool
@@ -183,7 +184,8 @@ class AssemblyCounts:
 _VECTOR_LOAD = re.compile(r"^\s*(?:global|buffer|flat|scratch)_load_")
 _SPILL = re.compile(r"^\s*(?:buffer|scratch)_(?:load|store)_\w+.*;\s*(\d+)-byte Folded (Spill|Reload)")
 _WAIT_VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
-_FMA = re.compile(r"^\s*v_(?:pk_)?(?:fma|fmac|mac)_")
+#: an FMA opcode at the start of an instruction or of the second half of a dual-issue (VOPD) one
+_FMA = re.compile(r"(?:^\s*|::\s*)v_(?:dual_)?(?:pk_)?(?:fma|fmac|fmaak|fmamk|mac)_")
 _LABEL = re.compile(r"^(\.?[\w$.]+):")
 _BRANCH = re.compile(r"^\s*s_(?:c)?branch\w*\s+(\.?[\w$.]+)")
 
@@ -211,8 +213,8 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
             allowed = int(wait.group(1))
             waits += outstanding > allowed
             outstanding = min(outstanding, allowed)
-        elif _FMA.match(line):
-            fmas += 1
+        elif fma_opcodes := _FMA.findall(line):
+            fmas += len(fma_opcodes)
         elif (branch := _BRANCH.match(line)) and branch.group(1) in seen_labels:
             looped = True
     return AssemblyCounts(waits, loads, spilled["Spill"], spilled["Reload"], fmas, looped)
