@@ -69,6 +69,15 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
+Since 2026-11-26 (stop 41) the W7800's table comes from clang 19 (through hipcc 5.2, `HIP_CLANG_PATH`),
+which gives gfx1100 its 192 VGPRs per lane at 8 waves and unrolls the 2x4 tiles that LLVM 15 kept rolled,
+as the measured binaries evidently were (validation/data/external/README.md); the change was decided on those
+grounds before the W7800 was ranked with it. Every guarded launch still sits at the cap and spills (9.4 kB
+stored per thread in the median), and 100 unguarded ones do. W7800: Spearman 0.543 -> 0.606 (unguarded 0.574 -> 0.708,
+guarded 0.201 -> 0.304), MAPE 72.2 -> 71.8 % (still 3.4x too slow on average, the latency term the limit of
+1573 launches), worst tied pick 77.3 -> 74.3 %, `select()`'s pick 86.0 -> 77.3 %; the predicted best is the
+same launch (86.0 %).
+
 Since 2026-11-26 (last) the A100's refit (NVIDIA's guarded read-only loads one in flight, which no AMD
 launch has: HIP's __ldg is an ordinary load) narrowed the tie band every borrower uses from 11.5 to 9.8 %,
 and its overlap exponent moved 0.857 -> 0.856: MI250X unchanged (0.866, 97.2 %, 17.8 %); W6600 Spearman
@@ -117,12 +126,13 @@ per tile, where the remark left 1.0-3.2x). The W6600 has such a table too (gfx10
 `convolution15_registers_gfx1032.csv`), with the same picture: every guarded launch at the 128-VGPR cap,
 spilling; with the counted bytes its rank correlation rises from 0.63 to 0.77 (guarded launches 0.25 to
 0.54, 1.3x to 1.2x too fast on geometric mean) and its MAPE falls from 53 to 32 %.
-The W7800's table (gfx1100) comes from the same hipcc 5.2, LLVM 15, the first release with
-gfx1100, which is a weaker stand-in: it caps the kernel at 128 VGPRs where gfx1100's register file
-allows 192, so 1615 of 1920 launches spill there, and it keeps loops rolled that the measured binaries
-evidently unrolled (32x2 blocks of 2x4 tiles without `read_only`: 31 VGPRs and a wait per load here,
-20.0 GLup/s measured, among the fastest). With it the W7800's MAPE falls from 198 to 67 % and its
-rank correlation rises from 0.50 to 0.55, while its worst tied pick falls from 72.5 to 69.0 %.
+The W7800's first table (gfx1100) came from the same hipcc 5.2, LLVM 15, the first release with
+gfx1100, a weaker stand-in (replaced by clang 19's, see the first paragraph): it caps the kernel at 128
+VGPRs where gfx1100's register file allows 192, so 1615 of 1920 launches spill there, and it keeps loops
+rolled that the measured binaries evidently unrolled (32x2 blocks of 2x4 tiles without `read_only`: 31
+VGPRs and a wait per load there, 20.0 GLup/s measured, among the fastest). With it the W7800's MAPE fell
+from 198 to 67 % and its rank correlation rose from 0.50 to 0.55, while its worst tied pick fell from 72.5
+to 69.0 %.
 On every AMD GPU a `read_only` load is an ordinary load (HIP's `__ldg`
 dereferences its pointer), not the A100's slower read-only path.
 
