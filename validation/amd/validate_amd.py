@@ -76,7 +76,12 @@ grounds before the W7800 was ranked with it. Every guarded launch still sits at 
 stored per thread in the median), and 100 unguarded ones do. W7800: Spearman 0.543 -> 0.606 (unguarded 0.574 -> 0.708,
 guarded 0.201 -> 0.304), MAPE 72.2 -> 71.8 % (still 3.4x too slow on average, the latency term the limit of
 1573 launches), worst tied pick 77.3 -> 74.3 %, `select()`'s pick 86.0 -> 77.3 %; the predicted best is the
-same launch (86.0 %).
+same launch (86.0 %). The MAPE is the guarded launches': they measure 7.0x their prediction on geometric mean
+(the W6600's 1.11x, with the same spill pricing), the unguarded ones 1.8x (W6600 1.25x). Guarded launches
+measure 6.3x slower than the rest on the W7800 and 29x on the W6600, so the binaries measured on the W7800
+evidently spilled far less than either compiler here makes them; which compiler and flags built them is not
+known. The unguarded tile-1x1 code pairs no FMA into dual-issue instructions (gfx1100, clang 19: 614
+instructions, 309 of them VALU, for 32x8 blocks), so dual issue does not explain their 1.5x either.
 
 Since 2026-11-26 (last) the A100's refit (NVIDIA's guarded read-only loads one in flight, which no AMD
 launch has: HIP's __ldg is an ordinary load) narrowed the tie band every borrower uses from 11.5 to 9.8 %,
