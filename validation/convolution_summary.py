@@ -190,8 +190,8 @@ def write_fit(device_name: str, data: str, values: dict, mape_percent: float, po
     text = "\n".join(t for t in tables if not t.startswith(prefix)).rstrip() + "\n"
     provenance = (f"{data}, use_shmem 0, tile 1x1, read_only 0 and 1: {points} points, fitted "
                   f"{date.today().isoformat()} by {script} --fit (Powell on the MAPE of throughput from the current "
-                  f"constants and from the best of a 5 x 5 start grid, log-scaled constants within e^-3..e^3), "
-                  f"MAPE {mape_percent:.1f} %; tiles > 1 held out")
+                  f"constants and from the best of a {' x '.join([str(len(START_GRID))] * len(FITTED))} start grid, "
+                  f"log-scaled constants within e^-3..e^3), MAPE {mape_percent:.1f} %; tiles > 1 held out")
     text += f'\n{prefix}]\ndata = "{provenance}"\n'
     text += (f'\n{prefix}.mape_on_fitted_rows]\nvalue = {mape_percent / 100:.3f}\nkind = "fitted"\nsource = "the MAPE of '
              'throughput the fit reached on its rows (see data above): the model\'s measured error, within which '
