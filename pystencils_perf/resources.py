@@ -42,8 +42,9 @@ class ResourceUsage:
     #: and the spill stores are what it keeps
     spill_kept_bytes: int | None = None
     #: how often a thread's warp stops to wait for its outstanding loads (AMD: the compiled code's
-    #: ``s_waitcnt vmcnt`` reached with loads outstanding): each wait exposes a memory latency; None
-    #: where the code was not read (NVIDIA: no SASS is read) or has a loop whose trip count it does not give
+    #: ``s_waitcnt vmcnt`` reached with loads outstanding; NVIDIA: waits on the scoreboards of loads in its SASS,
+    #: `sass.sass_counts`): each wait exposes a memory latency; None where the code was not read (so far the
+    #: SASS of the validation's convolution tables only) or has a loop whose trip count it does not give
     load_waits_per_thread: float | None = None
 
     def __str__(self) -> str:
@@ -136,3 +137,25 @@ def resources_note(resources: ResourcesByFold, folds, device=None) -> str:
                  "the NVRTC 11.8 wheels pystencils-perf installs build it: `pip install nvidia-cuda-nvrtc-cu11==11.8.89 "
                  "nvidia-cuda-nvcc-cu11==11.8.89`)")
     return f"registers per fold {measured}{tail}"
+
+
+@dataclass(frozen=True)
+class AssemblyCounts:
+    """How the compiled code of one kernel waits for its memory loads, and what its spills move, as read in its
+    assembly (AMD: `hip_compiler.assembly_counts`; NVIDIA: `sass.sass_counts`). Static counts: code in a loop
+    counts once, whatever its trip count."""
+
+    #: a warp stops for loads it has outstanding (AMD: ``s_waitcnt vmcnt(N)`` reached with more than N of
+    #: them; NVIDIA: an instruction waits on a scoreboard a load set): each exposes a memory latency
+    waits: int
+    #: loads from global memory (AMD: vector-memory loads, global, buffer, flat and scratch; NVIDIA: ``LDG``,
+    #: ``LD`` and ``LDL``), spilled registers' included
+    loads: int
+    #: bytes per lane the spill stores write and the reloads read
+    spill_store_bytes: int
+    spill_load_bytes: int
+    #: fused multiply-add instructions, by which a caller that knows its kernel's count per thread can scale
+    #: counts from one trip of a loop to the whole thread
+    fma_instructions: int
+    #: the code branches back (a loop the compiler kept)
+    looped: bool

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import pystencils_perf as pp
-from pystencils_perf.adapters import hip_compiler
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec
 from pystencils_perf.plugins import get_plugin_manager
+from pystencils_perf.resources import AssemblyCounts
 
 VALIDATION = Path(__file__).resolve().parents[1] / "validation"
 EXTERNAL = VALIDATION / "data" / "external"
@@ -82,8 +82,8 @@ def test_a_rolled_filter_loop_counts_once_per_trip():
     """Code that kept the 15 x 15 loop rolled runs its body as often as a thread's FMAs (225 per tile point) fill
     it: a body of 450 FMAs runs 8 times for a 4 x 4 tile; unrolled code runs once; a loop without FMAs has no
     trip count to give."""
-    counts = hip_compiler.AssemblyCounts(waits=10, loads=20, spill_store_bytes=8, spill_load_bytes=4,
-                                         fma_instructions=450, looped=True)
+    counts = AssemblyCounts(waits=10, loads=20, spill_store_bytes=8, spill_load_bytes=4,
+                            fma_instructions=450, looped=True)
     assert trips_per_thread(counts, 16) == 8.0
     assert trips_per_thread(replace(counts, looped=False), 16) == 1.0
     with pytest.raises(SystemExit, match="no FMA"):

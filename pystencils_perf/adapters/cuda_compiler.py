@@ -97,13 +97,15 @@ class Nvrtc:
         self._lib.nvrtcGetSupportedArchs(values)
         return tuple(f"sm_{v}" for v in values)
 
-    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...]) -> str:
+    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...],
+                     cubin: Path | None = None) -> str:
+        """ptxas' resource report of `source`; `cubin`: where to keep the binary (by default it is discarded)."""
         ptx = self._ptx(source, function, arch, (*include_dirs, *self.header_dirs))
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-ptxas-") as tmp:
             path = Path(tmp) / f"{function}.ptx"
             path.write_bytes(ptx)
-            result = subprocess.run([self.ptxas, "-v", f"-arch={arch}", "-o", str(Path(tmp) / "k.cubin"), str(path)],
-                                    capture_output=True, text=True)
+            result = subprocess.run([self.ptxas, "-v", f"-arch={arch}", "-o", str(cubin or Path(tmp) / "k.cubin"),
+                                     str(path)], capture_output=True, text=True)
         report = result.stdout + result.stderr
         if result.returncode != 0:
             raise PerfError(f"ptxas could not assemble kernel {function!r} for {arch}: {report.strip()[-300:]}")
@@ -157,7 +159,7 @@ def _output(cmd: list[str]) -> str:
     return subprocess.run(cmd, capture_output=True, text=True).stdout
 
 
-def _wheel_dir(package: str) -> Path | None:
+def wheel_dir(package: str) -> Path | None:
     """Where one of NVIDIA's ``nvidia.cuda_*`` wheels is installed, if it is."""
     try:
         spec = importlib.util.find_spec(f"nvidia.{package}")
@@ -169,14 +171,14 @@ def _wheel_dir(package: str) -> Path | None:
 
 def find_nvrtc() -> Nvrtc | None:
     """NVRTC and ptxas from the ``nvidia-cuda-nvrtc-cuXX`` and ``nvidia-cuda-nvcc-cuXX`` wheels, if both are installed."""
-    nvrtc_dir, nvcc_dir = _wheel_dir("cuda_nvrtc"), _wheel_dir("cuda_nvcc")
+    nvrtc_dir, nvcc_dir = wheel_dir("cuda_nvrtc"), wheel_dir("cuda_nvcc")
     if nvrtc_dir is None or nvcc_dir is None:
         return None
     library = next(iter(sorted((nvrtc_dir / "lib").glob("libnvrtc.so.*"))), None)
     ptxas = nvcc_dir / "bin" / "ptxas"
     if library is None or not ptxas.is_file():
         return None
-    headers = tuple(str(d / "include") for d in (_wheel_dir("cuda_runtime"), _wheel_dir("cuda_cccl"))
+    headers = tuple(str(d / "include") for d in (wheel_dir("cuda_runtime"), wheel_dir("cuda_cccl"))
                     if d is not None and (d / "include").is_dir())
     return Nvrtc(str(library), str(ptxas), headers)
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import PerfError
-from ..resources import ResourceUsage
+from ..resources import AssemblyCounts, ResourceUsage
 from .cuda_compiler import translation_unit
 
 #: the architecture used where a device names none (the MI210's and MI250X's CDNA2)
@@ -160,27 +160,6 @@ def compile_resources(source: str, function: str, arch: str, compiler: Hipcc,
     return compile_code(source, function, arch, compiler, include_dirs)[0]
 
 
-@dataclass(frozen=True)
-class AssemblyCounts:
-    """How the compiled code of one kernel waits for its vector-memory loads, and what its spills move (static
-    counts: code in a loop counts once, whatever its trip count)."""
-
-    #: ``s_waitcnt vmcnt(N)`` reached with more than N of the wavefront's loads outstanding: a stall
-    waits: int
-    #: vector-memory loads (global, buffer, flat and scratch: spilled registers too)
-    loads: int
-    #: bytes per lane the spill stores write and the reloads read (the backend's ``N-byte Folded Spill`` and
-    #: ``N-byte Folded Reload`` comments on scratch accesses)
-    spill_store_bytes: int
-    spill_load_bytes: int
-    #: fused multiply-add instructions (``v_fma*``, ``v_fmac*``, ``v_fmaak*``, ``v_fmamk*``, ``v_mac*``; each half
-    #: of an RDNA3 dual-issue ``v_dual_fmac_f32 ... :: v_dual_fmac_f32`` counts), by which a caller that knows its
-    #: kernel's count per thread can scale counts from one trip of a loop to the whole thread
-    fma_instructions: int
-    #: the code branches back (a loop the compiler kept)
-    looped: bool
-
-
 _VECTOR_LOAD = re.compile(r"^\s*(?:global|buffer|flat|scratch)_load_")
 _SPILL = re.compile(r"^\s*(?:buffer|scratch)_(?:load|store)_\w+.*;\s*(\d+)-byte Folded (Spill|Reload)")
 _WAIT_VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
@@ -192,6 +171,10 @@ _BRANCH = re.compile(r"^\s*s_(?:c)?branch\w*\s+(\.?[\w$.]+)")
 
 def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
     """The `AssemblyCounts` of `function` in AMDGPU assembly (its code from its label to ``s_endpgm``).
+
+    Spill bytes are the backend's ``N-byte Folded Spill`` and ``N-byte Folded Reload`` comments on scratch
+    accesses; FMAs are ``v_fma*``, ``v_fmac*``, ``v_fmaak*``, ``v_fmamk*`` and ``v_mac*`` (each half of an RDNA3
+    dual-issue ``v_dual_fmac_f32 ... :: v_dual_fmac_f32`` counts).
 
     Loads outstanding are counted in program order: a load adds one, ``s_waitcnt vmcnt(N)`` lets N stay
     outstanding, and is a wait where more were. A branch to a label above it is a loop.

@@ -41,7 +41,8 @@ update (seconds) that one resource alone would need, all named in
   and A6000, where plain loads lose nothing to their guards. An estimate of the effect: their
   SASS shows the loads predicated and the slowdown in instructions (a 64-bit address per
   ``__ldg``, 1.27x more where guarded), which the issue term does not count yet.
-  Where the compiled code was read (AMD: hipcc's assembly, `ResourceUsage.load_waits_per_thread`),
+  Where the compiled code was read (AMD: hipcc's assembly; NVIDIA: the waits on load scoreboards in SASS,
+  `adapters.sass`; `ResourceUsage.load_waits_per_thread`),
   the rounds are what it says instead of these estimates: how often a warp stops to wait for its
   outstanding loads, its spills' among them. The compiler decides that: it batches a dozen loads
   per wait in code it unrolled, and waits on each load of a filter loop it kept rolled.

@@ -7,8 +7,10 @@
 
 and for an AMD GPU the HIP version of the kernel (``convolution.cu.hip`` in the same folder) with a
 ``gfx`` architecture (hipcc). AMD tables count the spill bytes a thread stores and reloads in the
-compiled assembly, hold the scratch it keeps them in (`spill_kept_bytes`, the backend's ScratchSize per lane),
-and how often a thread waits for its loads (`load_waits_per_thread`).
+compiled assembly and hold the scratch it keeps them in (`spill_kept_bytes`, the backend's ScratchSize per lane).
+Every table holds how often a thread waits for its loads (`load_waits_per_thread`): in hipcc's assembly on
+AMD, in the SASS of the cubin on NVIDIA (`pystencils_perf.adapters.sass`, which needs nvdisasm: a CUDA
+toolkit's, or ``pip install nvidia-cuda-nvdisasm``).
 
 Kernel Tuner compiles the kernel once per configuration, every tunable parameter (the block size
 among them) a ``-D`` macro, so each launch of the caches ran its own code with its own registers:
@@ -35,12 +37,13 @@ import gzip
 import json
 import os
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
-from pystencils_perf.adapters import cuda_compiler, hip_compiler
+from pystencils_perf.adapters import cuda_compiler, hip_compiler, sass
 from pystencils_perf.devices import get_device
 from pystencils_perf.resources import ResourceUsage
 from pystencils_perf.outputs import replacing_file
@@ -50,9 +53,9 @@ FUNCTION = "_Z18convolution_kernelPfS_S_"
 FIXED = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
 KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only")
 COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
-#: AMD tables only: the scratch a thread keeps its spills in, and how often its wavefront waits for its
-#: outstanding loads (`hip_compiler.assembly_counts`)
-AMD_COLUMNS = ("spill_kept_bytes", "load_waits_per_thread")
+#: AMD tables only: the scratch a thread keeps its spills in; both vendors' tables end with how often a thread's
+#: warp waits for its outstanding loads (`hip_compiler.assembly_counts`, `sass.sass_counts`)
+AMD_COLUMNS = ("spill_kept_bytes",)
 FILTER_TAPS = 15 * 15
 
 
@@ -152,28 +155,31 @@ def main(argv=None) -> int:
     text = args.source.read_text()
 
     amd = driver is hip_compiler
+    nvdisasm = None if amd else sass.find_nvdisasm()
+    if not amd and nvdisasm is None:
+        print("no nvdisasm (CUDA toolkit, or pip install nvidia-cuda-nvdisasm) to read the loads' waits in the SASS",
+              file=sys.stderr)
+        return 2
 
     def compiled(config):
         macros = {**FIXED, **dict(zip(KEY, config))}
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
-        if not amd and args.cubins:
-            return compiled_to_cubin(source, config)
-        if not amd:
-            return driver.compile_resources(source, FUNCTION, arch, compiler)
-        usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
-        trips = trips_per_thread(counts, config[2] * config[3])
-        return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
-                       spill_load_bytes=round(counts.spill_load_bytes * trips), load_waits_per_thread=counts.waits * trips)
-
-    def compiled_to_cubin(source, config):
-        """The compiler driver's nvcc call with its cubin kept: one compile gives the row and the binary."""
-        cubin = args.cubins / ("_".join(map(str, config)) + ".cubin")
-        report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
-        return cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
+        if amd:
+            usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
+            trips = trips_per_thread(counts, config[2] * config[3])
+            return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
+                           spill_load_bytes=round(counts.spill_load_bytes * trips),
+                           load_waits_per_thread=counts.waits * trips)
+        with tempfile.TemporaryDirectory(prefix="convolution-cubin-") as tmp:
+            cubin = (args.cubins or Path(tmp)) / ("_".join(map(str, config)) + ".cubin")
+            report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
+            counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm)
+        usage = cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
+        return replace(usage, load_waits_per_thread=counts.waits * trips_per_thread(counts, config[2] * config[3]))
 
     if args.cubins:
-        if amd or not isinstance(compiler, cuda_compiler.Nvcc):
-            print("--cubins needs nvcc and an sm_XY architecture", file=sys.stderr)
+        if amd:
+            print("--cubins needs an sm_XY architecture", file=sys.stderr)
             return 2
         args.cubins.mkdir(parents=True, exist_ok=True)
     configs = configurations(args.caches)
@@ -187,10 +193,10 @@ def main(argv=None) -> int:
                  f"(validation/data/external/compile_convolution_registers.py); configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else ()))
+        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else ()) + ("load_waits_per_thread",))
         for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((r.spill_footprint_bytes, f"{r.load_waits_per_thread:.6g}") if amd else ()))
+                            + ((r.spill_footprint_bytes,) if amd else ()) + (f"{r.load_waits_per_thread:.6g}",))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
