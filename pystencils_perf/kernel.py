@@ -250,6 +250,12 @@ class KernelModel:
             return own.load_waits_per_thread
         return dict(self.load_waits_by_fold).get(tuple(fold))
 
+    def compiled_instructions_for(self, fold, block) -> float | None:
+        """Instructions a thread's warp issues in the code compiled for this launch; None where its code was not
+        read."""
+        own = self.launch_resources(fold, block)
+        return None if own is None else own.instructions_per_thread
+
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""
         fields = tuple(replace(f, base_offset_bytes=base_offset(offsets_bytes.get(f.name, f.base_offset_bytes))) for f in self.fields)

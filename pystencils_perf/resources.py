@@ -46,6 +46,9 @@ class ResourceUsage:
     #: `sass.sass_counts`): each wait exposes a memory latency; None where the code was not read (so far the
     #: SASS of the validation's convolution tables only) or has a loop whose trip count it does not give
     load_waits_per_thread: float | None = None
+    #: instructions a thread's warp issues, as compiled (NVIDIA: counted in its SASS, `sass.sass_counts`, so far
+    #: for the validation's convolution tables); None where the code was not read
+    instructions_per_thread: float | None = None
 
     def __str__(self) -> str:
         spills = ""
@@ -159,3 +162,5 @@ class AssemblyCounts:
     fma_instructions: int
     #: the code branches back (a loop the compiler kept)
     looped: bool
+    #: instructions (NVIDIA: all of the kernel's but the padding after its end; None where not counted)
+    instructions: int | None = None

@@ -20,6 +20,11 @@ def test_a_batch_of_loads_consumed_over_four_scoreboards_is_one_wait():
     assert (counts.loads, counts.waits, counts.fma_instructions, counts.looped) == (16, 2, 8, False)
 
 
+def test_instructions_are_counted_without_the_padding_after_exit():
+    # 56 instructions in the section: 11 NOPs and the branch to itself after EXIT are never issued
+    assert sass.sass_counts(DISASSEMBLY, "two_batches").instructions == 44
+
+
 def test_a_rolled_loop_is_seen_and_counted_once():
     counts = sass.sass_counts(DISASSEMBLY, "rolled")
     assert (counts.loads, counts.waits, counts.fma_instructions, counts.looped) == (1, 1, 1, True)

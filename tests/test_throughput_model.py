@@ -442,3 +442,27 @@ def test_a_round_of_loads_waits_for_its_slowest():
     assert throughput.load_rounds_per_lup(one_per_round.extras, amd) == (8.0, 8.0)
     assert throughput.latency_parts_cycles(one_per_round, amd)[1] == pytest.approx(
         8 / 56 * (amd.dram_latency_cycles - amd.l2_hit_latency_cycles))
+
+
+def test_where_the_sass_was_read_its_instructions_set_the_issue_term():
+    """The SASS of a launch's own code says how many instructions its warps issue, address arithmetic included
+    (`ResourceUsage.instructions_per_thread`): the issue term counts those instead of the estimate (loads,
+    stores, one FMA per two flops), and twice the instructions take twice the issue time."""
+    from pystencils_perf.resources import ResourceUsage
+
+    dev = pp.get_device("A100")
+    c = throughput.constants_for(dev)
+    model = _guarded_row(None).model()
+    block, fold = (64, 1, 1), (1, 1, 1)
+    estimated = pp.rank(model, dev, blocks=[block], folds=[fold]).best
+    issue = {}
+    for instructions in (1000.0, 2000.0):
+        usage = ResourceUsage("sm_80", 40, 0, 0, 0, "nvcc", instructions_per_thread=instructions)
+        read = pp.rank(replace(model, resources_by_launch=(((block, fold), usage),)), dev, blocks=[block],
+                       folds=[fold]).best
+        x = read.metrics.extras
+        assert x["warp_instructions_per_lup"] == pytest.approx(instructions * x["warps_per_lup"])
+        issue[instructions] = throughput.term_times(model, dev, read.metrics, c)["issue"]
+    assert issue[2000.0] == pytest.approx(2 * issue[1000.0], rel=1e-12)
+    assert estimated.metrics.extras["warp_instructions_per_lup"] != pytest.approx(
+        1000.0 * estimated.metrics.extras["warps_per_lup"])

@@ -75,10 +75,11 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     load issued since the warp last waited: loads issued before that were in flight through the last wait
     (a compiler that spreads a batch of loads over four scoreboards consumes them with four waits in a row,
     one latency). A branch to a label
-    above it (not its own) is a loop. Spill bytes are the widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs
+    above it (not its own) is a loop. Instructions are all but ``NOP`` and that branch to itself after
+    ``EXIT`` (the padding after the kernel's end). Spill bytes are the widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs
     are ``FFMA`` and ``DFMA``.
     """
-    waits = loads = fmas = 0
+    waits = loads = fmas = instructions = 0
     spilled = {"STL": 0, "LDL": 0}
     pending: set[int] = set()
     issued_since_wait: set[int] = set()
@@ -95,6 +96,7 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
         if opcode is None:
             continue
         name, suffixes = opcode.groups()
+        instructions += name != "NOP"
         waited = {board for board in pending if control >> (_WAIT_MASK_SHIFT + board) & 1}
         if waited & issued_since_wait:
             waits, issued_since_wait = waits + 1, set()
@@ -110,10 +112,12 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
             spilled[name] += next((size for suffix, size in _WIDTH_BYTES.items() if suffix in widths), 4)
         fmas += name in ("FFMA", "DFMA")
         if name == "BRA" and (target := re.search(r"\(([.\w$]+)\)", text)):
-            # ptxas ends a kernel with a branch to itself after its EXIT, never taken: not a loop
+            # ptxas ends a kernel with a branch to itself after its EXIT, never reached: neither a loop nor issued
+            if target.group(1) in labels_here:
+                instructions -= 1
             looped |= target.group(1) in labels_seen - labels_here
         labels_here = set()
-    return AssemblyCounts(waits, loads, spilled["STL"], spilled["LDL"], fmas, looped)
+    return AssemblyCounts(waits, loads, spilled["STL"], spilled["LDL"], fmas, looped, instructions)
 
 
 def cubin_counts(cubin: Path, function: str, nvdisasm: str) -> AssemblyCounts:

@@ -274,6 +274,9 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     counts["l2_store_requests_per_lup"] = counts.pop("store_lines_per_lup")
     waits = model.load_waits_for(launch.fold, launch.block)
     compiled = {} if waits is None else {"compiled_load_waits_per_lup": waits * counts["warps_per_lup"]}
+    if (instructions := model.compiled_instructions_for(launch.fold, launch.block)) is not None:
+        # the compiled code's instructions, address arithmetic and spills' included, replace the estimate
+        counts["warp_instructions_per_lup"] = instructions * counts["warps_per_lup"]
     return {
         **counts,
         **compiled,  # every warp of a block waits as often as its code says

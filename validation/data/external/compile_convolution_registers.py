@@ -56,6 +56,8 @@ COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
 #: AMD tables only: the scratch a thread keeps its spills in; both vendors' tables end with how often a thread's
 #: warp waits for its outstanding loads (`hip_compiler.assembly_counts`, `sass.sass_counts`)
 AMD_COLUMNS = ("spill_kept_bytes",)
+#: NVIDIA tables only: the instructions a thread issues, counted in the SASS (`sass.sass_counts`)
+NVIDIA_COLUMNS = ("instructions_per_thread",)
 FILTER_TAPS = 15 * 15
 
 
@@ -85,7 +87,8 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
         kept = row.get("spill_kept_bytes")
         rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
             arch, int(row["registers"]), int(row["spill_store_bytes"]), int(row["spill_load_bytes"]), 0, compiler,
-            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"))
+            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"),
+            instructions_per_thread=row.get("instructions_per_thread"))
     return rows
 
 
@@ -175,7 +178,8 @@ def main(argv=None) -> int:
             report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
             counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm)
         usage = cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
-        return replace(usage, load_waits_per_thread=counts.waits * trips_per_thread(counts, config[2] * config[3]))
+        trips = trips_per_thread(counts, config[2] * config[3])
+        return replace(usage, load_waits_per_thread=counts.waits * trips, instructions_per_thread=counts.instructions * trips)
 
     if args.cubins:
         if amd:
@@ -193,10 +197,11 @@ def main(argv=None) -> int:
                  f"(validation/data/external/compile_convolution_registers.py); configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else ()) + ("load_waits_per_thread",))
+        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else NVIDIA_COLUMNS) + ("load_waits_per_thread",))
         for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((r.spill_footprint_bytes,) if amd else ()) + (f"{r.load_waits_per_thread:.6g}",))
+                            + ((r.spill_footprint_bytes,) if amd else (f"{r.instructions_per_thread:.6g}",))
+                            + (f"{r.load_waits_per_thread:.6g}",))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
