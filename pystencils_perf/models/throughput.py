@@ -24,7 +24,8 @@ update (seconds) that one resource alone would need, all named in
   16-thread block, the idle half of a 48-thread block's second warp, or threads past the
   domain's edge cost FP throughput.
 - ``issue``: warp instructions (loads, stores, one FMA per two flops, per warp that
-  updates the point, and the loads and stores of spilled registers) over the SM's issue rate
+  updates the point, and the loads and stores of spilled registers; where the launch's SASS was
+  read, its instructions, `adapters.sass`) over the SM's issue rate
   (`Device.warp_instructions_per_cycle_per_sm`).
 - ``latency``: Little's law. A warp issues a round of requests (its loads in flight) and
   waits for all of them, so a round takes the latency of the deepest level any of its
@@ -40,7 +41,7 @@ update (seconds) that one resource alone would need, all named in
   launches measure 1.2-1.4x slower than unguarded ones of the same tile on the A100, RTX A4000
   and A6000, where plain loads lose nothing to their guards. An estimate of the effect: their
   SASS shows the loads predicated and the slowdown in instructions (a 64-bit address per
-  ``__ldg``, 1.27x more where guarded), which the issue term does not count yet.
+  ``__ldg``, 1.27x more where guarded), which the issue term counts where the SASS was read.
   Where the compiled code was read (AMD: hipcc's assembly; NVIDIA: the waits on load scoreboards in SASS,
   `adapters.sass`; `ResourceUsage.load_waits_per_thread`),
   the rounds are what it says instead of these estimates: how often a warp stops to wait for its
