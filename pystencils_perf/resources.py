@@ -43,11 +43,11 @@ class ResourceUsage:
     spill_kept_bytes: int | None = None
     #: how often a thread's warp stops to wait for its outstanding loads (AMD: the compiled code's
     #: ``s_waitcnt vmcnt`` reached with loads outstanding; NVIDIA: waits on the scoreboards of loads in its SASS,
-    #: `sass.sass_counts`): each wait exposes a memory latency; None where the code was not read (so far the
-    #: SASS of the validation's convolution tables only) or has a loop whose trip count it does not give
+    #: `sass.sass_counts`, so far in a study only): each wait exposes a memory latency; None where the code was not
+    #: read or has a loop whose trip count it does not give
     load_waits_per_thread: float | None = None
-    #: instructions a thread's warp issues, as compiled (NVIDIA: counted in its SASS, `sass.sass_counts`, so far
-    #: for the validation's convolution tables); None where the code was not read
+    #: instructions a thread's warp issues, as compiled (NVIDIA: counted in its SASS, `sass.sass_counts`, so far in
+    #: a study only: `compile_convolution_registers.py --sass`); None where the code was not read
     instructions_per_thread: float | None = None
 
     def __str__(self) -> str:

@@ -9,8 +9,8 @@ scoreboards. nvdisasm's ``-hex`` prints each 128-bit instruction as two 64-bit w
 are bits 105-125 of the instruction, bits 41-61 of the second word: stall cycles (4 bits), yield (1), the
 scoreboard it writes (3, 7 for none), the one it reads (3), the wait mask (6) and operand reuse (4)
 (Jia, Maggioni, Staiger, Scarpazza, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking",
-arXiv:1804.06826, section 2.1; checked on sm_80, sm_86 and sm_90 code of nvcc 13.0, where each FFMA that
-reads a loaded register waits on the scoreboard its LDG wrote).
+arXiv:1804.06826, section 2.1; checked on sm_80 and sm_86 code of nvcc 13.0, where each FFMA that reads a
+loaded register waits on the scoreboard its LDG wrote).
 
 nvdisasm comes with a CUDA toolkit or as NVIDIA's ``nvidia-cuda-nvdisasm`` pip wheel.
 """

@@ -8,9 +8,10 @@
 and for an AMD GPU the HIP version of the kernel (``convolution.cu.hip`` in the same folder) with a
 ``gfx`` architecture (hipcc). AMD tables count the spill bytes a thread stores and reloads in the
 compiled assembly and hold the scratch it keeps them in (`spill_kept_bytes`, the backend's ScratchSize per lane).
-Every table holds how often a thread waits for its loads (`load_waits_per_thread`): in hipcc's assembly on
-AMD, in the SASS of the cubin on NVIDIA (`pystencils_perf.adapters.sass`, which needs nvdisasm: a CUDA
-toolkit's, or ``pip install nvidia-cuda-nvdisasm``).
+AMD tables hold how often a thread waits for its loads (`load_waits_per_thread`), read in hipcc's assembly.
+With ``--sass`` an NVIDIA table holds it too, with the instructions a thread issues (`instructions_per_thread`),
+read in the SASS of each cubin (`pystencils_perf.adapters.sass`, which needs nvdisasm: a CUDA toolkit's, or
+``pip install nvidia-cuda-nvdisasm``); the committed NVIDIA tables do not (README of this folder: why).
 
 Kernel Tuner compiles the kernel once per configuration, every tunable parameter (the block size
 among them) a ``-D`` macro, so each launch of the caches ran its own code with its own registers:
@@ -53,11 +54,11 @@ FUNCTION = "_Z18convolution_kernelPfS_S_"
 FIXED = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
 KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only")
 COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
-#: AMD tables only: the scratch a thread keeps its spills in; both vendors' tables end with how often a thread's
-#: warp waits for its outstanding loads (`hip_compiler.assembly_counts`, `sass.sass_counts`)
+#: AMD tables only: the scratch a thread keeps its spills in; AMD tables, and NVIDIA ones with --sass, end with how
+#: often a thread's warp waits for its outstanding loads (`hip_compiler.assembly_counts`, `sass.sass_counts`)
 AMD_COLUMNS = ("spill_kept_bytes",)
-#: NVIDIA tables only: the instructions a thread issues, counted in the SASS (`sass.sass_counts`)
-NVIDIA_COLUMNS = ("instructions_per_thread",)
+#: NVIDIA tables with --sass: the instructions a thread issues, counted in the SASS (`sass.sass_counts`)
+SASS_COLUMNS = ("instructions_per_thread",)
 FILTER_TAPS = 15 * 15
 
 
@@ -143,6 +144,10 @@ def main(argv=None) -> int:
     parser.add_argument("--tiles", metavar="TXxTY,...",
                         help="only configurations with these tiles (tile_size_x x tile_size_y), e.g. 1x1,2x4: "
                              "the table of a long compile in parts")
+    parser.add_argument("--sass", action="store_true",
+                        help="NVIDIA: also read each launch's instructions and waits for its loads in its SASS "
+                             "(nvdisasm), which the throughput model then uses; a study, not the committed tables "
+                             "(see the README of this folder)")
     parser.add_argument("--check", action="store_true",
                         help="compile nothing: compare the table `out` with the caches' launches that failed")
     args = parser.parse_args(argv)
@@ -158,10 +163,12 @@ def main(argv=None) -> int:
     text = args.source.read_text()
 
     amd = driver is hip_compiler
-    nvdisasm = None if amd else sass.find_nvdisasm()
-    if not amd and nvdisasm is None:
-        print("no nvdisasm (CUDA toolkit, or pip install nvidia-cuda-nvdisasm) to read the loads' waits in the SASS",
-              file=sys.stderr)
+    if args.sass and amd:
+        print("--sass needs an sm_XY architecture (AMD tables always read the assembly)", file=sys.stderr)
+        return 2
+    nvdisasm = sass.find_nvdisasm() if args.sass else None
+    if args.sass and nvdisasm is None:
+        print("--sass needs nvdisasm (a CUDA toolkit's, or pip install nvidia-cuda-nvdisasm)", file=sys.stderr)
         return 2
 
     def compiled(config):
@@ -176,8 +183,10 @@ def main(argv=None) -> int:
         with tempfile.TemporaryDirectory(prefix="convolution-cubin-") as tmp:
             cubin = (args.cubins or Path(tmp)) / ("_".join(map(str, config)) + ".cubin")
             report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
-            counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm)
+            counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm) if nvdisasm else None
         usage = cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
+        if counts is None:
+            return usage
         trips = trips_per_thread(counts, config[2] * config[3])
         return replace(usage, load_waits_per_thread=counts.waits * trips, instructions_per_thread=counts.instructions * trips)
 
@@ -197,11 +206,13 @@ def main(argv=None) -> int:
                  f"(validation/data/external/compile_convolution_registers.py); configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else NVIDIA_COLUMNS) + ("load_waits_per_thread",))
+        read = amd or args.sass  # the assembly's counts: AMD always, NVIDIA with --sass
+        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else SASS_COLUMNS if args.sass else ())
+                        + (("load_waits_per_thread",) if read else ()))
         for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((r.spill_footprint_bytes,) if amd else (f"{r.instructions_per_thread:.6g}",))
-                            + (f"{r.load_waits_per_thread:.6g}",))
+                            + ((r.spill_footprint_bytes,) if amd else (f"{r.instructions_per_thread:.6g}",) if args.sass
+                               else ()) + ((f"{r.load_waits_per_thread:.6g}",) if read else ()))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
