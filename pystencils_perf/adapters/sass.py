@@ -31,7 +31,8 @@ from .cuda_compiler import wheel_dir
 _WRITE_SCOREBOARD_SHIFT, _WAIT_MASK_SHIFT = 46, 52
 _NO_SCOREBOARD = 7
 #: a label (``.L_x_0:``), or an instruction with the second word of its encoding on the next line
-_LABEL_OR_INSTRUCTION = re.compile(r"^(?P<label>\.[\w$]+):|/\*[0-9a-f]{4,}\*/\s+(?P<text>.*?)\s*;\s*/\* 0x[0-9a-f]{16} \*/"
+_LABEL_OR_INSTRUCTION = re.compile(r"^(?P<label>\.[\w$]+):"
+                                   r"|/\*[0-9a-f]{4,}\*/\s+(?P<text>.*?)\s*;\s*/\* 0x[0-9a-f]{16} \*/"
                                    r"\s*\n\s*/\* (?P<control>0x[0-9a-f]{16}) \*/", re.MULTILINE)
 #: an opcode after an optional predicate (``@P0``, ``@!PT``)
 _OPCODE = re.compile(r"^(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)")
@@ -74,10 +75,9 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     a pending scoreboard waits for its loads; it is a wait, one memory latency exposed, where it waits for a
     load issued since the warp last waited: loads issued before that were in flight through the last wait
     (a compiler that spreads a batch of loads over four scoreboards consumes them with four waits in a row,
-    one latency). A branch to a label
-    above it (not its own) is a loop. Instructions are all but ``NOP`` and that branch to itself after
-    ``EXIT`` (the padding after the kernel's end). Spill bytes are the widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs
-    are ``FFMA`` and ``DFMA``.
+    one latency). A branch to a label above it (not its own) is a loop. Instructions are all but ``NOP``
+    and that branch to itself after ``EXIT`` (the padding after the kernel's end). Spill bytes are the
+    widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs are ``FFMA`` and ``DFMA``.
     """
     waits = loads = fmas = instructions = 0
     spilled = {"STL": 0, "LDL": 0}

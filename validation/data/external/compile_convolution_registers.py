@@ -88,8 +88,8 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
         kept = row.get("spill_kept_bytes")
         rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
             arch, int(row["registers"]), int(row["spill_store_bytes"]), int(row["spill_load_bytes"]), 0, compiler,
-            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"),
-            instructions_per_thread=row.get("instructions_per_thread"))
+            spill_kept_bytes=None if kept is None else int(kept),
+            load_waits_per_thread=row.get("load_waits_per_thread"), instructions_per_thread=row.get("instructions_per_thread"))
     return rows
 
 
@@ -139,7 +139,7 @@ def main(argv=None) -> int:
     parser.add_argument("caches", type=Path, nargs="+", help="Kernel Tuner cache files whose configurations to compile")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--cubins", type=Path, metavar="DIR",
-                        help="NVIDIA with nvcc: keep each configuration's cubin in DIR as BX_BY_TX_TY_RO.cubin, "
+                        help="NVIDIA: keep each configuration's cubin in DIR as BX_BY_TX_TY_RO.cubin, "
                              "the binaries validation/hopper/convolution_on_gpu.py times")
     parser.add_argument("--tiles", metavar="TXxTY,...",
                         help="only configurations with these tiles (tile_size_x x tile_size_y), e.g. 1x1,2x4: "
@@ -188,7 +188,8 @@ def main(argv=None) -> int:
         if counts is None:
             return usage
         trips = trips_per_thread(counts, config[2] * config[3])
-        return replace(usage, load_waits_per_thread=counts.waits * trips, instructions_per_thread=counts.instructions * trips)
+        return replace(usage, load_waits_per_thread=counts.waits * trips,
+                       instructions_per_thread=counts.instructions * trips)
 
     if args.cubins:
         if amd:
