@@ -88,8 +88,8 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
         kept = row.get("spill_kept_bytes")
         rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
             arch, int(row["registers"]), int(row["spill_store_bytes"]), int(row["spill_load_bytes"]), 0, compiler,
-            spill_kept_bytes=None if kept is None else int(kept),
-            load_waits_per_thread=row.get("load_waits_per_thread"), instructions_per_thread=row.get("instructions_per_thread"))
+            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"),
+            instructions_per_thread=row.get("instructions_per_thread"))
     return rows
 
 
@@ -204,7 +204,8 @@ def main(argv=None) -> int:
         results = list(pool.map(compiled, configs))
     with replacing_file(args.out) as fh:
         fh.write(f"# {args.source.name} compiled for {arch} by {compiler.name} on {date.today().isoformat()} "
-                 f"(validation/data/external/compile_convolution_registers.py); configurations of "
+                 f"(validation/data/external/compile_convolution_registers.py{' --sass' if args.sass else ''}); "
+                 f"configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
         read = amd or args.sass  # the assembly's counts: AMD always, NVIDIA with --sass
