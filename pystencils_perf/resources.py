@@ -149,7 +149,8 @@ class AssemblyCounts:
     counts once, whatever its trip count."""
 
     #: a warp stops for loads it has outstanding (AMD: ``s_waitcnt vmcnt(N)`` reached with more than N of
-    #: them; NVIDIA: an instruction waits on a scoreboard a load set): each exposes a memory latency
+    #: them; NVIDIA: an instruction waits on the scoreboard of a load issued since the warp last waited): each
+    #: exposes a memory latency
     waits: int
     #: loads from global memory (AMD: vector-memory loads, global, buffer, flat and scratch; NVIDIA: ``LDG``,
     #: ``LD`` and ``LDL``), spilled registers' included
