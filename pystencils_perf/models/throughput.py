@@ -268,16 +268,17 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
     counts = request_counts(model, launch, device, constants_for(device).l1_tag_lookups_per_cycle)
     # spilled registers: 4 B per lane, one warp instruction (a load a request) per 4 B of each lane
     spill_loads = metrics.spill_load_bytes_per_lup / (4 * device.warp_size)
-    counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
+    if (instructions := model.compiled_instructions_for(launch.fold, launch.block)) is not None:
+        # the compiled code's instructions, address arithmetic and spills' included, replace the estimate
+        counts["warp_instructions_per_lup"] = instructions * counts["warps_per_lup"]
+    else:
+        counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
     # what a load request misses in L1 reaches L2 as one request per line, with the sectors a warp wants of it
     sectors_per_request = max(counts.pop("load_sectors_per_line"), 1.0)
     counts["l2_load_requests_per_lup"] = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * sectors_per_request)
     counts["l2_store_requests_per_lup"] = counts.pop("store_lines_per_lup")
     waits = model.load_waits_for(launch.fold, launch.block)
     compiled = {} if waits is None else {"compiled_load_waits_per_lup": waits * counts["warps_per_lup"]}
-    if (instructions := model.compiled_instructions_for(launch.fold, launch.block)) is not None:
-        # the compiled code's instructions, address arithmetic and spills' included, replace the estimate
-        counts["warp_instructions_per_lup"] = instructions * counts["warps_per_lup"]
     return {
         **counts,
         **compiled,  # every warp of a block waits as often as its code says
