@@ -32,6 +32,7 @@ compiler of 2023, so these counts are a stand-in for theirs: the caches' launche
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import functools
 import gzip
@@ -180,8 +181,9 @@ def main(argv=None) -> int:
             return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
                            spill_load_bytes=round(counts.spill_load_bytes * trips),
                            load_waits_per_thread=counts.waits * trips)
-        with tempfile.TemporaryDirectory(prefix="convolution-cubin-") as tmp:
-            cubin = (args.cubins or Path(tmp)) / ("_".join(map(str, config)) + ".cubin")
+        with contextlib.nullcontext(args.cubins) if args.cubins else tempfile.TemporaryDirectory(
+                prefix="convolution-cubin-") as folder:
+            cubin = Path(folder) / ("_".join(map(str, config)) + ".cubin")
             report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
             counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm) if nvdisasm else None
         usage = cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
