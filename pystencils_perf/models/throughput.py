@@ -189,8 +189,12 @@ def constants_for(device) -> ThroughputConstants:
 # -- what a candidate asks of L1 and the schedulers ---------------------------------------------
 
 def _warps_with_an_active_lane(active: np.ndarray, warp: int) -> int:
-    """Warps (per block, rows of `warp` consecutive threads) in which some thread of `active` (blocks, threads) runs."""
-    return int(distinct_per_row(rows_of(np.zeros(active.shape, dtype=np.int64), active, warp)).sum())
+    """Warps (per block, rows of `warp` consecutive threads) in which some thread of `active` (..., blocks, threads)
+    runs, summed over the leading axes."""
+    pad = (-active.shape[-1]) % warp
+    if pad:  # a block's last warp is partly filled: its missing lanes never run
+        active = np.concatenate([active, np.zeros(active.shape[:-1] + (pad,), dtype=bool)], axis=-1)
+    return int(active.reshape(-1, warp).any(axis=1).sum())
 
 
 def individually_guarded(model, block) -> bool:
@@ -217,7 +221,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
     updating = [satisfies(conj, coords) for conj in compiled.points]
     lups = max(sum(int(a.sum()) for a in updating), 1)
-    point_warps = max(sum(_warps_with_an_active_lane(a, warp) for a in updating), 1)
+    point_warps = max(_warps_with_an_active_lane(np.stack(updating), warp), 1) if updating else 1
     counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "load_sectors_per_line",
                             "individually_guarded_load_requests_per_lup",
                             "individually_guarded_read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
@@ -245,7 +249,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
         counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
     store_active = active_masks(stores, coords)
-    store_requests = sum(_warps_with_an_active_lane(a, warp) for a in store_active) / lups
+    store_requests = _warps_with_an_active_lane(store_active, warp) / lups
     # every line a warp store touches is one L2 request: stores write through L1
     store_lines = (distinct_per_row(rows_of(byte_addresses(stores, fields, coords) // device.l1_line_bytes,
                                             store_active, warp)).sum() if stores else 0)
