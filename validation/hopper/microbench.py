@@ -9,7 +9,7 @@ Our own kernels (cupy RawKernel), written after the methods gpu-benches describe
 a read-only loop over an L2-sized buffer, one thread chasing a random permutation); none of
 its code is used. Times are CUDA-event medians after warm-up; every input is random, never zeros.
 
-    python3 validation/hopper/microbench.py [--json FILE]
+    python3 validation/hopper/microbench.py [--json FILE] [--only FIGURE ...]
 """
 
 from __future__ import annotations
@@ -81,6 +81,27 @@ extern "C" __global__ void read_runs(const double* __restrict__ a, double* out, 
         sum += __ldcg(a + row * 512 + i % run_doubles);
     }
     if (sum < 0.0) out[0] = sum;
+}
+// writes `runs` runs of `run_doubles` consecutive doubles at pseudo-random 4-KiB rows, as read_runs reads them: what
+// DRAM takes when written data leave L2 in short runs (a narrow block's rows of a field it stores)
+extern "C" __global__ void write_runs(double* a, long runs, int run_doubles, unsigned long long row_mask, double v) {
+    long lanes = runs * run_doubles;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < lanes; i += (long)gridDim.x * blockDim.x) {
+        unsigned long long run = i / run_doubles;
+        unsigned long long row = ((run + 1) * 0x9E3779B97F4A7C15ull >> 21) & row_mask;
+        a[row * 512 + i % run_doubles] = v + i;
+    }
+}
+// reads each run as read_runs does and writes it to the same place of another buffer: a streaming kernel's
+// reads and writes in short runs
+extern "C" __global__ void copy_runs(const double* __restrict__ a, double* b, long runs, int run_doubles,
+                                     unsigned long long row_mask) {
+    long lanes = runs * run_doubles;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < lanes; i += (long)gridDim.x * blockDim.x) {
+        unsigned long long run = i / run_doubles;
+        unsigned long long at = (((run + 1) * 0x9E3779B97F4A7C15ull >> 21) & row_mask) * 512 + i % run_doubles;
+        b[at] = __ldcg(a + at) + 1.0;
+    }
 }
 // one thread follows next[] from out[0] for `steps` steps through L2 (__ldcg skips L1); clock64 cycles per
 // step. Each launch goes on where the last stopped, so a buffer larger than L2 is never re-read warm.
@@ -195,17 +216,26 @@ def l2_store_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]]:
     return rates
 
 
+RUN_BYTES = (32, 64, 128, 256, 512, 1024, 4096)
+
+
 def dram_run_rates(buffer_bytes: int = 2 << 30) -> dict[str, dict[str, float]]:
-    """Bytes and runs per second from DRAM when the data come in runs of 32 B to 4 KiB at random rows."""
+    """Bytes and runs per second from DRAM when the data come in runs of 32 B to 4 KiB at random rows: read
+    (``run_*``), written (``write_run_*``), and read then written to another buffer (``copy_run_*``, whose bytes
+    count both)."""
     rows = buffer_bytes // 4096
     a = cp.random.random(buffer_bytes // 8) + 0.5
+    b = cp.random.random(buffer_bytes // 8) + 0.5
     out = cp.zeros(1)
     rates = {}
-    for run_bytes in (32, 64, 128, 256, 512, 1024, 4096):
+    for run_bytes in RUN_BYTES:
         runs = (1 << 28) // run_bytes
-        runs_per_s = runs / grid_stride_seconds("read_runs", a, out, np.int64(runs), np.int32(run_bytes // 8),
-                                                np.uint64(rows - 1))
-        rates[f"run_{run_bytes}B"] = {"bytes_per_s": runs_per_s * run_bytes, "runs_per_s": runs_per_s}
+        shape = (np.int64(runs), np.int32(run_bytes // 8), np.uint64(rows - 1))
+        for name, kernel, args, moved in (("run", "read_runs", (a, out, *shape), 1),
+                                          ("write_run", "write_runs", (b, *shape, np.float64(0.5)), 1),
+                                          ("copy_run", "copy_runs", (a, b, *shape), 2)):
+            runs_per_s = runs / grid_stride_seconds(kernel, *args)
+            rates[f"{name}_{run_bytes}B"] = {"bytes_per_s": moved * runs_per_s * run_bytes, "runs_per_s": runs_per_s}
     return rates
 
 
@@ -249,24 +279,32 @@ def chase_latency(buffer_bytes: int, steps: int, seed: int) -> dict[str, float]:
             "slots": slots, "steps_per_launch": steps}
 
 
+#: each figure of the JSON and how it is measured, in the order they are run
+FIGURES = {
+    "dram_scale_gbs": dram_scale_gbs,
+    "l2_read_gbs": l2_read_gbs,
+    "l2_request_rates": l2_request_rates,
+    "l2_chase_4MiB": lambda: chase_latency(4 << 20, 200_000, seed=1),
+    "dram_chase_256MiB": lambda: chase_latency(256 << 20, 100_000, seed=2),
+    "l2_store_rates": l2_store_rates,
+    "in_flight_l2_8MiB": lambda: in_flight_rates(8 << 20, rounds=256),
+    "in_flight_dram_256MiB": lambda: in_flight_rates(256 << 20, rounds=128),
+    "dram_run_rates": dram_run_rates,
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the figures here as JSON")
+    parser.add_argument("--only", nargs="+", choices=sorted(FIGURES), metavar="FIGURE",
+                        help=f"measure only these figures (of {', '.join(FIGURES)})")
     args = parser.parse_args()
     props = cp.cuda.runtime.getDeviceProperties(0)
     figures = {
         "device": props["name"].decode(),
         "sm_count": props["multiProcessorCount"],
         "l2_bytes": props["l2CacheSize"],
-        "dram_scale_gbs": dram_scale_gbs(),
-        "l2_read_gbs": l2_read_gbs(),
-        "l2_request_rates": l2_request_rates(),
-        "l2_chase_4MiB": chase_latency(4 << 20, 200_000, seed=1),
-        "dram_chase_256MiB": chase_latency(256 << 20, 100_000, seed=2),
-        "l2_store_rates": l2_store_rates(),
-        "in_flight_l2_8MiB": in_flight_rates(8 << 20, rounds=256),
-        "in_flight_dram_256MiB": in_flight_rates(256 << 20, rounds=128),
-        "dram_run_rates": dram_run_rates(),
+        **{name: measure() for name, measure in FIGURES.items() if not args.only or name in args.only},
     }
     text = json.dumps(figures, indent=1)
     print(text)
