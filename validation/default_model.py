@@ -160,6 +160,9 @@ HELD_OUT_DATA_SETS = (
               timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv"))
       for name, stem in (("box r=1 (float)", "box3d_r1"), ("Jacobi 2D", "jacobi2d"), ("D3Q27 cumulant", "d3q27_cumulant"),
                          ("Allen-Cahn", "allen_cahn"))),
+    # D3Q19's streaming on an H100 (a later session, 2026-11-26 19:14 UTC), timed once; blind to every model step
+    DataSet("H100 D3Q19 streaming", "H100", HOPPER + "h100/stream19.csv", timed=True, spec="validation/hopper/stream19.py",
+            timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv")),
 )
 
 
@@ -359,6 +362,8 @@ Spearman 0.837 / 0.824 / 0.979 / 0.835 / 0.699 / 0.978 and MAPE 22.7 / 35.3 / 81
 The D3Q27 cumulant and Allen-Cahn rows were measured after those steps, in a third lease: they are blind to
 every step, as are the four H100 rows below them (a fourth lease, which also measured the H100's store costs:
 142.9 B per store request, 1.96 loaded bytes per stored byte, as the H200's 139.3 and 1.98).
+The H100's D3Q19 streaming row was measured by a later session (19:14 UTC, with DRAM runs read, written and copied:
+`validation/hopper/README.md`), blind to every step, and timed once.
 `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
 takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
 candidate, median / 90th percentile."""
