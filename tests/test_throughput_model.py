@@ -99,6 +99,39 @@ def test_the_l2_request_slots_and_store_cost_are_measured_on_hopper_only():
         assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (32, 32, 1.0)
 
 
+@pytest.mark.parametrize("block", [(32, 4, 1), (8, 16, 1), (1, 128, 1)])
+def test_on_hopper_the_requests_that_miss_l2_take_dram_bandwidth(block):
+    """A copy streams through DRAM: every load request misses L2 and every store request leaves it. On Hopper each
+    takes at least `dram_bytes_per_request` of DRAM bandwidth, so narrow blocks, whose warps split the rows into short
+    runs, are priced for their requests; elsewhere DRAM's time is its bytes alone."""
+    kernel = _copy()
+    for name, per_request in (("H100", 105.5), ("A100-PCIe-40GB", 0.0)):
+        device = pp.get_device(name)
+        best = pp.rank(kernel, device, blocks=[block], folds=[(1, 1, 1)], model="throughput").best
+        metrics, x = best.metrics, best.metrics.extras
+        assert throughput.constants_for(device).dram_bytes_per_request == per_request
+        missing = x["l2_load_requests_per_lup"] * min(metrics.dram_load_bytes_per_lup / metrics.l2_load_bytes_per_lup, 1)
+        by_bytes = (metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup) / (device.dram_bandwidth_gbs * 1e9)
+        by_requests = (missing + x["l2_store_requests_per_lup"]) * per_request / (device.dram_bandwidth_gbs * 1e9)
+        assert best.prediction.seconds_per_lup["DRAM"] == pytest.approx(max(by_bytes, by_requests))
+        assert (by_requests > by_bytes) == (name == "H100" and block != (32, 4, 1))  # 128-B rows cost their bytes
+
+
+def test_hopper_dram_request_cost_is_the_microbenchmarks_output():
+    """`dram_bytes_per_request` is the H100's DRAM bandwidth over the rate of requests a copy of random 64-B runs
+    makes (one load and one store request per run), recomputed from the committed JSON; the H200 borrows it."""
+    import json
+
+    run = json.loads((Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data" / "h100"
+                      / "microbench_dram_runs.json").read_text())["dram_run_rates"]
+    requests_per_s = 2 * run["copy_run_64B"]["runs_per_s"]
+    h100 = pp.get_device("H100")
+    assert round(h100.dram_bandwidth_gbs * 1e9 / requests_per_s, 1) == throughput.constants_for(h100).dram_bytes_per_request
+    assert throughput.constants_for(pp.get_device("H200")).dram_bytes_per_request == 105.5
+    for name in ("V100", "RTX-A4000", "MI250X", "Radeon-PRO-W6600"):
+        assert throughput.constants_for(pp.get_device(name)).dram_bytes_per_request == 0.0
+
+
 def test_hopper_l2_figures_are_the_microbenchmarks_output():
     """The store costs and the H200/H100 L2 bandwidth are what `validation/hopper/microbench.py` measured, recomputed
     from its committed JSON (each ratio within one run), not numbers typed in."""

@@ -363,7 +363,14 @@ The D3Q27 cumulant and Allen-Cahn rows were measured after those steps, in a thi
 every step, as are the four H100 rows below them (a fourth lease, which also measured the H100's store costs:
 142.9 B per store request, 1.96 loaded bytes per stored byte, as the H200's 139.3 and 1.98).
 The H100's D3Q19 streaming row was measured by a later session (19:14 UTC, with DRAM runs read, written and copied:
-`validation/hopper/README.md`), blind to every step, and timed once.
+`validation/hopper/README.md`) and timed once. No row is blind to the step that session then took. In that step,
+a request that misses L2 takes at least 105.5 B of DRAM bandwidth on Hopper (`dram_bytes_per_request`, from that
+lease's copy of random 64-B runs; nothing fitted). It came from stream19's time per L2 request: 44-54 ps at every
+block width. Before the step the rows scored as follows (Spearman / best / MAPE %, in the table's order):
+0.862 / 63.8 / 19.3, 0.914 / 66.9 / 14.0, 0.983 / 49.2 / 36.0, 0.869 / 68.7 / 20.1, 0.846 / 52.1 / 15.3,
+0.984 / 51.2 / 45.4, 0.924 / 89.9 / 27.3, 0.723 / 52.6 / 14.2, 0.983 / 47.7 / 44.4, 0.873 / 47.5 / 32.6,
+0.942 / 38.3 / 119.7, 0.929 / 85.4 / 28.2, 0.767 / 52.7 / 13.8, 0.982 / 50.8 / 50.1, 0.881 / 47.2 / 38.0,
+0.942 / 40.0 / 129.5. The H100 star r=1 and r=4 picks were 68.4 and 95.2 %.
 `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
 takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
 candidate, median / 90th percentile."""

@@ -12,7 +12,9 @@ update (seconds) that one resource alone would need, all named in
   `l2_load_bytes_per_store_byte` loaded bytes' worth (measured on Hopper, where stores cost
   twice what loads do; one sector and one byte elsewhere). Blocks narrow in x, whose warps touch
   one sector in each of up to 32 lines, ran up to 3x slower on an H200 than the bytes allowed
-  (`validation/hopper/`).
+  (`validation/hopper/`). ``DRAM`` counts the requests that miss L2 likewise: each takes at least
+  `dram_bytes_per_request` of DRAM's bandwidth (`dram_seconds_per_lup`; measured on Hopper, where copies
+  of short random runs are limited by their requests; none elsewhere).
 - ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
   stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
@@ -142,6 +144,8 @@ class ThroughputConstants:
     l2_bytes_per_store_request: float
     #: L2 bandwidth a stored byte occupies, in loaded bytes
     l2_load_bytes_per_store_byte: float
+    #: DRAM bandwidth a request that misses L2 occupies at least (0: a request costs its bytes only)
+    dram_bytes_per_request: float
     #: the fit's MAPE of throughput on its own rows (a fraction): the measured error within which a ranking
     #: calls candidates tied, as the limiters use their measured DRAM-load error
     mape_on_fitted_rows: float
@@ -351,6 +355,16 @@ def l2_bytes_per_lup(metrics, c: ThroughputConstants) -> float:
     return max(by_bytes, by_requests)
 
 
+def dram_seconds_per_lup(metrics, device, c: ThroughputConstants, by_bytes: float) -> float:
+    """DRAM's time per update: its bytes (`by_bytes`, the limiters' term), or the requests that miss L2 where those
+    take longer: each occupies at least `dram_bytes_per_request` of DRAM's bandwidth. The load requests that miss
+    are the requests' share of what DRAM serves of L2's load bytes; every store request leaves L2 for DRAM."""
+    x = metrics.extras
+    missing_share = min(metrics.dram_load_bytes_per_lup / max(metrics.l2_load_bytes_per_lup, 1e-30), 1.0)
+    requests = x["l2_load_requests_per_lup"] * missing_share + x["l2_store_requests_per_lup"]
+    return max(by_bytes, requests * c.dram_bytes_per_request / (device.dram_bandwidth_gbs * 1e9))
+
+
 def l1_request_stage_cycles_per_lup(x: dict, device) -> float:
     """L1 cycles per update of the tag stage for ordinary loads: a pass per cycle, and a request at least
     ``1 / l1_requests_per_cycle`` cycles (two on GA10x, whose 2-row blocks of the convolution then cost what
@@ -373,7 +387,7 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
                     + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle) / device.l1_cycles_per_second,
         "L2": l2_bytes_per_lup(metrics, c) / (device.l2_bandwidth_gbs * 1e9),
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
-        "DRAM": limiters["DRAM"],
+        "DRAM": dram_seconds_per_lup(metrics, device, c, limiters["DRAM"]),
         "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
         "latency": request_rounds * mean_latency_cycles(metrics, c) / sm_cycles_per_second,
     }
