@@ -117,6 +117,21 @@ def test_on_hopper_the_requests_that_miss_l2_take_dram_bandwidth(block):
         assert (by_requests > by_bytes) == (name == "H100" and block != (32, 4, 1))  # 128-B rows cost their bytes
 
 
+def test_the_hopper_gpus_share_the_h100s_fit():
+    """The GH100 SM's two fitted constants come from the H100's tile-1x1 convolution rows; the other Hopper GPUs
+    borrow them (and say so), while the AD10x L40 keeps the default, the A100's."""
+    table = throughput._table()["devices"]
+    fit = throughput._values(table["H100-SXM5-80GB"]["fit"])
+    assert "validate_gpus.py --fit" in table["H100-SXM5-80GB"]["fit"]["data"]
+    for name in ("H100", "H100-PCIe-80GB", "H200", "GH200"):
+        c = throughput.constants_for(pp.get_device(name))
+        assert (c.overlap_exponent, c.read_only_tag_passes_per_cycle, c.mape_on_fitted_rows) == (
+            fit["overlap_exponent"], fit["read_only_tag_passes_per_cycle"], fit["mape_on_fitted_rows"]), name
+        assert name == "H100" or c.fitted_on.startswith("borrowed from H100-SXM5-80GB")
+    a100 = throughput._values(table["A100-PCIe-40GB"]["fit"])
+    assert throughput.constants_for(pp.get_device("L40")).overlap_exponent == a100["overlap_exponent"]
+
+
 def test_hopper_dram_request_cost_is_the_microbenchmarks_output():
     """`dram_bytes_per_request` is the H100's DRAM bandwidth over the rate of requests a copy of random 64-B runs
     makes (one load and one store request per run), recomputed from the committed JSON; the H200 borrows it."""
@@ -412,7 +427,7 @@ def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_
         expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c))
 
 
-@pytest.mark.parametrize("device, read_only_rate", [("MI250X", 1.0), ("W7800", 1.0), ("H100", "fitted"),
+@pytest.mark.parametrize("device, read_only_rate", [("MI250X", 1.0), ("W7800", 1.0), ("L40", "fitted"),
                                                     ("A100-PCIe-40GB", "fitted")])
 def test_a_borrowed_fit_does_not_override_what_the_vendor_states(device, read_only_rate):
     """HIP's __ldg is an ordinary load: on AMD GPUs a read_only load passes the tag stage like any other, whatever

@@ -9,9 +9,9 @@ cycles), so the GA10x GPUs have a fit of their own: `--fit` fits the throughput 
 constants on the RTX A4000's tile 1x1 rows (as validate_a100.py does on the A100's) and writes them;
 the A4000's tiles > 1 and every A6000 row are held out (the A6000, the A40 and the RTX 3090 borrow the
 A4000's fit: `borrowed_fit` in models/data/throughput.toml). The H100's cache is our own measurement of
-the same kernel on a lent H100 (validation/hopper/convolution_on_gpu.py), held out: the Hopper GPUs borrow
-the A100's fit (a fit of their own on the H100's tile 1x1 rows was tried and not kept, validation/hopper/
-README.md). Each device keeps its own latencies.
+the same kernel on a lent H100 (validation/hopper/convolution_on_gpu.py). `--fit` fits the GH100 SM on its
+tile 1x1 rows too, and its tiles > 1 are held out; the H200, GH200 and H100 PCIe borrow that fit. It was first tried
+and not kept, then kept once DRAM requests were priced (validation/hopper/README.md). Each device keeps its own latencies.
 `--quick` ranks the tile 1x1 rows only (a check while iterating, not the reported numbers). Writes
 report.md and, per GPU and model, a full report with plots.
 """
@@ -47,9 +47,12 @@ GPUS = {
     "RTX-A6000": DATA / "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz",
     "H100-SXM5-80GB": HOPPER_DATA / "h100" / "convolution15_kernel_tuner_cache.json.gz",
 }
-#: the GA10x GPU whose tile 1x1 rows `--fit` fits on (the less noisy cache: run-to-run spread 4.0 / 16.3 %, the
-#: A6000's 7.1 / 26.2 %)
-FIT_DEVICE = "RTX-A4000"
+#: the GPU of each SM whose tile 1x1 rows `--fit` fits on, and where its cache comes from: the GA10x SM's RTX A4000
+#: (the less noisy GA10x cache: run-to-run spread 4.0 / 16.3 %, the A6000's 7.1 / 26.2 %) and the GH100 SM's H100
+FIT_DEVICES = {
+    "RTX-A4000": "AutoTuningAssociation/benchmark_hub 8eeb99e, RTX-A4000",
+    "H100-SXM5-80GB": "our own, timed on a lent H100 80GB HBM3 on 2026-11-26, validation/hopper/data/h100",
+}
 
 
 #: the row subsets of the summary table
@@ -92,8 +95,7 @@ def validate_gpu(device: str, spec, quick: bool) -> dict[str, Validation]:
 def refitted(validation: Validation, cache: Path) -> Validation:
     """`validation` predicted again after fitting its device's constants on its tile 1x1 rows and writing them."""
     device = validation.ranking.device
-    refit_tile_1x1(validation, f"{cache.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, {device.name})",
-                   "validation/convolution_gpus/validate_gpus.py")
+    refit_tile_1x1(validation, f"{cache.name} ({FIT_DEVICES[device.name]})", "validation/convolution_gpus/validate_gpus.py")
     constants = throughput.constants_for(device)
     return with_predictions(validation, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants))
 
@@ -110,7 +112,8 @@ def constants_line(device) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true",
-                        help=f"refit the GA10x constants on the {FIT_DEVICE}'s tile 1x1 rows and write them")
+                        help=f"refit the constants of each SM on the tile 1x1 rows of {' and '.join(FIT_DEVICES)} "
+                             "and write them")
     parser.add_argument("--quick", action="store_true", help="tile 1x1 rows only (a check, not the reported numbers)")
     parser.add_argument("--out", default=str(HERE), help="folder for report.md and the per-GPU reports")
     args = parser.parse_args(argv)
@@ -119,15 +122,15 @@ def main(argv=None) -> int:
     out = Path(args.out)
     lines = ["# 15x15 convolution on RTX A4000, RTX A6000 and H100: limiters and throughput model", "",
              ("The GA10x GPUs' two fitted constants come from the RTX A4000's tile 1x1 rows only "
-              "(`validate_gpus.py --fit`); its tiles > 1 and every RTX A6000 row are held out. The H100 borrows the "
-              "A100's fit and is held out whole. Data: validation/data/external (benchmark_hub Kernel Tuner caches) "
+              "(`validate_gpus.py --fit`); its tiles > 1 and every RTX A6000 row are held out. The GH100 SM's come "
+              "from the H100's tile 1x1 rows the same way, its tiles > 1 held out. Data: validation/data/external (benchmark_hub Kernel Tuner caches) "
               "and validation/hopper/data/h100 (our own, measured on a lent H100), use_shmem 0, use_padding 0, "
               f"valid runs. Kernel description: `validation/a100_convolution/convolution.py`. Reproduce: "
               f"`python3 validation/convolution_gpus/validate_gpus.py{' --quick' if args.quick else ''}`."), ""]
     details = []
     for device, path in GPUS.items():
         runs = validate_gpu(device, spec, args.quick)
-        if args.fit and device == FIT_DEVICE:
+        if args.fit and device in FIT_DEVICES:
             runs["throughput"] = refitted(runs["throughput"], path)
         lines += [f"## {device} (`{path.name}`, {len(runs['limiters'].pairs)} measured configurations)", "",
                   constants_line(runs["throughput"].ranking.device), "", measured_best_variants(runs["limiters"]), ""]
