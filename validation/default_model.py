@@ -161,6 +161,7 @@ HELD_OUT_DATA_SETS = (
       for name, stem in (("box r=1 (float)", "box3d_r1"), ("Jacobi 2D", "jacobi2d"), ("D3Q27 cumulant", "d3q27_cumulant"),
                          ("Allen-Cahn", "allen_cahn"))),
     # D3Q19's streaming on an H100 (a later session, 2026-11-26 19:14 UTC), timed once; blind to every model step
+    # before the DRAM request floor it led to
     DataSet("H100 D3Q19 streaming", "H100", HOPPER + "h100/stream19.csv", timed=True, spec="validation/hopper/stream19.py",
             timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv")),
 )
