@@ -31,14 +31,19 @@ class BlockRequests:
     lattice_updates: int
 
 
-def rows_of(values: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
-    """Values in rows of `width` consecutive threads (the last axis: one block's threads, padded per block, so
-    that a row never holds two blocks' threads); inactive as a sentinel. Rows keep the order of the other axes."""
-    v = np.where(mask, values, _INACTIVE)
-    pad = (-v.shape[-1]) % width
+def in_rows(values: np.ndarray, width: int, fill) -> np.ndarray:
+    """`values` in rows of `width` consecutive threads (the last axis: one block's threads, padded per block with
+    `fill`, so that a row never holds two blocks' threads: a partly filled last warp). Rows keep the order of the
+    other axes."""
+    pad = (-values.shape[-1]) % width
     if pad:
-        v = np.concatenate([v, np.full(v.shape[:-1] + (pad,), _INACTIVE)], axis=-1)
-    return v.reshape(-1, width)
+        values = np.concatenate([values, np.full(values.shape[:-1] + (pad,), fill, dtype=values.dtype)], axis=-1)
+    return values.reshape(-1, width)
+
+
+def rows_of(values: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
+    """Values in rows of `width` consecutive threads (`in_rows`); inactive as a sentinel."""
+    return in_rows(np.where(mask, values, _INACTIVE), width, _INACTIVE)
 
 
 def distinct_per_row(rows: np.ndarray) -> np.ndarray:

@@ -100,7 +100,7 @@ import numpy as np
 
 from ..estimate.addresses import (active_masks, byte_addresses, compile_kernel, guards_compiled, satisfies,
                                   thread_coords)
-from ..estimate.l1 import distinct_per_row, rows_of, shift_classes
+from ..estimate.l1 import distinct_per_row, in_rows, rows_of, shift_classes
 from ..estimate.volumes import representative_blocks
 from ..hookspecs import hookimpl
 from ..kernel import AccessKind
@@ -195,10 +195,7 @@ def constants_for(device) -> ThroughputConstants:
 def _warps_with_an_active_lane(active: np.ndarray, warp: int) -> int:
     """Warps (per block, rows of `warp` consecutive threads) in which some thread of `active` (..., blocks, threads)
     runs, summed over the leading axes."""
-    pad = (-active.shape[-1]) % warp
-    if pad:  # a block's last warp is partly filled: its missing lanes never run
-        active = np.concatenate([active, np.zeros(active.shape[:-1] + (pad,), dtype=bool)], axis=-1)
-    return int(active.reshape(-1, warp).any(axis=1).sum())
+    return int(in_rows(active, warp, False).any(axis=1).sum())  # a partly filled warp's missing lanes never run
 
 
 def individually_guarded(model, block) -> bool:
