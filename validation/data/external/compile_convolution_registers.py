@@ -60,6 +60,12 @@ COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
 AMD_COLUMNS = ("spill_kept_bytes",)
 #: NVIDIA tables with --sass: the instructions a thread issues, counted in the SASS (`sass.sass_counts`)
 SASS_COLUMNS = ("instructions_per_thread",)
+#: how a configuration's `ResourceUsage` gives each column past COLUMNS
+EXTRA_VALUES = {
+    "spill_kept_bytes": lambda r: r.spill_footprint_bytes,
+    "instructions_per_thread": lambda r: f"{r.instructions_per_thread:.6g}",
+    "load_waits_per_thread": lambda r: f"{r.load_waits_per_thread:.6g}",
+}
 FILTER_TAPS = 15 * 15
 
 
@@ -210,13 +216,12 @@ def main(argv=None) -> int:
                  f"configurations of "
                  f"{', '.join(p.name for p in args.caches)}\n")
         writer = csv.writer(fh, lineterminator="\n")
-        read = amd or args.sass  # the assembly's counts: AMD always, NVIDIA with --sass
-        writer.writerow(COLUMNS + (AMD_COLUMNS if amd else SASS_COLUMNS if args.sass else ())
-                        + (("load_waits_per_thread",) if read else ()))
+        # the assembly's counts: AMD always, NVIDIA with --sass
+        extra = ((AMD_COLUMNS if amd else SASS_COLUMNS) + ("load_waits_per_thread",)) if amd or args.sass else ()
+        writer.writerow(COLUMNS + extra)
         for config, r in zip(configs, results):
             writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + ((r.spill_footprint_bytes,) if amd else (f"{r.instructions_per_thread:.6g}",) if args.sass
-                               else ()) + ((f"{r.load_waits_per_thread:.6g}",) if read else ()))
+                            + tuple(EXTRA_VALUES[column](r) for column in extra))
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 
