@@ -73,3 +73,43 @@ def test_a_wave_finds_the_halo_of_waves_before_its_previous_one_while_they_fit_i
     metrics = pp.rank(model, device, blocks=[(64, 8, 1)], folds=[(1, 1, 1)], compile_resources=False).best.metrics
     assert metrics.wave_overlap_bytes_per_lup == 0  # the previous wave is the same row's: it shares nothing
     assert metrics.dram_load_bytes_per_lup == pytest.approx(dram_load_bytes_per_lup, rel=1e-3)
+
+
+def test_on_a_unified_l2_only_rereads_see_the_waves_oversubscription_and_on_a_split_one_the_halos_too():
+    from pystencils_perf.estimate.volumes import reread_load
+
+    # four blocks each load 100 B from L2 of which 80 B are their own compulsory volume; the wave's union is 250 B
+    assert reread_load(1.0, 0.8, 400, 250.0, l2_partition_count=1) == pytest.approx(80.0)
+    assert reread_load(1.0, 0.8, 400, 250.0, l2_partition_count=2) == pytest.approx(150.0)
+
+
+def test_narrow_blocks_of_d3q19_streaming_on_an_h100_load_what_they_ask_of_l2_from_dram():
+    """A lent H100 (validation/hopper/data/h100/stream19_ncu.csv): 8-wide blocks of D3Q19's streaming, whose waves
+    exceed L2, load more from DRAM than from L2 (296 against 208 B per update), where halos that hit L2 predicted
+    the wave's footprint (153). With the L2's two partitions the halos miss; on one unified L2 they would hit."""
+    import dataclasses
+    import pathlib
+
+    from pystencils_perf.devices import get_device
+    from pystencils_perf.measure.dataset import read_dataset
+    from pystencils_perf.spec import load_spec
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    rows = read_dataset(root / "validation/hopper/data/h100/stream19_ncu.csv").rows
+    measured = {r.launch.block: r.values for r in rows if r.launch.fold == (1, 1, 1)}
+    narrow, wide = (8, 32, 2), (256, 2, 1)
+    model = pp.harvest(load_spec(root / "validation/hopper/stream19.py").kernel)
+    h100 = get_device("H100")
+    assert h100.l2_partition_count == 2
+    unified = dataclasses.replace(h100, l2_partition_count=1)
+
+    def dram_load(device):
+        ranking = pp.rank(model, device, blocks=[narrow, wide], folds=[(1, 1, 1)], compile_resources=False)
+        return {c.launch.block: c.metrics.dram_load_bytes_per_lup for c in ranking.candidates}
+
+    split, one = dram_load(h100), dram_load(unified)
+    assert measured[narrow]["dram_load"] > measured[narrow]["l2_load"]  # the counters' own claim
+    assert one[narrow] < 0.55 * measured[narrow]["dram_load"]  # 153 of 296 B: the wave's footprint alone
+    assert split[narrow] > 0.65 * measured[narrow]["dram_load"]  # 206: the rest are ECC fills (README)
+    for device in (split, one):  # a wide block's rows are its own: the same either way
+        assert device[wide] == pytest.approx(measured[wide]["dram_load"], rel=0.1)

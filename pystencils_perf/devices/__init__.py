@@ -139,6 +139,9 @@ class Device:
         the A100 and H200 take 1). Optional, default 1.
     l2_capacity_bytes : int
         Nominal L2 capacity, bytes.
+    l2_partition_count : int
+        Partitions the L2 is split into, each caching the data its own SMs access (2 on GA100 and
+        GH100; 1, one unified L2, elsewhere). Optional, default 1.
     l2_effective_capacity_bytes : int
         The L2 capacity the estimator's DRAM volumes use (`l2_dram_capacity_bytes`).
     l2_sector_bytes : int
@@ -235,6 +238,7 @@ class Device:
     l1_requests_per_cycle: float = 1.0
     shared_memory_per_block_bytes: int = 0
     shared_memory_reserved_per_block_bytes: int = 0
+    l2_partition_count: int = 1
 
     def curve(self, name: str) -> Curve:
         return self.curves[name]
@@ -302,7 +306,8 @@ _INTEGER_TYPES = ("int", "tuple[int, int, int]")
 #: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0, one
 #: L1 cache per SM, and one L1 request per cycle
 OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count", "l1_caches_per_sm",
-                       "l1_requests_per_cycle", "shared_memory_per_block_bytes", "shared_memory_reserved_per_block_bytes")
+                       "l1_requests_per_cycle", "shared_memory_per_block_bytes", "shared_memory_reserved_per_block_bytes",
+                       "l2_partition_count")
 LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
                       "dram_latency_cycles")
 _ENTRY_KEYS = {"value", "kind", "source", "note"}

@@ -51,6 +51,8 @@ QUANTITY_HELP = {
     "last_level_cache_bytes": "optional: cache behind the L2 (AMD Infinity Cache / MALL), bytes; leave out if none",
     "last_level_cache_bandwidth_gbs": "optional, with last_level_cache_bytes: that cache's bandwidth, GB/s",
     "l2_channel_count": "optional: independent L2 channels addresses are interleaved over",
+    "l2_partition_count": "optional (1 if left out): partitions the L2 is split into, each caching the data its own "
+                          "SMs access (2 on GA100 and GH100)",
     "l1_caches_per_sm": "optional (1 if left out): L1 caches serving one SM's warps side by side (2 on an RDNA WGP)",
     "l1_requests_per_cycle": "optional (1 if left out): warp load requests one L1 accepts per cycle, at most "
                              "(0.5 on GA10x: gpu-strides' one-line float load takes 2 cycles there)",
@@ -106,6 +108,7 @@ def device_summary(dev: Device) -> str:
         ("l2_dram_capacity_bytes", "L2 without DRAM traffic", _mib(dev.l2_dram_capacity_bytes)),
         ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
         ("l2_channel_count", "L2 channels", dev.l2_channel_count),
+        ("l2_partition_count", "L2 partitions", dev.l2_partition_count),
         ("l1_caches_per_sm", "L1 caches per SM", dev.l1_caches_per_sm),
         ("l1_requests_per_cycle", "L1 requests per cycle", f"{dev.l1_requests_per_cycle:g}"),
         ("shared_memory_per_block_bytes", "shared memory per block", f"{dev.shared_memory_per_block_bytes} B"),
