@@ -160,10 +160,18 @@ HELD_OUT_DATA_SETS = (
               timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv"))
       for name, stem in (("box r=1 (float)", "box3d_r1"), ("Jacobi 2D", "jacobi2d"), ("D3Q27 cumulant", "d3q27_cumulant"),
                          ("Allen-Cahn", "allen_cahn"))),
-    # D3Q19's streaming on an H100 (a later session, 2026-11-26 19:14 UTC), timed once; blind to every model step
-    # before the DRAM request floor it led to
+    # D3Q19's streaming on an H100 (a later session, 2026-11-26 19:14 UTC); blind to every model step before the DRAM
+    # request floor it led to. Timed again in the next lease (20:26 UTC), whose counters led to the L2 partitions' step
     DataSet("H100 D3Q19 streaming", "H100", HOPPER + "h100/stream19.csv", timed=True, spec="validation/hopper/stream19.py",
-            timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv")),
+            timings=(HOPPER + "h100/stream19.csv", HOPPER + "h100/stream19_rerun.csv")),
+    # the streaming of 1, 7 and 27 fields in that lease (20:25 UTC), measured with the counters behind that step
+    *(DataSet(f"H100 {name}", "H100", HOPPER + f"h100/{stem}.csv", timed=True, spec=f"validation/hopper/{stem}.py",
+              timings=(HOPPER + "h100/stream19.csv", HOPPER + "h100/stream19_rerun.csv"))
+      for name, stem in (("shifted copy", "stream1"), ("D3Q7 streaming", "stream7"), ("D3Q27 streaming", "stream27"))),
+    # blind to that step (20:51 UTC): its predictions were committed before the lease (h100/blind_predictions/)
+    *(DataSet(f"H100 {name}", "H100", HOPPER + f"h100/{stem}.csv", timed=True, spec=f"validation/hopper/{stem}.py",
+              timings=(HOPPER + f"h100/{stem}.csv", HOPPER + f"h100/{stem}_rerun.csv"))
+      for name, stem in (("D3Q15 streaming", "stream15"), ("D3Q19 streaming (float)", "stream19_float"))),
 )
 
 
@@ -377,6 +385,15 @@ block width. Before the step the rows scored as follows (Spearman / best / MAPE 
 0.942 / 40.0 / 129.5. The H100 star r=1 and r=4 picks were 68.4 and 95.2 %.
 With the floor and still the A100's fit, the means over the sixteen rows were Spearman 0.932, best 80.8 %,
 MAPE 22.1 % and pick 95.8 %. The Hopper GPUs then took the H100's own fit, which gives the table.
+A fifth lease (20:25 UTC) timed the H100's D3Q19 streaming again (its noise is now those two timings) and the
+streaming of 1, 7 and 27 fields, and read stream19's counters: narrow blocks load more from DRAM than they ask
+of L2. The step they led to: on an L2 split into two partitions (GA100, GH100; `l2_partition_count`) the halos a
+wave's blocks share are weighed with the re-reads (`estimate.volumes.reread_load`). It changes only kernels whose
+waves exceed L2. Before it, the streaming rows scored (Spearman / best / MAPE %): H200 D3Q19 0.944 / 84.6 / 50.4,
+H100 D3Q19 0.944 / 87.6 / 39.3, D3Q27 0.945 / 94.2 / 47.9; the shifted copy and D3Q7 as now. The D3Q15 and the
+float D3Q19 rows were measured blind to the step, which had predicted them before the lease
+(`validation/hopper/data/h100/blind_predictions/`); with one unified L2 they would score 0.942 / 85.7 / 31.2
+and 0.981 / 74.9 / 18.6.
 `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
 takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
 candidate, median / 90th percentile."""
