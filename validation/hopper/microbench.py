@@ -103,6 +103,22 @@ extern "C" __global__ void copy_runs(const double* __restrict__ a, double* b, lo
         b[at] = __ldcg(a + at) + 1.0;
     }
 }
+// block b reads part (97 b mod blocks) / readers of a buffer `passes` times (16-B loads past L1): with one reader
+// each block has a part of its own, as gpu-benches' gpu-l2-cache reads; with two, each part is read by two blocks
+// far apart in the launch (97 is prime to the block counts used), so on SMs that may lie on either L2 partition,
+// as neighbouring stencil blocks share their halos
+extern "C" __global__ void read_parts(const double2* __restrict__ a, double* out, long part_len, int readers,
+                                      int passes) {
+    const double2* part = a + ((blockIdx.x * 97u) % gridDim.x / readers) * part_len;
+    double sum0 = 0.0, sum1 = 0.0;
+    for (int p = 0; p < passes; ++p)
+        for (long i = threadIdx.x; i < part_len; i += blockDim.x) {
+            double2 v = __ldcg(part + i);
+            sum0 += v.x;
+            sum1 += v.y;
+        }
+    if (sum0 + sum1 < 0.0) out[0] = sum0 + sum1;
+}
 // one thread follows next[] from out[0] for `steps` steps through L2 (__ldcg skips L1); clock64 cycles per
 // step. Each launch goes on where the last stopped, so a buffer larger than L2 is never re-read warm.
 extern "C" __global__ void chase(const long long* __restrict__ next, long steps, long long* out) {
@@ -279,6 +295,31 @@ def chase_latency(buffer_bytes: int, steps: int, seed: int) -> dict[str, float]:
             "slots": slots, "steps_per_launch": steps}
 
 
+def l2_capacity_curves(l2_bytes: int) -> dict[str, dict[str, float]]:
+    """Read bandwidth by data volume, from a sixteenth to four times the L2, with every block reading a part of
+    its own (``own``) or sharing its part with a block far away (``shared``): on an L2 in two partitions, whether
+    shared data take room in both. Each point reads about 4 GB in one launch of 4 blocks of 512 threads per SM."""
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    blocks = 4 * sms
+    assert blocks % 97
+    top = 4 * l2_bytes
+    a = cp.random.random(top // 8 + 1024) + 0.5
+    out = cp.zeros(1)
+    kernel = MODULE.get_function("read_parts")
+    curves = {}
+    for mode, readers in (("own", 1), ("shared", 2)):
+        parts = blocks // readers
+        for sixteenths in (1, 2, 4, 6, 8, 10, 11, 12, 13, 14, 15, 16, 18, 20, 24, 32, 48, 64):
+            volume = l2_bytes * sixteenths // 16
+            part_len = volume // parts // 16
+            passes = max(2, int(4e9 / (blocks * part_len * 16)))
+            ms = median_ms(lambda: kernel((blocks,), (512,), (a, out, np.int64(part_len), np.int32(readers),
+                                                              np.int32(passes))))
+            curves[f"{mode}_{sixteenths}_16"] = {"volume_bytes": parts * part_len * 16, "readers": readers,
+                                                 "bytes_per_s": blocks * part_len * 16 * passes / (ms * 1e-3)}
+    return curves
+
+
 #: each figure of the JSON and how it is measured, in the order they are run
 FIGURES = {
     "dram_scale_gbs": dram_scale_gbs,
@@ -290,6 +331,7 @@ FIGURES = {
     "in_flight_l2_8MiB": lambda: in_flight_rates(8 << 20, rounds=256),
     "in_flight_dram_256MiB": lambda: in_flight_rates(256 << 20, rounds=128),
     "dram_run_rates": dram_run_rates,
+    "l2_capacity_curves": lambda: l2_capacity_curves(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
 }
 
 
