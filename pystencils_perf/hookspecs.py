@@ -181,7 +181,8 @@ def perf_prune_filters() -> dict[str, str]:
 
 @hookspec
 def perf_footprint_backends() -> dict[str, Any]:
-    """Footprint backends by name: modules or objects with ``block``, ``union``, ``overlap`` and ``count_points``.
+    """Footprint backends by name: modules or objects with ``touched``, ``count_union``, ``count_overlap`` and
+    ``count_points`` (as `estimate.footprint_enum`).
 
     The built-in estimator offers ``"enum"`` and ``"isl"``; ``"auto"`` is enumeration.
     """

@@ -113,3 +113,39 @@ def test_narrow_blocks_of_d3q19_streaming_on_an_h100_load_what_they_ask_of_l2_fr
     assert split[narrow] > 0.65 * measured[narrow]["dram_load"]  # 206: the rest are ECC fills (README)
     for device in (split, one):  # a wide block's rows are its own: the same either way
         assert device[wide] == pytest.approx(measured[wide]["dram_load"], rel=0.1)
+
+
+def test_an_older_waves_bytes_hit_by_the_step_or_by_the_devices_curve():
+    """The column stencil on the A100 finds the row above 2-3 waves back (2 B per update), at 0.31 and 0.46 of the
+    room the current wave leaves: the step counts all of it. A curve counts its share at those ratios: a
+    constant 1 - 1/e of it. On the V100 the waves back to that row do not fit: nothing to count either way."""
+    import dataclasses
+    import math
+
+    from pystencils_perf.devices import Curve, get_device
+
+    model = column_stencil(65536, 64)
+    a_third_of_the_time = Curve(1.0, 1.0, 0.0, complement=True)  # hit(x) = 1 - exp(-1) whatever x
+
+    def dram_load(device, curve=None):
+        dev = get_device(device)
+        if curve is not None:
+            dev = dataclasses.replace(dev, curves={**dev.curves, "older_wave_hit": curve})
+        ranking = pp.rank(model, dev, blocks=[(64, 8, 1)], folds=[(1, 1, 1)], compile_resources=False)
+        return ranking.best.metrics.dram_load_bytes_per_lup
+
+    assert dram_load("A100") == pytest.approx(8.0, rel=1e-3)
+    assert dram_load("A100", a_third_of_the_time) == pytest.approx(8.0 + 2.0 * math.exp(-1.0), rel=1e-3)
+    assert dram_load("V100") == dram_load("V100", a_third_of_the_time) == pytest.approx(10.0, rel=1e-3)
+
+
+def test_the_gh100_devices_share_the_older_wave_curve_fitted_on_the_h200():
+    from pystencils_perf.devices import get_device
+
+    fitted = get_device("H200").curves["older_wave_hit"]
+    assert "star3d_r4_ncu.csv" in fitted.fitted_on and fitted.complement
+    assert 0.4 < float(fitted(1.0)) < 0.6 and float(fitted(0.67)) > 0.95 and float(fitted(1.5)) < 0.05
+    for name in ("H100", "H100-PCIe-80GB", "GH200-96GB"):
+        curve = get_device(name).curves["older_wave_hit"]
+        assert curve.borrowed_from == "H200-SXM-141GB" and (curve.b, curve.c) == (fitted.b, fitted.c)
+    assert "older_wave_hit" not in get_device("A100").curves  # no measurement: the step

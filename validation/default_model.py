@@ -394,6 +394,14 @@ H100 D3Q19 0.944 / 87.6 / 39.3, D3Q27 0.945 / 94.2 / 47.9; the shifted copy and 
 float D3Q19 rows were measured blind to the step, which had predicted them before the lease
 (`validation/hopper/data/h100/blind_predictions/`); with one unified L2 they would score 0.942 / 85.7 / 31.2
 and 0.981 / 74.9 / 18.6.
+The same session measured the L2's capacity for data one block reads and for data two blocks share (H100 and H200:
+11/16 of the L2 for shared parts, 15/16 for own ones) and gave the GH100 devices a soft edge for what a wave finds
+of older waves: the `older_wave_hit` curve, fitted on the H200 star r=4's DRAM load counters
+(`validation/hopper/fit_older_wave_hit.py`; DRAM load MAPE 13.5 -> 8.2 % there, 10.0 -> 9.3 % on the H100's). Before
+it the star rows scored (Spearman / best / MAPE % / pick %): H200 star r=4 0.895 / 78.0 / 15.9 / 78.0 (its DRAM
+counters are the curve's fit set), H200 star r=1 0.944 / 70.3 / 13.6 / 94.2, H100 star r=4 0.925 / 92.6 / 20.5 /
+99.0, H100 star r=1 0.938 / 70.3 / 19.0 / 89.1, H200 Jacobi 2D 0.849 / 71.3 / 18.1 / 92.2; every other row as now.
+The H200 star r=1's pick is one of 14 candidates predicted within 1 % of the best prediction.
 `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
 takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
 candidate, median / 90th percentile."""

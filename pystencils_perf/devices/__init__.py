@@ -77,6 +77,9 @@ CURVE_NAMES = (
     "previous_wave_z_hit",
     "l2_store_capacity_miss",
 )
+#: curves a file may leave out: without ``older_wave_hit`` a wave finds what an older wave loaded while the waves
+#: back to it fit in the L2 it leaves, a step (`estimate.volumes.older_wave_hits`)
+OPTIONAL_CURVE_NAMES = ("older_wave_hit",)
 
 
 @dataclass(frozen=True)
@@ -160,8 +163,8 @@ class Device:
         Load-to-use latency of a hit in L1, in L2, and of a DRAM access, core cycles
         (pointer chase; the latency term of the throughput model).
     curves : dict of str to Curve
-        The capacity-miss curves by name (`CURVE_NAMES`), each fitted on named data or
-        borrowed from another GPU.
+        The capacity-miss curves by name (`CURVE_NAMES`, and `OPTIONAL_CURVE_NAMES` where given), each
+        fitted on named data or borrowed from another GPU.
     aliases : tuple of str
         Other names `get_device` accepts (``"V100"``).
     compute_capability : str
@@ -462,7 +465,8 @@ def _parse(path: Path) -> Device:
 
     raw_curves = raw.get("curves", {})
     curves = {name: _curve(path, name, raw_curves.get(name)) for name in CURVE_NAMES}
-    extra_curves = set(raw_curves) - set(CURVE_NAMES)
+    curves.update({name: _curve(path, name, raw_curves[name]) for name in OPTIONAL_CURVE_NAMES if name in raw_curves})
+    extra_curves = set(raw_curves) - set(CURVE_NAMES) - set(OPTIONAL_CURVE_NAMES)
     if extra_curves:
         _fail(path, f"unknown curve(s) {', '.join(sorted(extra_curves))}")
 

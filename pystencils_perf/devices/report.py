@@ -93,8 +93,8 @@ def _mib(n: int) -> str:
 def curve_lines(dev: Device) -> list[str]:
     """The calibration status of the curves, curves with the same status on one line."""
     groups: dict[str, list[str]] = {}
-    for name in CURVE_NAMES:
-        groups.setdefault(dev.curves[name].status, []).append(name)
+    for name, curve in dev.curves.items():
+        groups.setdefault(curve.status, []).append(name)
     return [f"{', '.join(names)}: {status}" for status, names in groups.items()]
 
 
@@ -142,8 +142,7 @@ def confidence_notes(device: Device) -> list[str]:
     """
     notes = []
     lenders: dict[str, list[str]] = {}
-    for name in CURVE_NAMES:
-        curve = device.curves[name]
+    for name, curve in device.curves.items():
         if curve.borrowed_from:
             lenders.setdefault(curve.borrowed_from, []).append(name)
     notes += [f"{', '.join(names)} curve{'s' if len(names) > 1 else ''} borrowed from {lender} (not fitted for this GPU)"

@@ -196,38 +196,65 @@ def _min_over_block(form, block, bid) -> int:
 
 #: waves before a wave that `older_wave_hits` looks back to, at most (its previous one included)
 OLDER_WAVES_LOOKED_AT = 8
+#: how far past the L2 the current wave leaves `older_wave_hits` looks with a fitted hit curve: beyond twice that
+#: room the fitted curves give under 1 % hits
+OLDER_WAVE_RATIO_LOOKED_AT = 2.0
 
 
-def older_wave_hits(counter: FootprintCounter, block, grid, first: int, wave_blocks: int, granule_bytes: int,
-                    l2_left_bytes: float) -> float:
-    """Bytes the wave from block `first` loads that a wave before its previous one loaded, no nearer wave did,
-    and L2 still holds: those of each earlier wave as long as the waves back to it, loads and the lines their
-    stores allocate, fit in the L2 the current wave leaves (`l2_left_bytes`), as in a least-recently-used cache.
-
-    The paper's coverage looks at the previous wave only (Ernst et al., JPDC 2023, eq. 8), and counts the rest
-    of a wave's footprint as new. Where a wave is shorter than a row of blocks, the halo it shares with the row
-    before was loaded two or more waves earlier: on the RTX 2080 Ti, 32x32 blocks of the 15x15 convolution load
-    4.03 B/Lup from DRAM, where the previous wave alone predicted 5.58 (a 46-row footprint per 32 rows), and
-    with the older waves 4.04."""
+def older_wave_reuse(counter: FootprintCounter, block, grid, first: int, wave_blocks: int, granule_bytes: int,
+                     l2_left_bytes: float, ratio_looked_at: float) -> list[tuple[float, float]]:
+    """What the wave from block `first` loads that each wave before its previous one loaded and no nearer wave did:
+    ``(ratio, bytes)`` per wave back, where ``ratio`` is the waves back to it, loads and the lines their stores
+    allocate, over the L2 the current wave leaves (`l2_left_bytes`). Ends at the first ratio past
+    `ratio_looked_at`."""
     looked_at = min(OLDER_WAVES_LOOKED_AT, first // wave_blocks)
     if looked_at < 2 or l2_left_bytes <= 0:
-        return 0.0
+        return []
     curr = ThreadSet.linear_range(block, grid, first, wave_blocks)
     waves = [ThreadSet.linear_range(block, grid, first - j * wave_blocks, wave_blocks) for j in range(1, looked_at + 1)]
     v_curr = counter.union(AccessKind.LOAD, [curr], granule_bytes)
     stores = counter.stores_beyond_loads(waves[0], granule_bytes)
-    shared_with_previous = shared = counter.overlap(AccessKind.LOAD, curr, waves[0], granule_bytes)
+    shared_before = counter.overlap(AccessKind.LOAD, curr, waves[0], granule_bytes)
     largest = counter.union(AccessKind.LOAD, [waves[0]], granule_bytes)
+    room = ratio_looked_at * l2_left_bytes
+    reuse = []
     for j in range(2, looked_at + 1):
         stores += counter.stores_beyond_loads(waves[j - 1], granule_bytes)
         largest = max(largest, counter.union(AccessKind.LOAD, [waves[j - 1]], granule_bytes))
-        if (largest + stores) * granule_bytes > l2_left_bytes:  # the union is no smaller: spare computing it
+        if (largest + stores) * granule_bytes > room:  # the union is no smaller: spare computing it
             break
         back = counter.union(AccessKind.LOAD, waves[:j], granule_bytes)
-        if (back + stores) * granule_bytes > l2_left_bytes:
+        if (back + stores) * granule_bytes > room:
             break
         shared = v_curr + back - counter.union(AccessKind.LOAD, [curr, *waves[:j]], granule_bytes)
-    return float(shared - shared_with_previous) * granule_bytes
+        reuse.append(((back + stores) * granule_bytes / l2_left_bytes, float(shared - shared_before) * granule_bytes))
+        shared_before = shared
+    return reuse
+
+
+def older_wave_hits(counter: FootprintCounter, block, grid, first: int, wave_blocks: int, granule_bytes: int,
+                    l2_left_bytes: float, hit_curve=None) -> float:
+    """Bytes the wave from block `first` loads that a wave before its previous one loaded, no nearer wave did,
+    and L2 still holds (`older_wave_reuse`).
+
+    Without `hit_curve`, those of each earlier wave as long as the waves back to it fit in the L2 the current
+    wave leaves, as in a least-recently-used cache. The paper's coverage looks at the previous wave only (Ernst
+    et al., JPDC 2023, eq. 8), and counts the rest of a wave's footprint as new. Where a wave is shorter than a
+    row of blocks, the halo it shares with the row before was loaded two or more waves earlier: on the RTX 2080
+    Ti, 32x32 blocks of the 15x15 convolution load 4.03 B/Lup from DRAM, where the previous wave alone predicted
+    5.58 (a 46-row footprint per 32 rows), and with the older waves 4.04.
+
+    On an L2 in two partitions the edge is not sharp: lines that blocks on both partitions read take room in
+    both (validation/hopper/README.md). There a device's ``older_wave_hit`` curve gives the share of each wave's
+    bytes that hit by its ratio; on an H200 the star r=4's 4-deep blocks, whose waves back to the block-layer
+    before fill 0.99 of the room, load 18-23 B per update from DRAM where the step predicted 8.2.
+    """
+    if hit_curve is None:
+        return sum(b for _, b in older_wave_reuse(counter, block, grid, first, wave_blocks, granule_bytes,
+                                                  l2_left_bytes, 1.0))
+    return sum(float(hit_curve(x)) * b for x, b in older_wave_reuse(counter, block, grid, first, wave_blocks,
+                                                                      granule_bytes, l2_left_bytes,
+                                                                      OLDER_WAVE_RATIO_LOOKED_AT))
 
 
 def reread_load(l2_load: float, l1_compulsory: float, n_lups: int, v_curr: float, l2_partition_count: int) -> float:
@@ -301,7 +328,8 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         else:
             v_prev = v_overlap = prev_store_lines = 0
         l2_left = l2_capacity - (v_curr - v_overlap) - curr_store_lines
-        new = v_curr - v_overlap - older_wave_hits(counter, block, grid, first, wave_blocks, fetch, l2_left)
+        new = v_curr - v_overlap - older_wave_hits(counter, block, grid, first, wave_blocks, fetch, l2_left,
+                                                   device.curves.get("older_wave_hit"))
         # the coverage of Ernst et al. (JPDC 2023) eq. 8 counts loads only; L2 is write-back and allocates a
         # stored line too, so both waves' stores take their share of it (V100 r=2 16x4x16 fold 1x1x2, whose
         # two waves' loads just fit the 6 MB: its previous wave's halo measured as a miss, 10.73 B/Lup, where
