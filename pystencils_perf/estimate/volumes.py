@@ -249,12 +249,9 @@ def older_wave_hits(counter: FootprintCounter, block, grid, first: int, wave_blo
     bytes that hit by its ratio; on an H200 the star r=4's 4-deep blocks, whose waves back to the block-layer
     before fill 0.99 of the room, load 18-23 B per update from DRAM where the step predicted 8.2.
     """
-    if hit_curve is None:
-        return sum(b for _, b in older_wave_reuse(counter, block, grid, first, wave_blocks, granule_bytes,
-                                                  l2_left_bytes, 1.0))
-    return sum(float(hit_curve(x)) * b for x, b in older_wave_reuse(counter, block, grid, first, wave_blocks,
-                                                                      granule_bytes, l2_left_bytes,
-                                                                      OLDER_WAVE_RATIO_LOOKED_AT))
+    ratio_looked_at = 1.0 if hit_curve is None else OLDER_WAVE_RATIO_LOOKED_AT
+    reuse = older_wave_reuse(counter, block, grid, first, wave_blocks, granule_bytes, l2_left_bytes, ratio_looked_at)
+    return sum(b if hit_curve is None else float(hit_curve(x)) * b for x, b in reuse)
 
 
 def reread_load(l2_load: float, l1_compulsory: float, n_lups: int, v_curr: float, l2_partition_count: int) -> float:
