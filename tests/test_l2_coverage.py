@@ -125,7 +125,7 @@ def test_an_older_waves_bytes_hit_by_the_step_or_by_the_devices_curve():
     from pystencils_perf.devices import Curve, get_device
 
     model = column_stencil(65536, 64)
-    a_third_of_the_time = Curve(1.0, 1.0, 0.0, complement=True)  # hit(x) = 1 - exp(-1) whatever x
+    a_third_missing = Curve(1.0, 1.0, 0.0, complement=True)  # hit(x) = 1 - 1/e whatever x: 37 % miss
 
     def dram_load(device, curve=None):
         dev = get_device(device)
@@ -135,8 +135,8 @@ def test_an_older_waves_bytes_hit_by_the_step_or_by_the_devices_curve():
         return ranking.best.metrics.dram_load_bytes_per_lup
 
     assert dram_load("A100") == pytest.approx(8.0, rel=1e-3)
-    assert dram_load("A100", a_third_of_the_time) == pytest.approx(8.0 + 2.0 * math.exp(-1.0), rel=1e-3)
-    assert dram_load("V100") == dram_load("V100", a_third_of_the_time) == pytest.approx(10.0, rel=1e-3)
+    assert dram_load("A100", a_third_missing) == pytest.approx(8.0 + 2.0 * math.exp(-1.0), rel=1e-3)
+    assert dram_load("V100") == dram_load("V100", a_third_missing) == pytest.approx(10.0, rel=1e-3)
 
 
 def test_the_gh100_devices_share_the_older_wave_curve_fitted_on_the_h200():
