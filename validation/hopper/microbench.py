@@ -69,6 +69,10 @@ extern "C" __global__ void copy_strided(const double* __restrict__ a, double* b,
             asm volatile("st.global.f64 [%0], %1;" :: "l"(b + i * stride), "d"(v) : "memory");
         }
 }
+// the 4-KiB row of a buffer that run `run` starts at: a multiplicative hash, so that runs land at pseudo-random rows
+__device__ __forceinline__ unsigned long long random_row(unsigned long long run, unsigned long long row_mask) {
+    return ((run + 1) * 0x9E3779B97F4A7C15ull >> 21) & row_mask;
+}
 // reads `runs` runs of `run_doubles` consecutive doubles, each at the start of a pseudo-random 4-KiB row of a
 // buffer far larger than L2: what DRAM delivers when the data come in short contiguous runs
 extern "C" __global__ void read_runs(const double* __restrict__ a, double* out, long runs, int run_doubles,
@@ -76,9 +80,7 @@ extern "C" __global__ void read_runs(const double* __restrict__ a, double* out, 
     double sum = 0.0;
     long lanes = runs * run_doubles;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < lanes; i += (long)gridDim.x * blockDim.x) {
-        unsigned long long run = i / run_doubles;
-        unsigned long long row = ((run + 1) * 0x9E3779B97F4A7C15ull >> 21) & row_mask;
-        sum += __ldcg(a + row * 512 + i % run_doubles);
+        sum += __ldcg(a + random_row(i / run_doubles, row_mask) * 512 + i % run_doubles);
     }
     if (sum < 0.0) out[0] = sum;
 }
@@ -87,9 +89,7 @@ extern "C" __global__ void read_runs(const double* __restrict__ a, double* out, 
 extern "C" __global__ void write_runs(double* a, long runs, int run_doubles, unsigned long long row_mask, double v) {
     long lanes = runs * run_doubles;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < lanes; i += (long)gridDim.x * blockDim.x) {
-        unsigned long long run = i / run_doubles;
-        unsigned long long row = ((run + 1) * 0x9E3779B97F4A7C15ull >> 21) & row_mask;
-        a[row * 512 + i % run_doubles] = v + i;
+        a[random_row(i / run_doubles, row_mask) * 512 + i % run_doubles] = v + i;
     }
 }
 // reads each run as read_runs does and writes it to the same place of another buffer: a streaming kernel's
@@ -98,8 +98,7 @@ extern "C" __global__ void copy_runs(const double* __restrict__ a, double* b, lo
                                      unsigned long long row_mask) {
     long lanes = runs * run_doubles;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < lanes; i += (long)gridDim.x * blockDim.x) {
-        unsigned long long run = i / run_doubles;
-        unsigned long long at = (((run + 1) * 0x9E3779B97F4A7C15ull >> 21) & row_mask) * 512 + i % run_doubles;
+        unsigned long long at = random_row(i / run_doubles, row_mask) * 512 + i % run_doubles;
         b[at] = __ldcg(a + at) + 1.0;
     }
 }
