@@ -1,6 +1,7 @@
 """Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 request rates, latencies.
 
-The DRAM rates by the length of the contiguous runs the data come in (`dram_run_rates`). The request rates:
+The DRAM rates by the length of the contiguous runs the data come in (`dram_run_rates`), and by the number of
+fields a kernel streams at once, on 128-B lines or one double off them (`field_count_rates`). The request rates:
 loads and stores by stride (how many requests and sectors L2 serves per second), and the
 rate of one-sector loads by the number in flight per SM (`in_flight_rates`: where the round time grows beyond
 the unloaded latency, the SM holds no more).
@@ -153,7 +154,34 @@ extern "C" __global__ void in_flight_{k}(const double* __restrict__ a, double* o
 }}
 """
 IN_FLIGHT_LOADS = (1, 4, 16)
-MODULE = cp.RawModule(code=SOURCE + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS))
+#: a pystencils kernel of `{s}` fields as it is compiled: each thread loads its cell of every field first (all in
+#: flight at once), then stores them; field f lies at f * stride doubles of each buffer, and `load_shift` and
+#: `store_shift` doubles move the loads or stores off the 128-B lines (a ghost layer, a pulled neighbour).
+#: ``read_fields`` loads the fields and stores their sum to one.
+FIELDS_SOURCE = r"""
+extern "C" __global__ void copy_fields_{s}(const double* __restrict__ a, double* __restrict__ b, long n, long stride,
+                                           int load_shift, int store_shift) {{
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double v[{s}];
+#pragma unroll
+    for (int f = 0; f < {s}; ++f) v[f] = a[f * stride + i + load_shift];
+#pragma unroll
+    for (int f = 0; f < {s}; ++f) b[f * stride + i + store_shift] = v[f] + 1.0;
+}}
+extern "C" __global__ void read_fields_{s}(const double* __restrict__ a, double* __restrict__ b, long n, long stride,
+                                           int load_shift, int store_shift) {{
+    long i = blockIdx.x * (long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    double sum = 0.0;
+#pragma unroll
+    for (int f = 0; f < {s}; ++f) sum += a[f * stride + i + load_shift];
+    b[i + store_shift] = sum;
+}}
+"""
+FIELD_COUNTS = (1, 2, 4, 7, 13, 19, 27)
+MODULE = cp.RawModule(code=SOURCE + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS)
+                      + "".join(FIELDS_SOURCE.format(s=s) for s in FIELD_COUNTS))
 SLOT_BYTES = 128  # one chased element per 128-B line: no two steps share a line
 
 
@@ -294,6 +322,33 @@ def chase_latency(buffer_bytes: int, steps: int, seed: int) -> dict[str, float]:
             "slots": slots, "steps_per_launch": steps}
 
 
+def field_count_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str, float]]:
+    """DRAM bytes per second of kernels that copy (``copy``) or read (``read``) 1 to 27 fields, one thread per cell
+    and 256 per block, with loads and stores on 128-B lines or one double off them (``shift_LS``: load shift L,
+    store shift S): whether what DRAM delivers depends on how many fields a kernel streams at once, and on
+    partly written lines, apart from how many requests it makes. Each buffer holds `buffer_bytes` of fields."""
+    a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
+    b = cp.zeros_like(a)
+    rates = {}
+    for fields in FIELD_COUNTS:
+        n = (buffer_bytes // 8 // fields - 1024) // 256 * 256
+        stride = n + 96  # fields 768 B more than a power of two apart: no two start on the same DRAM row pattern
+        for kind in ("copy", "read"):
+            kernel = MODULE.get_function(f"{kind}_fields_{fields}")
+            for load_shift, store_shift in ((0, 0), (1, 0), (0, 1), (1, 1)):
+                args = (a, b, np.int64(n), np.int64(stride), np.int32(load_shift), np.int32(store_shift))
+                b.fill(-1.0)  # poisoned: the check below sees every field's cells written
+                ms = median_ms(lambda: kernel((n // 256,), (256,), args), repeats=9)
+                if kind == "copy":
+                    last = (fields - 1) * stride
+                    assert bool(cp.array_equal(b[last + store_shift:last + store_shift + n],
+                                               a[last + load_shift:last + load_shift + n] + 1.0))
+                moved = n * 8 * (2 * fields if kind == "copy" else fields + 1)
+                rates[f"{kind}_{fields}_shift_{load_shift}{store_shift}"] = {
+                    "fields": fields, "bytes_per_s": moved / (ms * 1e-3), "ms": ms}
+    return rates
+
+
 def l2_capacity_curves(l2_bytes: int) -> dict[str, dict[str, float]]:
     """Read bandwidth by data volume, from a sixteenth to four times the L2, with every block reading a part of
     its own (``own``) or sharing its part with a block far away (``shared``): on an L2 in two partitions, whether
@@ -330,6 +385,7 @@ FIGURES = {
     "in_flight_l2_8MiB": lambda: in_flight_rates(8 << 20, rounds=256),
     "in_flight_dram_256MiB": lambda: in_flight_rates(256 << 20, rounds=128),
     "dram_run_rates": dram_run_rates,
+    "field_count_rates": field_count_rates,
     "l2_capacity_curves": lambda: l2_capacity_curves(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
 }
 
