@@ -99,22 +99,76 @@ def test_the_l2_request_slots_and_store_cost_are_measured_on_hopper_only():
         assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (32, 32, 1.0)
 
 
+def _stores(count, shift):
+    """A kernel that stores `count` arrays, each `shift` floats off its lines."""
+    arrays = tuple(Array(f"b{k}", "float", (N, N + 32)) for k in range(count))
+    return CudaKernel(
+        name="fill", arrays=(Array("a", "float", (N, N + 32)), *arrays), threads=(N, N),
+        indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
+        loads=("a[y][x]",), stores=tuple(f"b{k}[y][x + {shift}]" for k in range(count)), flops_per_lup=0.0)
+
+
 @pytest.mark.parametrize("block", [(32, 4, 1), (8, 16, 1), (1, 128, 1)])
-def test_on_hopper_the_requests_that_miss_l2_take_dram_bandwidth(block):
-    """A copy streams through DRAM: every load request misses L2 and every store request leaves it. On Hopper each
-    takes at least `dram_bytes_per_request` of DRAM bandwidth, so narrow blocks, whose warps split the rows into short
-    runs, are priced for their requests; elsewhere DRAM's time is its bytes alone."""
+def test_on_hopper_the_load_requests_that_miss_l2_take_dram_bandwidth(block):
+    """A copy streams through DRAM: every load request misses L2. On Hopper each takes at least
+    `dram_bytes_per_request` of DRAM bandwidth, so narrow blocks, whose warps split the rows into short runs, are
+    priced for their requests; its stores are on their lines and cost their bytes. Elsewhere DRAM's time is its
+    bytes alone."""
     kernel = _copy()
     for name, per_request in (("H100", 105.5), ("A100-PCIe-40GB", 0.0)):
         device = pp.get_device(name)
         best = pp.rank(kernel, device, blocks=[block], folds=[(1, 1, 1)], model="throughput").best
         metrics, x = best.metrics, best.metrics.extras
         assert throughput.constants_for(device).dram_bytes_per_request == per_request
+        # a warp's 128 B of stores fill one line's worth: 2, 4 or 32 lines written, 0, 3 or 31 of them in part
+        assert x["partly_stored_lines_per_lup"] == {(32, 4, 1): 0.0, (8, 16, 1): 3 / 32, (1, 128, 1): 31 / 32}[block]
         missing = x["l2_load_requests_per_lup"] * min(metrics.dram_load_bytes_per_lup / metrics.l2_load_bytes_per_lup, 1)
-        by_bytes = (metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup) / (device.dram_bandwidth_gbs * 1e9)
-        by_requests = (missing + x["l2_store_requests_per_lup"]) * per_request / (device.dram_bandwidth_gbs * 1e9)
-        assert best.prediction.seconds_per_lup["DRAM"] == pytest.approx(max(by_bytes, by_requests))
-        assert (by_requests > by_bytes) == (name == "H100" and block != (32, 4, 1))  # 128-B rows cost their bytes
+        loads = max(metrics.dram_load_bytes_per_lup, missing * per_request)
+        partly = x["partly_stored_lines_per_lup"] * (3.0 if name == "H100" else 0.0)
+        expected = (loads + metrics.dram_store_bytes_per_lup + partly) / (device.dram_bandwidth_gbs * 1e9)
+        assert best.prediction.seconds_per_lup["DRAM"] == pytest.approx(expected)
+        assert (loads > metrics.dram_load_bytes_per_lup) == (name == "H100" and block != (32, 4, 1))  # 128-B rows
+
+
+def test_on_hopper_a_line_stored_in_part_costs_dram_by_the_fields_a_thread_stores():
+    """A warp's 32 floats a float off their lines write two lines, one of them in part: 1/32 line per update and
+    store. On the H100, at 64 warps per SM, such a line costs 3 B more with one field stored per point and 129 B
+    with 19 (the microbenchmark's copies); on lines, or on other GPUs, stores cost their bytes."""
+    h100, a100 = pp.get_device("H100"), pp.get_device("A100-PCIe-40GB")
+    for count, extra in ((1, 3.0), (19, 129.0)):
+        for shift in (0, 1):
+            for device in (h100, a100):
+                best = pp.rank(_stores(count, shift), device, blocks=[(32, 4, 1)], folds=[(1, 1, 1)],
+                               model="throughput").best
+                metrics, x = best.metrics, best.metrics.extras
+                assert (x["stores_per_update"], x["resident_warps_per_sm"]) == (count, 64)
+                assert x["partly_stored_lines_per_lup"] == pytest.approx(count * shift / 32)
+                dram_bytes = best.prediction.seconds_per_lup["DRAM"] * device.dram_bandwidth_gbs * 1e9
+                beyond = x["partly_stored_lines_per_lup"] * extra if device is h100 else 0.0
+                assert dram_bytes == pytest.approx(metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup
+                                                   + beyond)
+    c = throughput.constants_for(h100)
+    assert throughput.dram_bytes_per_partly_stored_line(640, c) == pytest.approx(89 + 30 / 2)  # between 448 and 832
+    assert throughput.dram_bytes_per_partly_stored_line(3456, c) == 147.0  # held past the last
+    assert throughput.constants_for(pp.get_device("H200")).dram_bytes_per_partly_stored_line == \
+        c.dram_bytes_per_partly_stored_line
+
+
+def test_hopper_partly_stored_line_cost_is_the_microbenchmarks_output():
+    """`dram_bytes_per_partly_stored_line` at 64 f warp stores in flight is 512 (r - 1) for copies of f fields
+    (64 warps per SM) whose stores sit a double off their lines and take r times as long as on them (f/32 such
+    lines per cell against 16 f bytes moved), the mean of the two committed runs."""
+    import json
+
+    here = Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data" / "h100"
+    runs = [json.loads((here / name).read_text())["field_count_rates"]
+            for name in ("field_count_rates.json", "field_count_rates_rerun.json")]
+    table = dict(throughput.constants_for(pp.get_device("H100")).dram_bytes_per_partly_stored_line)
+    for in_flight, cost in table.items():
+        fields = in_flight // 64
+        extra = [512 * (r[f"copy_{fields}_shift_00"]["bytes_per_s"] / r[f"copy_{fields}_shift_01"]["bytes_per_s"] - 1)
+                 for r in runs]
+        assert round(sum(extra) / 2) == cost
 
 
 def test_the_hopper_gpus_share_the_h100s_fit():

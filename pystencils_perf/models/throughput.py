@@ -12,9 +12,11 @@ update (seconds) that one resource alone would need, all named in
   `l2_load_bytes_per_store_byte` loaded bytes' worth (measured on Hopper, where stores cost
   twice what loads do; one sector and one byte elsewhere). Blocks narrow in x, whose warps touch
   one sector in each of up to 32 lines, ran up to 3x slower on an H200 than the bytes allowed
-  (`validation/hopper/`). ``DRAM`` counts the requests that miss L2 likewise: each takes at least
-  `dram_bytes_per_request` of DRAM's bandwidth (`dram_seconds_per_lup`; measured on Hopper, where copies
-  of short random runs are limited by their requests; none elsewhere).
+  (`validation/hopper/`). ``DRAM`` counts the load requests that miss L2 likewise: each takes at
+  least `dram_bytes_per_request` of DRAM's bandwidth (measured on Hopper, where copies of short random
+  runs are limited by their requests; none elsewhere), and a line a warp store writes in part costs
+  `dram_bytes_per_partly_stored_line`, more the more warp stores an SM has in flight (measured on
+  Hopper; none elsewhere; `dram_seconds_per_lup`).
 - ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
   stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
@@ -115,7 +117,8 @@ EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individua
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
           "read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "warps_per_lup", "resident_warps_per_sm", "waves",
-          "last_wave_blocks_per_sm", "l2_load_requests_per_lup", "l2_store_requests_per_lup")
+          "last_wave_blocks_per_sm", "l2_load_requests_per_lup", "l2_store_requests_per_lup",
+          "partly_stored_lines_per_lup", "stores_per_update")
 #: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
 COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
 
@@ -144,8 +147,12 @@ class ThroughputConstants:
     l2_bytes_per_store_request: float
     #: L2 bandwidth a stored byte occupies, in loaded bytes
     l2_load_bytes_per_store_byte: float
-    #: DRAM bandwidth a request that misses L2 occupies at least (0: a request costs its bytes only)
+    #: DRAM bandwidth a load request that misses L2 occupies at least (0: a request costs its bytes only)
     dram_bytes_per_request: float
+    #: DRAM bytes a line that a warp store writes in part costs beyond its bytes, by the warp stores an SM has in
+    #: flight (its resident warps x a point's stores): ((warp stores, bytes), ...) in rising order, interpolated
+    #: linearly and held past its ends
+    dram_bytes_per_partly_stored_line: tuple[tuple[float, float], ...]
     #: the fit's MAPE of throughput on its own rows (a fraction): the measured error within which a ranking
     #: calls candidates tied, as the limiters use their measured DRAM-load error
     mape_on_fitted_rows: float
@@ -187,6 +194,7 @@ def constants_for(device) -> ThroughputConstants:
         fit = table["devices"][lender]["fit"]
         fitted_on = f"borrowed from {lender}, not fitted on {device.name}: {fit['data']}"
         values = {**_values(table["defaults"]), **_values(fit), **hardware, **_values(entry), **from_device}
+    values["dram_bytes_per_partly_stored_line"] = tuple(map(tuple, values["dram_bytes_per_partly_stored_line"]))
     return ThroughputConstants(**values, fitted_on=fitted_on)
 
 
@@ -255,6 +263,10 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     store_lines = (distinct_per_row(rows_of(byte_addresses(stores, fields, coords) // device.l1_line_bytes,
                                             store_active, warp)).sum() if stores else 0)
     counts["store_lines_per_lup"] = float(store_lines) / lups
+    # lines a warp store writes in part: its lines less the lines its lanes' bytes would fill
+    stored_bytes = sum(int(a.sum()) * fields[i.field].element_bytes for a, i in zip(store_active, stores))
+    counts["partly_stored_lines_per_lup"] = max(float(store_lines) - stored_bytes / device.l1_line_bytes, 0.0) / lups
+    counts["stores_per_update"] = float(len(stores)) / math.prod(model.fold)
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
@@ -352,14 +364,30 @@ def l2_bytes_per_lup(metrics, c: ThroughputConstants) -> float:
     return max(by_bytes, by_requests)
 
 
+def dram_bytes_per_partly_stored_line(warp_stores_in_flight: float, c: ThroughputConstants) -> float:
+    """`ThroughputConstants.dram_bytes_per_partly_stored_line` with `warp_stores_in_flight` per SM."""
+    in_flight, costs = zip(*c.dram_bytes_per_partly_stored_line)
+    return float(np.interp(warp_stores_in_flight, in_flight, costs))
+
+
 def dram_seconds_per_lup(metrics, device, c: ThroughputConstants, by_bytes: float) -> float:
-    """DRAM's time per update: its bytes (`by_bytes`, the limiters' term), or the requests that miss L2 where those
-    take longer: each occupies at least `dram_bytes_per_request` of DRAM's bandwidth. The load requests that miss
-    are the requests' share of what DRAM serves of L2's load bytes; every store request leaves L2 for DRAM."""
+    """DRAM's time per update: its bytes (`by_bytes`, the limiters' term) and what requests cost beyond their bytes.
+
+    Loads: the requests that miss L2 where those take longer than their bytes, each at least
+    `dram_bytes_per_request` of DRAM's bandwidth (the requests' share of what DRAM serves of L2's load bytes).
+    Stores: each line a warp store writes in part at its extra cost (`dram_bytes_per_partly_stored_line`), which
+    grows with the warp stores an SM has in flight, its resident warps x a point's stores: on the H100 a copy of
+    one field whose stores sit a double off their lines loses nothing, one of 27 fields 22 % of its bandwidth,
+    where the same copies on their lines all move 2.84-2.99 TB/s (`validation/hopper/`). A folded thread's
+    stores count as one point's: folded blocks of the stencils and the 2D Jacobi run faster than unfolded ones,
+    not slower."""
     x = metrics.extras
     missing_share = min(metrics.dram_load_bytes_per_lup / max(metrics.l2_load_bytes_per_lup, 1e-30), 1.0)
-    requests = x["l2_load_requests_per_lup"] * missing_share + x["l2_store_requests_per_lup"]
-    return max(by_bytes, requests * c.dram_bytes_per_request / (device.dram_bandwidth_gbs * 1e9))
+    load_requests_beyond_bytes = max(
+        x["l2_load_requests_per_lup"] * missing_share * c.dram_bytes_per_request - metrics.dram_load_bytes_per_lup, 0.0)
+    in_flight = x["stores_per_update"] * x["resident_warps_per_sm"]
+    partly_stored = x["partly_stored_lines_per_lup"] * dram_bytes_per_partly_stored_line(in_flight, c)
+    return by_bytes + (load_requests_beyond_bytes + partly_stored) / (device.dram_bandwidth_gbs * 1e9)
 
 
 def l1_request_stage_cycles_per_lup(x: dict, device) -> float:

@@ -1,7 +1,8 @@
 """Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 request rates, latencies.
 
 The DRAM rates by the length of the contiguous runs the data come in (`dram_run_rates`), and by the number of
-fields a kernel streams at once, on 128-B lines or one double off them (`field_count_rates`). The request rates:
+fields a kernel streams at once, on 128-B lines or one double off them (`field_count_rates`), and by its warps per SM
+(`partly_stored_line_rates`). The request rates:
 loads and stores by stride (how many requests and sectors L2 serves per second), and the
 rate of one-sector loads by the number in flight per SM (`in_flight_rates`: where the round time grows beyond
 the unloaded latency, the SM holds no more).
@@ -349,6 +350,33 @@ def field_count_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str, float]
     return rates
 
 
+def partly_stored_line_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str, float]]:
+    """`field_count_rates`' copies of 4 and 19 fields with stores on and one double off their lines, at 2, 4 and 8
+    blocks of 256 per SM (16, 32 and 64 warps: dynamic shared memory that the kernel does not use keeps the
+    others out): whether what a partly written line costs DRAM follows the warp stores in flight per SM (warps x
+    fields) or the fields alone."""
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    shared_per_sm = cp.cuda.Device().attributes["MaxSharedMemoryPerMultiprocessor"]
+    a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
+    b = cp.zeros_like(a)
+    rates = {}
+    for fields in (4, 19):
+        n = (buffer_bytes // 8 // fields - 1024) // 256 * 256
+        stride = n + 96
+        kernel = MODULE.get_function(f"copy_fields_{fields}")
+        for blocks_per_sm in (2, 4, 8):
+            shared = shared_per_sm // blocks_per_sm - 2048  # the runtime reserves 1 KiB per block
+            kernel.max_dynamic_shared_size_bytes = shared
+            for store_shift in (0, 1):
+                args = (a, b, np.int64(n), np.int64(stride), np.int32(0), np.int32(store_shift))
+                ms = median_ms(lambda: kernel((n // 256,), (256,), args, shared_mem=shared), repeats=9)
+                rates[f"copy_{fields}_warps_{8 * blocks_per_sm}_shift_0{store_shift}"] = {
+                    "fields": fields, "warps_per_sm": 8 * blocks_per_sm, "sms": sms,
+                    "bytes_per_s": n * 8 * 2 * fields / (ms * 1e-3), "ms": ms}
+        kernel.max_dynamic_shared_size_bytes = 0
+    return rates
+
+
 def l2_capacity_curves(l2_bytes: int) -> dict[str, dict[str, float]]:
     """Read bandwidth by data volume, from a sixteenth to four times the L2, with every block reading a part of
     its own (``own``) or sharing its part with a block far away (``shared``): on an L2 in two partitions, whether
@@ -386,6 +414,7 @@ FIGURES = {
     "in_flight_dram_256MiB": lambda: in_flight_rates(256 << 20, rounds=128),
     "dram_run_rates": dram_run_rates,
     "field_count_rates": field_count_rates,
+    "partly_stored_line_rates": partly_stored_line_rates,
     "l2_capacity_curves": lambda: l2_capacity_curves(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
 }
 

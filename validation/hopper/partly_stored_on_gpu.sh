@@ -1,0 +1,27 @@
+#!/bin/bash
+# Measured blind to the step that prices partly written lines by the warp stores an SM has in flight (predictions in
+# data/h100/blind_predictions/, committed before the lease): the copies of 4 and 19 fields at 16, 32 and 64 warps
+# per SM (microbench.py --only partly_stored_line_rates, twice), and lbmpy's D3Q27 SRT timed twice and read with
+# ncu. From the repository root on the lent GPU with .whl carried; about three minutes.
+set -u
+source validation/hopper/gpu_env.sh
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+for run in 1 2; do
+  step 120 "partly_stored_line_rates_$run" python3 validation/hopper/microbench.py --only partly_stored_line_rates \
+    --json "$OUT/partly_stored_line_rates_$run.json"
+done
+step 150 d3q27_srt $PP measure validation/hopper/d3q27_srt.py --device "$DEVICE" --repeats 15 --out "$OUT/d3q27_srt.csv"
+step 150 d3q27_srt_rerun $PP measure validation/hopper/d3q27_srt.py --device "$DEVICE" --repeats 15 --out "$OUT/d3q27_srt_rerun.csv"
+step 200 d3q27_srt_ncu $PP measure validation/hopper/d3q27_srt.py --device "$DEVICE" --ncu --ncu-path "$NCU" \
+  --out "$OUT/d3q27_srt_ncu.csv"
+grep "^===" "$LOG"
+python3 - "$OUT" <<'PY'
+import json, sys
+a, b = (json.load(open(f"{sys.argv[1]}/partly_stored_line_rates_{r}.json"))["partly_stored_line_rates"] for r in (1, 2))
+for fields in (4, 19):
+    for warps in (16, 32, 64):
+        ratios = [x[f"copy_{fields}_warps_{warps}_shift_00"]["bytes_per_s"] / x[f"copy_{fields}_warps_{warps}_shift_01"]["bytes_per_s"]
+                  for x in (a, b)]
+        print(f"fields {fields} warps {warps}: time ratio {ratios[0]:.3f} {ratios[1]:.3f}, on lines "
+              f"{a[f'copy_{fields}_warps_{warps}_shift_00']['bytes_per_s'] / 1e9:.0f} GB/s")
+PY
