@@ -2,7 +2,7 @@
 
 The DRAM rates by the length of the contiguous runs the data come in (`dram_run_rates`), and by the number of
 fields a kernel streams at once, on 128-B lines or one double off them (`field_count_rates`), and by its warps per SM
-(`partly_stored_line_rates`). The request rates:
+(`partly_stored_line_rates`). The L2's rates for 8-B loads, stores and copies (`l2_mix_rates`). The request rates:
 loads and stores by stride (how many requests and sectors L2 serves per second), and the
 rate of one-sector loads by the number in flight per SM (`in_flight_rates`: where the round time grows beyond
 the unloaded latency, the SM holds no more).
@@ -119,6 +119,28 @@ extern "C" __global__ void read_parts(const double2* __restrict__ a, double* out
             sum1 += v.y;
         }
     if (sum0 + sum1 < 0.0) out[0] = sum0 + sum1;
+}
+// block b's own part (`part_len` doubles, a multiple of 8 x blockDim): 8-B loads past L1 (`mode` 0), 8-B stores (1),
+// or each load's value stored to the same place of a second buffer (2, a copy within L2), `passes` times, each lane
+// with eight loads in flight: what a stencil's mix of L1 misses and stores asks of L2, apart from its requests' sizes
+extern "C" __global__ void l2_mix(const double* __restrict__ a, double* b, double* out, long part_len, int passes,
+                                  int mode) {
+    const long base = blockIdx.x * part_len;
+    double sum = 0.0;
+    for (int p = 0; p < passes; ++p)
+        for (long i = threadIdx.x; i < part_len; i += 8 * blockDim.x) {
+            double v[8];
+#pragma unroll
+            for (int k = 0; k < 8; ++k) v[k] = mode == 1 ? p + 0.5 : __ldcg(a + base + i + k * blockDim.x) + p;
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                if (mode == 0)
+                    sum += v[k];
+                else  // inline PTX, so that no pass's stores are dropped as overwritten by the next pass's
+                    asm volatile("st.global.cg.f64 [%0], %1;" :: "l"(b + base + i + k * blockDim.x), "d"(v[k]) : "memory");
+            }
+        }
+    if (sum < 0.0) out[0] = sum;
 }
 // one thread follows next[] from out[0] for `steps` steps through L2 (__ldcg skips L1); clock64 cycles per
 // step. Each launch goes on where the last stopped, so a buffer larger than L2 is never re-read warm.
@@ -377,6 +399,30 @@ def partly_stored_line_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str,
     return rates
 
 
+def l2_mix_rates(l2_bytes: int) -> dict[str, dict[str, float]]:
+    """L2 bytes per second of 8-B loads past L1, 8-B stores, and copies within L2 (a load and a store per lane),
+    each block on a part of its own, about a third of the L2 in all (two thirds for the copies), at 256 to 1024
+    threads per block (64 warps per SM): the L2 bandwidth a stencil's loads see, and what its stores cost next to
+    its loads."""
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    a = cp.random.random(l2_bytes // 8 // 2) + 0.5
+    b = cp.random.random(l2_bytes // 8 // 2) + 0.5
+    out = cp.zeros(1)
+    kernel = MODULE.get_function("l2_mix")
+    rates = {}
+    for threads in (256, 512, 1024):
+        blocks = sms * 2048 // threads
+        part_len = 8 * threads * max(1, round(l2_bytes / 3 / 8 / blocks / (8 * threads)))
+        assert blocks * part_len <= a.size
+        for mode, name, moved in ((0, "load", 1), (1, "store", 1), (2, "copy", 2)):
+            passes = max(2, int(4e9 / (blocks * part_len * 8 * moved)))
+            ms = median_ms(lambda: kernel((blocks,), (threads,), (a, b, out, np.int64(part_len), np.int32(passes),
+                                                                  np.int32(mode))))
+            rates[f"{name}_{threads}"] = {"bytes_per_s": moved * blocks * part_len * 8 * passes / (ms * 1e-3),
+                                          "threads": threads, "blocks": blocks}
+    return rates
+
+
 def l2_capacity_curves(l2_bytes: int) -> dict[str, dict[str, float]]:
     """Read bandwidth by data volume, from a sixteenth to four times the L2, with every block reading a part of
     its own (``own``) or sharing its part with a block far away (``shared``): on an L2 in two partitions, whether
@@ -413,6 +459,7 @@ FIGURES = {
     "in_flight_l2_8MiB": lambda: in_flight_rates(8 << 20, rounds=256),
     "in_flight_dram_256MiB": lambda: in_flight_rates(256 << 20, rounds=128),
     "dram_run_rates": dram_run_rates,
+    "l2_mix_rates": lambda: l2_mix_rates(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
     "field_count_rates": field_count_rates,
     "partly_stored_line_rates": partly_stored_line_rates,
     "l2_capacity_curves": lambda: l2_capacity_curves(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
