@@ -266,7 +266,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     # lines a warp store writes in part: its lines less the lines its lanes' bytes would fill
     stored_bytes = sum(int(a.sum()) * fields[i.field].element_bytes for a, i in zip(store_active, stores))
     counts["partly_stored_lines_per_lup"] = max(float(store_lines) - stored_bytes / device.l1_line_bytes, 0.0) / lups
-    counts["stores_per_update"] = float(len(stores)) / math.prod(model.fold)
+    counts["stores_per_update"] = float(store_active.sum()) / lups  # a folded thread's stores, one point's each
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
