@@ -419,8 +419,8 @@ Before it the rows scored (Spearman / best / MAPE %, in the table's order): 0.92
 0.851 / 71.3 / 18.1, 0.942 / 86.2 / 11.5, 0.948 / 86.3 / 10.8, 0.990 / 84.6 / 29.3, 0.941 / 64.0 / 18.1,
 0.911 / 82.6 / 23.1, 0.957 / 87.7 / 11.0, 0.952 / 83.1 / 13.3, 0.990 / 87.6 / 22.5, 0.932 / 90.6 / 24.6,
 0.973 / 82.6 / 11.4, 0.987 / 94.2 / 26.5, 0.989 / 85.7 / 19.0, 0.986 / 74.9 / 18.8, 0.947 / 82.7 / 17.3 (means
-0.949 / 83.4 / 17.4 %, now 0.948 / 82.8 / 14.1 %; `select()`'s picks as now); the numbers in the paragraphs above are
-those of their day. The last row, lbmpy's D3Q27 SRT, was measured blind to the step in a second call of that lease
+0.949 / 83.4 / 17.4 %, now 0.948 / 82.8 / 13.8 %; `select()`'s picks as now; the H200's rows with its own table,
+measured by that session on a lent H200); the numbers in the paragraphs above are those of their day. The last row, lbmpy's D3Q27 SRT, was measured blind to the step in a second call of that lease
 (its predictions in `h100/blind_predictions/`; by the store request floor it would score Spearman 0.956 and MAPE
 12.2 %), with the same copies at 16 and 32 warps per SM, whose cost falls as the warp stores in flight say
 (`validation/hopper/README.md`).
