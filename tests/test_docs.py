@@ -205,8 +205,8 @@ def test_the_gpu_measurements_carry_their_provenance():
     # then the four blind ones and a box rerun, and D3Q19's streaming (a later lease); in a lease after that, the
     # streaming again, its ncu run, and the streaming of one, seven and 27 fields; then two streaming kernels measured
     # blind, each with a rerun, and the float one's ncu run; then a star of radius 2, timed and by ncu, blind; then
-    # lbmpy's D3Q27 SRT, timed twice and by ncu, blind
-    assert len(measured) == 44
+    # lbmpy's D3Q27 SRT, timed twice and by ncu, blind, on the H100 and then the H200
+    assert len(measured) == 47
     for path in measured:
         rows = read_dataset(path).rows
         gpu = "NVIDIA H100 80GB HBM3" if path.parent.name == "h100" else "NVIDIA H200"
@@ -219,7 +219,7 @@ def test_the_gpu_measurements_carry_their_provenance():
             assert f"| {gpu} {kernel} | " in table
     for kernel in ("box r=1 (float)", "Jacobi 2D", "D3Q27 cumulant", "Allen-Cahn", "D3Q19 streaming"):
         assert f"| H200 {kernel} | " in table and f"| H100 {kernel} | " in table
-    assert "| H100 D3Q27 SRT | " in table
+    assert "| H100 D3Q27 SRT | " in table and "| H200 D3Q27 SRT | " in table
 
 
 def test_the_h100_convolution_cache_carries_its_provenance():
