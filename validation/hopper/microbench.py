@@ -355,7 +355,7 @@ def field_count_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str, float]
     rates = {}
     for fields in FIELD_COUNTS:
         n = (buffer_bytes // 8 // fields - 1024) // 256 * 256
-        stride = n + 96  # fields 768 B past a multiple of 2 KiB apart: they do not all start at the same offset in a DRAM row
+        stride = n + 96  # 768 B past a multiple of 2 KiB: the fields do not all start at one offset of a DRAM row
         for kind in ("copy", "read"):
             kernel = MODULE.get_function(f"{kind}_fields_{fields}")
             for load_shift, store_shift in ((0, 0), (1, 0), (0, 1), (1, 1)):
