@@ -4,15 +4,5 @@
 # carried; about a minute.
 set -u
 source validation/hopper/gpu_env.sh
-for run in 1 2; do
-  step 150 "field_count_rates_$run" python3 validation/hopper/microbench.py --only dram_scale_gbs field_count_rates \
-    --json "$OUT/field_count_rates_$run.json"
-done
+microbench_twice 150 field_count_rates dram_scale_gbs field_count_rates
 grep "^===" "$LOG"
-python3 - "$OUT" <<'PY'
-import json, sys
-a, b = (json.load(open(f"{sys.argv[1]}/field_count_rates_{r}.json")) for r in (1, 2))
-print("stream scale", "%.0f %.0f GB/s" % (a["dram_scale_gbs"], b["dram_scale_gbs"]))
-for k, v in a["field_count_rates"].items():
-    print(k, "%.0f %.0f GB/s" % (v["bytes_per_s"] / 1e9, b["field_count_rates"][k]["bytes_per_s"] / 1e9))
-PY

@@ -28,3 +28,13 @@ step() {  # step SECONDS NAME COMMAND...: one measurement, its output in the log
   timeout "$seconds" "$@" >>"$LOG" 2>&1
   echo "=== $name: rc $? after $((SECONDS - start)) s" >>"$LOG"
 }
+
+microbench_twice() {  # microbench_twice SECONDS NAME FIGURE...: the figures twice, into $OUT/NAME_1.json and
+  # $OUT/NAME_2.json (each step never longer than SECONDS), then the two runs side by side
+  local seconds=$1 name=$2 run
+  shift 2
+  for run in 1 2; do
+    step "$seconds" "${name}_$run" python3 validation/hopper/microbench.py --only "$@" --json "$OUT/${name}_$run.json"
+  done
+  python3 validation/hopper/side_by_side.py "$OUT/${name}_1.json" "$OUT/${name}_2.json"
+}

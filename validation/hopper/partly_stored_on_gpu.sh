@@ -6,10 +6,7 @@
 set -u
 source validation/hopper/gpu_env.sh
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-for run in 1 2; do
-  step 120 "partly_stored_line_rates_$run" python3 validation/hopper/microbench.py --only partly_stored_line_rates \
-    --json "$OUT/partly_stored_line_rates_$run.json"
-done
+microbench_twice 120 partly_stored_line_rates partly_stored_line_rates
 step 150 d3q27_srt $PP measure validation/hopper/d3q27_srt.py --device "$DEVICE" --repeats 15 --out "$OUT/d3q27_srt.csv"
 step 150 d3q27_srt_rerun $PP measure validation/hopper/d3q27_srt.py --device "$DEVICE" --repeats 15 --out "$OUT/d3q27_srt_rerun.csv"
 step 200 d3q27_srt_ncu $PP measure validation/hopper/d3q27_srt.py --device "$DEVICE" --ncu --ncu-path "$NCU" \
