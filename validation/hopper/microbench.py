@@ -345,6 +345,14 @@ def chase_latency(buffer_bytes: int, steps: int, seed: int) -> dict[str, float]:
             "slots": slots, "steps_per_launch": steps}
 
 
+def field_layout(buffer_bytes: int, fields: int) -> tuple[int, int]:
+    """Cells per field (a multiple of the 256-thread blocks) and the field stride in doubles for `fields` fields in a
+    buffer of `buffer_bytes`: 768 B past a multiple of 2 KiB, so that the fields do not all start at one offset of a
+    DRAM row."""
+    n = (buffer_bytes // 8 // fields - 1024) // 256 * 256
+    return n, n + 96
+
+
 def field_count_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str, float]]:
     """DRAM bytes per second of kernels that copy (``copy``) or read (``read``) 1 to 27 fields, one thread per cell
     and 256 per block, with loads and stores on 128-B lines or one double off them (``shift_LS``: load shift L,
@@ -354,8 +362,7 @@ def field_count_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str, float]
     b = cp.zeros_like(a)
     rates = {}
     for fields in FIELD_COUNTS:
-        n = (buffer_bytes // 8 // fields - 1024) // 256 * 256
-        stride = n + 96  # 768 B past a multiple of 2 KiB: the fields do not all start at one offset of a DRAM row
+        n, stride = field_layout(buffer_bytes, fields)
         for kind in ("copy", "read"):
             kernel = MODULE.get_function(f"{kind}_fields_{fields}")
             for load_shift, store_shift in ((0, 0), (1, 0), (0, 1), (1, 1)):
@@ -383,8 +390,7 @@ def partly_stored_line_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str,
     b = cp.zeros_like(a)
     rates = {}
     for fields in (4, 19):
-        n = (buffer_bytes // 8 // fields - 1024) // 256 * 256
-        stride = n + 96
+        n, stride = field_layout(buffer_bytes, fields)
         kernel = MODULE.get_function(f"copy_fields_{fields}")
         for blocks_per_sm in (2, 4, 8):
             shared = shared_per_sm // blocks_per_sm - 2048  # the runtime reserves 1 KiB per block
