@@ -166,7 +166,13 @@ def _table() -> dict:
 
 
 def _values(table: dict) -> dict:
-    return {k: v["value"] for k, v in table.items() if isinstance(v, dict) and "value" in v}
+    """The values of a TOML section; a table of rows (a list of lists) as a tuple of tuples, so that the frozen
+    `ThroughputConstants` stays hashable."""
+    return {k: _frozen(v["value"]) for k, v in table.items() if isinstance(v, dict) and "value" in v}
+
+
+def _frozen(value):
+    return tuple(_frozen(item) for item in value) if isinstance(value, list) else value
 
 
 #: the device-file quantities this model reads (format version 3 of the device files)
@@ -194,7 +200,6 @@ def constants_for(device) -> ThroughputConstants:
         fit = table["devices"][lender]["fit"]
         fitted_on = f"borrowed from {lender}, not fitted on {device.name}: {fit['data']}"
         values = {**_values(table["defaults"]), **_values(fit), **hardware, **_values(entry), **from_device}
-    values["dram_bytes_per_partly_stored_line"] = tuple(map(tuple, values["dram_bytes_per_partly_stored_line"]))
     return ThroughputConstants(**values, fitted_on=fitted_on)
 
 
