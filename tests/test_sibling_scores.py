@@ -1,0 +1,46 @@
+"""validation/default_model.py's comparison with another GPU's measurements: what a perfect model of that GPU scores."""
+
+import gzip
+import json
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
+
+import default_model  # noqa: E402
+
+
+def _pair(variant, block, measured_glups, predicted_glups, relative_error=0.05):
+    return SimpleNamespace(variant=variant, launch=block, measured=SimpleNamespace(values={"glups": measured_glups}),
+                           candidate=SimpleNamespace(prediction=SimpleNamespace(glups=predicted_glups,
+                                                                                relative_error=relative_error)))
+
+
+def test_a_sibling_that_measured_the_same_order_ranks_perfectly_and_one_that_reversed_it_does_not():
+    pairs = [_pair("read_only=0", b, g, p) for b, g, p in (("16x1x1", 10.0, 9.0), ("32x1x1", 20.0, 21.0),
+                                                            ("64x1x1", 30.0, 25.0), ("80x1x1", 5.0, 6.0))]
+    same = {("read_only=0", "16x1x1"): 1.0, ("read_only=0", "32x1x1"): 2.0, ("read_only=0", "64x1x1"): 3.0}
+    row = default_model.sibling_row("X", pairs, 0.99, "Y", same)
+    assert row.rows == 3  # 80x1x1 was not measured by the sibling: left out of both scores
+    assert row.sibling_spearman == pytest.approx(1.0) and row.sibling_best_fraction == 1.0
+    assert row.model_spearman == pytest.approx(1.0) and row.model_best_fraction == 1.0
+    reversed_order = {k: 4.0 - v for k, v in same.items()}
+    row = default_model.sibling_row("X", pairs, 0.99, "Y", reversed_order)
+    assert row.sibling_spearman == pytest.approx(-1.0) and row.sibling_best_fraction == pytest.approx(10.0 / 30.0)
+
+
+def test_the_halves_of_repeated_runs_rank_a_cache_against_itself(tmp_path):
+    """First half against second half of each launch's runs: a GPU whose runs agree ranks itself at 1, one whose
+    second halves reverse the order at -1."""
+    def cache(second_half):
+        entries = {str(i): {"time": 1.0, "times": [t] * 4 + [second_half(t)] * 4} for i, t in enumerate((1.0, 2.0, 3.0))}
+        path = tmp_path / "cache.json.gz"
+        with gzip.open(path, "wt") as fh:
+            json.dump({"cache": entries}, fh)
+        return path
+
+    assert default_model.halves_spearman(cache(lambda t: t)) == pytest.approx(1.0)
+    assert default_model.halves_spearman(cache(lambda t: 4.0 - t)) == pytest.approx(-1.0)
