@@ -133,6 +133,9 @@ class ThroughputConstants:
     dram_latency_cycles: float
     warp_instructions_per_cycle_per_sm: int
     l1_tag_lookups_per_cycle: float
+    #: fitted on the convolution, whose read-only loads are ``__ldg`` of an int index: nvcc recomputes each one's
+    #: 64-bit address (4.2-4.4 more instructions than a plain load, more under a guard), and the rate prices that
+    #: as much as the path; a ``const __restrict__`` load has none of it (validation/data/external/README.md)
     read_only_tag_passes_per_cycle: float
     loads_in_flight_per_warp: float
     #: the same for loads that each sit under an ``if`` of their own (`individually_guarded`): where the compiler
