@@ -38,8 +38,9 @@ class Array:
     order: str = "C"
     strides: tuple[int | str, ...] | None = None
     base_offset_bytes: int = 0
-    #: loaded through the read-only (texture) data path: ``__ldg`` or ``const __restrict__``;
-    #: or the name of a constant that says so (nonzero: read-only), for a tunable switch
+    #: loaded with ``__ldg``, whose loads the throughput model prices at a rate fitted on ``__ldg`` of an int index
+    #: (nvcc recomputes each such load's address); or the name of a constant that says so (nonzero: read-only), for
+    #: a tunable switch. A ``const __restrict__`` array's loads compile like plain ones: leave it False
     read_only: bool | str = False
 
 
