@@ -36,7 +36,8 @@ def test_the_halves_of_repeated_runs_rank_a_cache_against_itself(tmp_path):
     """First half against second half of each launch's runs: a GPU whose runs agree ranks itself at 1, one whose
     second halves reverse the order at -1."""
     def cache(second_half):
-        entries = {str(i): {"time": 1.0, "times": [t] * 4 + [second_half(t)] * 4} for i, t in enumerate((1.0, 2.0, 3.0))}
+        entries = {str(i): {"time": 1.0, "times": [t] * 4 + [second_half(t)] * 4}
+                   for i, t in enumerate((1.0, 2.0, 3.0))}
         path = tmp_path / "cache.json.gz"
         with gzip.open(path, "wt") as fh:
             json.dump({"cache": entries}, fh)

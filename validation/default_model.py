@@ -309,9 +309,9 @@ def halves_spearman(source: Path) -> float:
 
 
 def sibling_row(name: str, pairs, own_halves: float, sibling: str, throughputs: dict) -> SiblingRow:
-    """`pairs` (one data set's; `own_halves`: its cache's `halves_spearman`) scored against `throughputs` (`convolution_throughputs` of the `sibling` GPU) taken
-    as the prediction, and against the default model, on the launches both GPUs measured; the worst tied candidate
-    counts with the model's tie band for both."""
+    """`pairs` (one data set's; `own_halves`: its cache's `halves_spearman`) scored against `throughputs`
+    (`convolution_throughputs` of the `sibling` GPU) taken as the prediction, and against the default model, on the
+    launches both GPUs measured; the worst tied candidate counts with the model's tie band for both."""
     common = [p for p in pairs if (p.variant, p.launch) in throughputs]
     measured = np.array([p.measured.values["glups"] for p in common])
     by_sibling = np.array([throughputs[(p.variant, p.launch)] for p in common])
@@ -329,6 +329,7 @@ def markdown_table(header: tuple[str, ...], cells) -> str:
 
 
 def sibling_table(rows: list[SiblingRow]) -> str:
+    """The rows as a Markdown table."""
     return markdown_table(
         ("data set", "predicted by", "rows", "Spearman", "best", "the model on these rows", "its own runs, halves"),
         ((r.name, f"{r.sibling}'s measurements", str(r.rows), f"{r.sibling_spearman:.3f}",
@@ -354,8 +355,9 @@ def table(rows: list[Row], goals=TARGETS) -> str:
 
     return markdown_table(
         ("data set", "rows", "compared", "Spearman", "best", "MAPE %", "noise", "missed", "pick"),
-        ((r.name, str(r.rows), r.quantity, f"{r.spearman:.3f}", f"{100 * r.best_fraction:.1f} %", f"{r.mape_percent:.2f}",
-          r.noise, missed(r), "-" if r.pick_fraction is None else f"{100 * r.pick_fraction:.1f} %") for r in rows))
+        ((r.name, str(r.rows), r.quantity, f"{r.spearman:.3f}", f"{100 * r.best_fraction:.1f} %",
+          f"{r.mape_percent:.2f}", r.noise, missed(r), "-" if r.pick_fraction is None else f"{100 * r.pick_fraction:.1f} %")
+         for r in rows))
 
 
 EXPLANATION = """\
