@@ -45,3 +45,16 @@ def test_the_halves_of_repeated_runs_rank_a_cache_against_itself(tmp_path):
 
     assert default_model.halves_spearman(cache(lambda t: t)) == pytest.approx(1.0)
     assert default_model.halves_spearman(cache(lambda t: 4.0 - t)) == pytest.approx(-1.0)
+
+
+def test_our_own_sets_give_their_measured_throughputs_and_their_timing_again():
+    """A held-out Hopper set: every measured launch by ("", launch), as its pairs name them; a set timed twice ranks
+    itself again near 1, one timed once (its noise borrowed from another kernel's rerun) has no such figure."""
+    sets = {d.name: d for d in default_model.HELD_OUT_DATA_SETS}
+    star = sets["H200 star r=4"]
+    throughputs = star.throughputs()
+    rows = default_model.read_dataset(default_model.REPO / star.source).rows
+    assert throughputs == {("", r.launch): r.values["glups"] for r in rows} and len(throughputs) == 160
+    assert 0.9 < star.self_spearman() <= 1.0
+    assert sets["H100 star r=1"].self_spearman() is None
+    assert default_model.SIBLINGS["H100 star r=1"] == ("H200 star r=1",)

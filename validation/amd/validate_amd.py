@@ -31,8 +31,7 @@ use_temporary_pystencils_cache("pystencils-perf-")
 
 from convolution_summary import use_compiled_registers  # noqa: E402
 from default_model import (DATA_SETS as NVIDIA_DATA_SETS, DataSet, cached, convolution_fields,  # noqa: E402
-                           convolution_throughputs, halves_spearman, repredicted, score, sibling_row, sibling_table,
-                           table, targets)
+                           repredicted, score, sibling_row, sibling_table, table, targets)
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
@@ -202,8 +201,8 @@ def main(argv=None) -> int:
     sibling_rows = []
     for data in DATA_SETS:
         validation = validation_for(data, args.cache)
-        sibling_rows += [sibling_row(data.name, validation.pairs, halves_spearman(data.source_path()),
-                                     sibling.name.split()[0], convolution_throughputs(sibling.source_path()))
+        sibling_rows += [sibling_row(data.name, validation.pairs, data.self_spearman(), sibling.name.split()[0],
+                                     sibling.throughputs())
                          for name in SIBLINGS[data.name]
                          for sibling in (*DATA_SETS, *NVIDIA_DATA_SETS) if sibling.name == name]
         folder = HERE / data.device
