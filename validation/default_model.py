@@ -375,8 +375,8 @@ def table(rows: list[Row], goals=TARGETS) -> str:
     return markdown_table(
         ("data set", "rows", "compared", "Spearman", "best", "MAPE %", "noise", "missed", "pick"),
         ((r.name, str(r.rows), r.quantity, f"{r.spearman:.3f}", f"{100 * r.best_fraction:.1f} %",
-          f"{r.mape_percent:.2f}", r.noise, missed(r), "-" if r.pick_fraction is None else f"{100 * r.pick_fraction:.1f} %")
-         for r in rows))
+          f"{r.mape_percent:.2f}", r.noise, missed(r),
+          "-" if r.pick_fraction is None else f"{100 * r.pick_fraction:.1f} %") for r in rows))
 
 
 EXPLANATION = """\
@@ -575,7 +575,8 @@ def main(argv=None) -> int:
             rows.append(score(data, pairs))
             sibling_rows += [sibling_row(data.name, pairs, data.self_spearman(), sibling.name.split()[0],
                                          sibling.throughputs())
-                             for sibling in (*DATA_SETS, *HELD_OUT_DATA_SETS) if sibling.name in SIBLINGS.get(data.name, ())]
+                             for sibling in (*DATA_SETS, *HELD_OUT_DATA_SETS)
+                             if sibling.name in SIBLINGS.get(data.name, ())]
             print(f"{data.name}: done", file=sys.stderr)
         tables.append(table(rows))
         sibling_tables.append(sibling_table(sibling_rows))
