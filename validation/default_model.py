@@ -51,6 +51,8 @@ from pystencils_perf.validate import spearman, validate, validate_tuned  # noqa:
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 EXTERNAL = HERE / "data" / "external"
+#: the convolution caches' kernel description (every variant of the 15x15 convolution without shared memory)
+CONVOLUTION = HERE / "a100_convolution" / "convolution.py"
 
 
 @dataclass(frozen=True)
@@ -71,16 +73,14 @@ class DataSet:
     def rank(self):
         """The (measured, predicted) pairs of the default model's validation of this data set."""
         if self.spec:
-            data = read_dataset(REPO / self.source)
-            more = tuple(row for f in self.more_sources for row in read_dataset(REPO / f).rows)
-            return validate(replace(data, rows=data.rows + more), load_spec(REPO / self.spec).kernel, self.device).pairs
+            return validate(self.measured(), load_spec(REPO / self.spec).kernel, self.device).pairs
         if self.name == "V100 star r=2":
             spec = load_spec(HERE / "data" / "v100" / "star3d_r2.py")
             result = validate(read_dataset(HERE / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"), spec.kernel,
                               self.device, align="interior", domain_shape=spec.domain_shape)
         else:
             description = {"RTX 2080 Ti KTT": HERE / "rtx2080ti_convolution" / "convolution_shmem.py"}.get(
-                self.name, HERE / "a100_convolution" / "convolution.py")
+                self.name, CONVOLUTION)
             data = read_kernel_tuner(self.source_path())
             if not self.timed:  # the KTT description has no shared-memory compute: only its volumes are compared
                 data = replace(data, runs=[r for r in data.runs if r.params.get("PADDING") == 0])
@@ -93,11 +93,21 @@ class DataSet:
             return pp.harvest(load_spec(REPO / self.spec).kernel).fields
         return convolution_fields()
 
+    def measured(self):
+        """Our own measurements (`spec` sets): the rows of `source` and of `more_sources`, as one data set."""
+        data = read_dataset(REPO / self.source)
+        more = tuple(row for f in self.more_sources for row in read_dataset(REPO / f).rows)
+        return replace(data, rows=data.rows + more)
+
+    def timed_twice(self) -> list[tuple[float, float]]:
+        """GLup/s of each launch in the two `timings` (our own sets)."""
+        first, second = ({r.launch: r.values["glups"] for r in read_dataset(REPO / f).rows} for f in self.timings)
+        return [(first[k], second[k]) for k in sorted(first.keys() & second.keys(), key=str)]
+
     def noise(self) -> str:
         """The run-to-run spread of the timings (max/min - 1 per configuration): median / 90th percentile."""
         if self.timings:
-            first, second = ({r.launch: r.values["glups"] for r in read_dataset(REPO / f).rows} for f in self.timings)
-            spreads = [max(first[k], second[k]) / min(first[k], second[k]) - 1 for k in first.keys() & second.keys()]
+            spreads = [max(pair) / min(pair) - 1 for pair in self.timed_twice()]
         else:
             spreads = run_to_run_spreads(load_cache_json(self.source_path()))
         text = f"{100 * np.median(spreads):.1f} / {100 * np.percentile(spreads, 90):.1f} %"
@@ -108,9 +118,8 @@ class DataSet:
     def throughputs(self) -> dict[tuple[str, object], float]:
         """Measured GLup/s of every launch (timed sets), by (variant label, launch), as `Pair` names them."""
         if self.spec:
-            rows = [row for f in (self.source, *self.more_sources) for row in read_dataset(REPO / f).rows]
-            return {("", row.launch): row.values["glups"] for row in rows}
-        spec = load_tunable_spec(HERE / "a100_convolution" / "convolution.py")
+            return {("", row.launch): row.values["glups"] for row in self.measured().rows}
+        spec = load_tunable_spec(CONVOLUTION)
         return {(v.label, row.launch): row.values["glups"]
                 for v in variants(read_kernel_tuner(self.source_path()), spec) for row in v.dataset.rows}
 
@@ -122,9 +131,8 @@ class DataSet:
             return halves_spearman(self.source_path())
         if self.timings[0] != self.source:
             return None
-        first, second = ({r.launch: r.values["glups"] for r in read_dataset(REPO / f).rows} for f in self.timings)
-        common = sorted(first.keys() & second.keys(), key=str)
-        return spearman(np.array([first[k] for k in common]), np.array([second[k] for k in common]))
+        first, second = np.array(self.timed_twice()).T
+        return spearman(first, second)
 
     def source_path(self) -> Path:
         """A cache of data/external, one of our own measurements (a path in the repository), or the shared data's."""
@@ -244,7 +252,7 @@ def cached(name: str, cache: Path | None, compute):
 
 def convolution_fields():
     """The convolution's arrays (the same in every variant): what the model reads of a kernel besides metrics."""
-    spec = load_tunable_spec(HERE / "a100_convolution" / "convolution.py")
+    spec = load_tunable_spec(CONVOLUTION)
     return pp.harvest(spec.kernel({"tile_size_x": 1, "tile_size_y": 1, "read_only": 0})).fields
 
 

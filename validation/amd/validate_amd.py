@@ -30,8 +30,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 use_temporary_pystencils_cache("pystencils-perf-")
 
 from convolution_summary import use_compiled_registers  # noqa: E402
-from default_model import (DATA_SETS as NVIDIA_DATA_SETS, DataSet, cached, convolution_fields,  # noqa: E402
-                           repredicted, score, sibling_row, sibling_table, table, targets)
+from default_model import (CONVOLUTION, DATA_SETS as NVIDIA_DATA_SETS, DataSet, cached,  # noqa: E402
+                           convolution_fields, repredicted, score, sibling_row, sibling_table, table, targets)
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
@@ -41,7 +41,6 @@ from pystencils_perf.validate import metric_errors, ranking_quality, validate_tu
 
 #: issue 27's targets on AMD measurements
 AMD_TARGETS = targets(0.85, 0.90, 30.0)
-SPEC = HERE.parent / "a100_convolution" / "convolution.py"
 DATA_SETS = (
     DataSet("MI250X convolution", "MI250X-GCD", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True),
     DataSet("W6600 convolution", "Radeon-PRO-W6600", "w6600_convolution15_kernel_tuner_cache_noshmem.json.gz",
@@ -59,7 +58,7 @@ SIBLINGS = {data.name: (*(other.name for other in DATA_SETS if other is not data
 def validation_for(data: DataSet, cache: Path | None):
     """The validation of one cache, its predictions made by today's default model."""
     device = get_device(data.device)
-    spec = load_tunable_spec(SPEC)
+    spec = load_tunable_spec(CONVOLUTION)
     validation = cached(data.name, cache, lambda: validate_tuned(read_kernel_tuner(data.source_path()), spec, device))
     pairs = repredicted(validation.pairs, device, convolution_fields())
     ranking = Ranking(device, validation.ranking.kernel, sorted((p.candidate for p in pairs),
