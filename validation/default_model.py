@@ -349,6 +349,13 @@ def sibling_row(name: str, pairs, self_spearman: float | None, sibling: str, thr
                       spearman(predicted, measured), tie_aware_best_fraction(predicted, measured, band, True))
 
 
+def siblings_of(data: DataSet, pairs, names, data_sets) -> list[SiblingRow]:
+    """`sibling_row` of `data`'s `pairs` against each of `data_sets` whose name is in `names`."""
+    self_spearman = data.self_spearman() if any(d.name in names for d in data_sets) else None
+    return [sibling_row(data.name, pairs, self_spearman, sibling.name.split()[0], sibling.throughputs())
+            for sibling in data_sets if sibling.name in names]
+
+
 def markdown_table(header: tuple[str, ...], cells) -> str:
     """A Markdown table: `header`, then one row per sequence of cell texts in `cells`."""
     return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
@@ -581,10 +588,7 @@ def main(argv=None) -> int:
             if data.timed:  # volumes are the estimator's; only the timed sets compare the model's predictions
                 pairs = repredicted(pairs, get_device(data.device), data.fields())
             rows.append(score(data, pairs))
-            sibling_rows += [sibling_row(data.name, pairs, data.self_spearman(), sibling.name.split()[0],
-                                         sibling.throughputs())
-                             for sibling in (*DATA_SETS, *HELD_OUT_DATA_SETS)
-                             if sibling.name in SIBLINGS.get(data.name, ())]
+            sibling_rows += siblings_of(data, pairs, SIBLINGS.get(data.name, ()), (*DATA_SETS, *HELD_OUT_DATA_SETS))
             print(f"{data.name}: done", file=sys.stderr)
         tables.append(table(rows))
         sibling_tables.append(sibling_table(sibling_rows))

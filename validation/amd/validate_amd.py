@@ -31,7 +31,7 @@ use_temporary_pystencils_cache("pystencils-perf-")
 
 from convolution_summary import use_compiled_registers  # noqa: E402
 from default_model import (CONVOLUTION, DATA_SETS as NVIDIA_DATA_SETS, DataSet, cached,  # noqa: E402
-                           convolution_fields, repredicted, score, sibling_row, sibling_table, table, targets)
+                           convolution_fields, repredicted, score, sibling_table, siblings_of, table, targets)
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
@@ -200,10 +200,7 @@ def main(argv=None) -> int:
     sibling_rows = []
     for data in DATA_SETS:
         validation = validation_for(data, args.cache)
-        sibling_rows += [sibling_row(data.name, validation.pairs, data.self_spearman(), sibling.name.split()[0],
-                                     sibling.throughputs())
-                         for name in SIBLINGS[data.name]
-                         for sibling in (*DATA_SETS, *NVIDIA_DATA_SETS) if sibling.name == name]
+        sibling_rows += siblings_of(data, validation.pairs, SIBLINGS[data.name], (*DATA_SETS, *NVIDIA_DATA_SETS))
         folder = HERE / data.device
         write_report(validation, folder, command=f"python3 validation/amd/validate_amd.py  # {data.name}")
         rows.append(score(data, validation.pairs))
