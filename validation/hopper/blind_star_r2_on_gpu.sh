@@ -4,7 +4,6 @@
 # root on the lent GPU with .whl carried; about a minute and a half.
 set -u
 source validation/hopper/gpu_env.sh
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 step 120 star3d_r2 $PP measure validation/hopper/star3d_r2.py --device "$DEVICE" --fold $FOLDS --repeats 15 --out "$OUT/star3d_r2.csv"
 step 150 star3d_r2_ncu $PP measure validation/hopper/star3d_r2.py --device "$DEVICE" --fold $FOLDS --ncu --ncu-path "$NCU" \
   --out "$OUT/star3d_r2_ncu.csv"

@@ -5,7 +5,6 @@
 # with .whl carried; about two minutes.
 set -u
 source validation/hopper/gpu_env.sh
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 
 for name in stream19_float stream15; do
   step 120 "$name" $PP measure "validation/hopper/$name.py" --device "$DEVICE" --repeats 15 --out "$OUT/$name.csv"

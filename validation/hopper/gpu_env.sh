@@ -18,6 +18,8 @@ LOG=$OUT/log.txt
 } >"$LOG" 2>&1
 DEVICE=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 PP="python3 -m pystencils_perf.cli"
+# Nsight Compute: on PATH, or where its installer puts it
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 FOLDS=1x1x1,1x2x1,1x1x2
 
 step() {  # step SECONDS NAME COMMAND...: one measurement, its output in the log, never longer than SECONDS
@@ -37,4 +39,13 @@ microbench_twice() {  # microbench_twice SECONDS NAME FIGURE...: the figures twi
     step "$seconds" "${name}_$run" python3 validation/hopper/microbench.py --only "$@" --json "$OUT/${name}_$run.json"
   done
   python3 validation/hopper/side_by_side.py "$OUT/${name}_1.json" "$OUT/${name}_2.json"
+}
+
+timed_twice_and_counted() {  # timed_twice_and_counted NAME SPEC [MEASURE OPTION...]: SPEC timed twice, into
+  # $OUT/NAME.csv and $OUT/NAME_rerun.csv, then its volumes read with ncu, into $OUT/NAME_ncu.csv
+  local name=$1 spec=$2
+  shift 2
+  step 150 "$name" $PP measure "$spec" --device "$DEVICE" "$@" --repeats 15 --out "$OUT/$name.csv"
+  step 150 "${name}_rerun" $PP measure "$spec" --device "$DEVICE" "$@" --repeats 15 --out "$OUT/${name}_rerun.csv"
+  step 200 "${name}_ncu" $PP measure "$spec" --device "$DEVICE" "$@" --ncu --ncu-path "$NCU" --out "$OUT/${name}_ncu.csv"
 }

@@ -4,7 +4,6 @@
 # microbench.py. Run from the repository root, like run_on_gpu.sh (second lease of 2026-11-26).
 set -u
 source validation/hopper/gpu_env.sh
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 
 step 90 microbench python3 validation/hopper/microbench.py --json "$OUT/microbench.json"
 "$NCU" --query-metrics --chip gh100 2>&1 | grep -i "l1tex__data_pipe_lsu_wavefronts\|l1tex__t_requests\|lts__t_requests" >"$OUT/ncu_gh100_metrics.txt"

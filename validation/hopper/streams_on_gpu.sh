@@ -5,7 +5,6 @@
 # than the model counts? Run from the repository root on the lent GPU with .whl carried; about four minutes.
 set -u
 source validation/hopper/gpu_env.sh
-NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 
 for name in stream1 stream7 stream27 stream19; do
   step 120 "$name" $PP measure "validation/hopper/$name.py" --device "$DEVICE" --repeats 15 --out "$OUT/$name.csv"
