@@ -1,0 +1,128 @@
+"""The machine-code size of KTT's shared-memory convolution per configuration: what its SMs fetch as instructions.
+
+    git -C <clone of HiPerCoRe/KTT> show \
+        931c41570df4ae279a2fb1d422be781728b39bed:Examples/KernelTunerConvolution/KernelTunerConvolution.cu \
+        > /tmp/KernelTunerConvolution.cu
+    python3 validation/rtx2080ti_convolution/compile_code_bytes.py /tmp/KernelTunerConvolution.cu \
+        validation/data/external/ktt_convolution15_code_bytes_sm_75.csv \
+        --counters ../shared/data/external/rtx2080ti_convolution15_ktt_counters.csv
+
+Every tile (1..8 x 1..8) and READ_ONLY is compiled for sm_75 (the RTX 2080 Ti) at 32x4 blocks, and every
+block and tile of the counters with READ_ONLY 0, with PADDING 0 and the image and filter of the KTT counters
+(`convolution_shmem.py`). The filter loops are unrolled in full, so the code grows with the tile: 9 kB
+for a 1x1 tile, 85 kB for 4x4. The block size changes it too (4x4 tiles: 77 kB at 128x1, 117 kB at
+16x16). `code_fetch_study.py` sets these sizes beside the measured excess volumes.
+
+Only the sizes are kept, not the source or the binaries. The compiler (nvcc on PATH, else the NVRTC
+wheels) stands in for the one that built the measured binaries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import os
+import struct
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date
+from pathlib import Path
+
+from pystencils_perf.adapters import cuda_compiler
+from pystencils_perf.outputs import replacing_file
+
+#: the kernel's mangled name (declared without extern "C")
+FUNCTION = "_Z11ConvolutionPfS_S_"
+FIXED = {"IMAGE_WIDTH": 4096, "IMAGE_HEIGHT": 4096, "HFS": 7, "use_padding": 0}
+KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y", "READ_ONLY")
+#: every tile at this block size; the tiles of `BLOCK_SAMPLE_TILES` at the blocks of `SAMPLE_BLOCKS` as well
+MAIN_BLOCK = (32, 4)
+#: shared memory a block may hold without opting in (sm_75)
+MAX_SHARED_BYTES = 48 * 1024
+SAMPLE_BLOCKS = ((2, 32), (8, 8), (16, 16), (64, 2), (128, 1))
+BLOCK_SAMPLE_TILES = ((1, 1), (2, 2), (2, 4), (3, 3), (2, 5), (4, 4), (3, 6), (8, 3))
+
+
+def text_bytes(cubin: bytes, function: str) -> int:
+    """Size of the function's code section (``.text.<function>``) in an ELF64 cubin."""
+    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names_at = headers[shstrndx][4]
+    for name_offset, *_, offset, size, _link, _info, _align, _entsize in headers:
+        end = cubin.index(b"\0", names_at + name_offset)
+        if cubin[names_at + name_offset:end].decode() == f".text.{function}":
+            return size
+    raise ValueError(f"no .text.{function} section in the cubin")
+
+
+def shared_copy_bytes(bx: int, by: int, tx: int, ty: int) -> int:
+    """The block's shared copy of its input (PADDING 0): over the 48 kB a block may hold, it does not compile."""
+    return (by * ty + 2 * FIXED["HFS"]) * (bx * tx + 2 * FIXED["HFS"]) * 4
+
+
+def configurations(counters: Path | None) -> list[tuple[int, ...]]:
+    """Every tile at 32x4 blocks with both READ_ONLY, a few tiles at other blocks; with `counters` (the KTT
+    counters' CSV) every block and tile of its PADDING 0 rows as well, READ_ONLY 0 (1 adds at most 1.5 %
+    at 32x4 blocks)."""
+    tiles = list(itertools.product(range(1, 9), repeat=2))
+    main = [(*MAIN_BLOCK, tx, ty, ro) for ro in (0, 1) for tx, ty in tiles]
+    sample = [(*block, tx, ty, 0) for block in SAMPLE_BLOCKS for tx, ty in BLOCK_SAMPLE_TILES]
+    every = []
+    if counters:
+        with counters.open() as fh:
+            every = sorted({(*(int(row[k]) for k in KEY[:4]), 0)
+                            for row in csv.DictReader(fh) if row["PADDING"] == "0"})
+    chosen = dict.fromkeys(main + sample + every)  # in order, without repeats
+    return [c for c in chosen if shared_copy_bytes(*c[:4]) <= MAX_SHARED_BYTES]
+
+
+def read_table(path: Path) -> dict[tuple[int, ...], int]:
+    """A table this script wrote: configuration -> code bytes (the rows a new run keeps instead of compiling)."""
+    rows = list(csv.reader(line for line in path.read_text().splitlines() if not line.startswith("#")))
+    return {tuple(int(v) for v in r[:5]): int(r[5]) for r in rows[1:]}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("source", type=Path, help="KTT's KernelTunerConvolution.cu (see above)")
+    parser.add_argument("out", type=Path, help="the CSV to write; the configurations it already holds are kept")
+    parser.add_argument("--counters", type=Path,
+                        help="also every block and tile of this KTT counters CSV "
+                             "(rtx2080ti_convolution15_ktt_counters.csv)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    chosen = cuda_compiler.compiler_for("7.5")
+    if chosen is None or chosen[1] != "sm_75":
+        print("no installed compiler builds sm_75", file=sys.stderr)
+        return 2
+    compiler, arch = chosen
+    text = args.source.read_text()
+
+    def code_bytes(config) -> int:
+        macros = {**FIXED, **dict(zip(KEY, config))}
+        source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
+        with tempfile.TemporaryDirectory(prefix="ktt-cubin-") as folder:
+            cubin = Path(folder) / "kernel.cubin"
+            compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
+            return text_bytes(cubin.read_bytes(), FUNCTION)
+
+    configs = configurations(args.counters)
+    known = read_table(args.out) if args.out.exists() else {}
+    with ThreadPoolExecutor(args.jobs) as pool:
+        sizes = list(pool.map(lambda c: known[c] if c in known else code_bytes(c), configs))
+    with replacing_file(args.out) as fh:
+        fh.write(f"# {args.source.name} (HiPerCoRe/KTT 931c4157, MIT) compiled for {arch} by {compiler.name} on "
+                 f"{date.today().isoformat()} (validation/rtx2080ti_convolution/compile_code_bytes.py); "
+                 f"{', '.join(f'{k}={v}' for k, v in FIXED.items())}\n")
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow((*KEY, "code_bytes"))
+        writer.writerows((*config, size) for config, size in zip(configs, sizes))
+    print(f"{len(configs)} configurations written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
