@@ -26,11 +26,12 @@ import os
 import struct
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import date
 from pathlib import Path
 
 from pystencils_perf.adapters import cuda_compiler
+from pystencils_perf.errors import PerfError
 from pystencils_perf.outputs import replacing_file
 
 #: the kernel's mangled name (declared without extern "C")
@@ -49,12 +50,13 @@ def text_bytes(cubin: bytes, function: str) -> int:
     """Size of the function's code section (``.text.<function>``) in an ELF64 cubin."""
     shoff, = struct.unpack_from("<Q", cubin, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
+    # each header: name, type, flags, address, offset, size, link, info, alignment, entry size
     headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
     names_at = headers[shstrndx][4]
-    for name_offset, *_, offset, size, _link, _info, _align, _entsize in headers:
-        end = cubin.index(b"\0", names_at + name_offset)
-        if cubin[names_at + name_offset:end].decode() == f".text.{function}":
-            return size
+    for header in headers:
+        name_at = names_at + header[0]
+        if cubin[name_at:cubin.index(b"\0", name_at)].decode() == f".text.{function}":
+            return header[5]
     raise ValueError(f"no .text.{function} section in the cubin")
 
 
@@ -94,6 +96,10 @@ def main(argv=None) -> int:
                              "(rtx2080ti_convolution15_ktt_counters.csv)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
+    for path in (args.source, args.counters):
+        if path is not None and not path.is_file():
+            print(f"no such file: {path}", file=sys.stderr)
+            return 2
     chosen = cuda_compiler.compiler_for("7.5")
     if chosen is None or chosen[1] != "sm_75":
         print("no installed compiler builds sm_75", file=sys.stderr)
@@ -110,18 +116,31 @@ def main(argv=None) -> int:
             return text_bytes(cubin.read_bytes(), FUNCTION)
 
     configs = configurations(args.counters)
-    known = read_table(args.out) if args.out.exists() else {}
-    with ThreadPoolExecutor(args.jobs) as pool:
-        sizes = list(pool.map(lambda c: known[c] if c in known else code_bytes(c), configs))
+    sizes = read_table(args.out) if args.out.exists() else {}
+    status = 0
+    pool = ThreadPoolExecutor(args.jobs)
+    try:
+        futures = {pool.submit(code_bytes, c): c for c in configs if c not in sizes}
+        for future in as_completed(futures):
+            sizes[futures[future]] = future.result()
+    except PerfError as e:
+        print(e, file=sys.stderr)
+        status = 2
+    except KeyboardInterrupt:
+        print("interrupted: the table keeps the configurations compiled so far; run again to go on", file=sys.stderr)
+        status = 130
+    finally:
+        pool.shutdown(wait=status == 0, cancel_futures=True)
+    done = [c for c in configs if c in sizes]
     with replacing_file(args.out) as fh:
         fh.write(f"# {args.source.name} (HiPerCoRe/KTT 931c4157, MIT) compiled for {arch} by {compiler.name} on "
                  f"{date.today().isoformat()} (validation/rtx2080ti_convolution/compile_code_bytes.py); "
                  f"{', '.join(f'{k}={v}' for k, v in FIXED.items())}\n")
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow((*KEY, "code_bytes"))
-        writer.writerows((*config, size) for config, size in zip(configs, sizes))
-    print(f"{len(configs)} configurations written to {args.out}")
-    return 0
+        writer.writerows((*config, sizes[config]) for config in done)
+    print(f"{len(done)} of {len(configs)} configurations written to {args.out}")
+    return status
 
 
 if __name__ == "__main__":
