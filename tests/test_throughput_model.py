@@ -175,15 +175,16 @@ def test_hopper_partly_stored_line_cost_is_the_microbenchmarks_output():
 
 
 def test_the_hopper_gpus_share_the_h100s_fit():
-    """The GH100 SM's two fitted constants come from the H100's tile-1x1 convolution rows; the other Hopper GPUs
+    """The GH100 SM's three fitted constants come from the H100's tile-1x1 convolution rows; the other Hopper GPUs
     borrow them (and say so), while the AD10x L40 keeps the default, the A100's."""
     table = throughput._table()["devices"]
     fit = throughput._values(table["H100-SXM5-80GB"]["fit"])
     assert "validate_gpus.py --fit" in table["H100-SXM5-80GB"]["fit"]["data"]
     for name in ("H100", "H100-PCIe-80GB", "H200", "GH200"):
         c = throughput.constants_for(pp.get_device(name))
-        assert (c.overlap_exponent, c.read_only_tag_passes_per_cycle, c.mape_on_fitted_rows) == (
-            fit["overlap_exponent"], fit["read_only_tag_passes_per_cycle"], fit["mape_on_fitted_rows"]), name
+        assert (c.overlap_exponent, c.read_only_tag_passes_per_cycle, c.guarded_read_only_tag_passes_per_cycle,
+                c.mape_on_fitted_rows) == (fit["overlap_exponent"], fit["read_only_tag_passes_per_cycle"],
+                                           fit["guarded_read_only_tag_passes_per_cycle"], fit["mape_on_fitted_rows"]), name
         assert name == "H100" or c.fitted_on.startswith("borrowed from H100-SXM5-80GB")
     a100 = throughput._values(table["A100-PCIe-40GB"]["fit"])
     assert throughput.constants_for(pp.get_device("L40")).overlap_exponent == a100["overlap_exponent"]
@@ -491,9 +492,34 @@ def test_a_borrowed_fit_does_not_override_what_the_vendor_states(device, read_on
     the A100's fit (borrowed for its other constant) found for NVIDIA's read-only path."""
     c = throughput.constants_for(pp.get_device(device))
     fit = throughput._values(throughput._table()["devices"]["A100-PCIe-40GB"]["fit"])
-    assert c.read_only_tag_passes_per_cycle == (fit["read_only_tag_passes_per_cycle"] if read_only_rate == "fitted"
-                                                else read_only_rate)
+    for rate in ("read_only_tag_passes_per_cycle", "guarded_read_only_tag_passes_per_cycle"):
+        assert getattr(c, rate) == (fit[rate] if read_only_rate == "fitted" else read_only_rate)
     assert c.overlap_exponent == fit["overlap_exponent"]
+
+
+@pytest.mark.parametrize("load_guard", ["x < 4200", None])
+def test_read_only_loads_under_an_if_of_their_own_pass_the_tag_stage_at_their_own_rate(load_guard):
+    """nvcc computes a guarded ``__ldg``'s address under its guard: such loads pass the read-only path at the
+    guarded rate, the same loads without their own ``if`` at the other (the fits on the tile-1x1 convolution rows
+    find the guarded one slower on the A100, the A4000 and the H100)."""
+    from dataclasses import replace
+
+    dev = pp.get_device("A100-PCIe-40GB")
+    c = throughput.constants_for(dev)
+    assert c.guarded_read_only_tag_passes_per_cycle < c.read_only_tag_passes_per_cycle
+    kernel = _guarded_row(load_guard, read_only=True)
+    m = pp.rank(kernel, dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best.metrics
+    x = m.extras
+    passes = x["read_only_l1_tag_passes_per_lup"]
+    guarded = x["individually_guarded_read_only_l1_tag_passes_per_lup"]
+    assert passes > 0 and guarded == (passes if load_guard else 0.0)
+    ordinary = throughput.l1_request_stage_cycles_per_lup(x, dev)
+    expected = ordinary + (passes - guarded) / c.read_only_tag_passes_per_cycle \
+        + guarded / c.guarded_read_only_tag_passes_per_cycle
+    assert throughput.term_times(kernel.model(), dev, m, c)["L1 tags"] * dev.l1_cycles_per_second == pytest.approx(expected)
+    slower = replace(c, guarded_read_only_tag_passes_per_cycle=c.guarded_read_only_tag_passes_per_cycle / 2)
+    tags = [throughput.term_times(kernel.model(), dev, m, k)["L1 tags"] for k in (c, slower)]
+    assert (tags[1] > tags[0]) == bool(load_guard)
 
 
 def test_where_the_compiled_code_was_read_its_load_waits_set_the_latency():

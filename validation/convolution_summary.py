@@ -144,10 +144,11 @@ def summary(name: str, validation: Validation, subsets) -> list[str]:
 
 
 #: the throughput model's constants that a GPU's tile-1x1 rows determine: the read-only path's tag passes per
-#: cycle and the overlap of the terms. The lines the tag stage resolves per cycle (4, documented) and the loads in
+#: cycle, of loads without and with an ``if`` of their own (both kinds are among the rows), and the overlap of
+#: the terms. The lines the tag stage resolves per cycle (4, documented) and the loads in
 #: flight per warp (an estimate) are not fitted: the latter, fitted freely on the A100, drifted to a value without
 #: physical meaning (0.37 loads per warp)
-FITTED = ("read_only_tag_passes_per_cycle", "overlap_exponent")
+FITTED = ("read_only_tag_passes_per_cycle", "guarded_read_only_tag_passes_per_cycle", "overlap_exponent")
 
 
 def is_fit_row(pair) -> bool:

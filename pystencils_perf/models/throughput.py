@@ -21,7 +21,8 @@ update (seconds) that one resource alone would need, all named in
   distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
   stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
   request takes ``ceil(lines / that)`` passes, one per cycle; requests through the read-only
-  path (`read_only_fields` of a CUDA description) pass at their own, fitted rate. A request takes
+  path (`read_only_fields` of a CUDA description) pass at their own, fitted rate, and those under an
+  ``if`` of their own at another (`read_only_stage_cycles_per_lup`). A request takes
   at least ``1 / Device.l1_requests_per_cycle`` cycles (two on GA10x, one elsewhere).
 - ``FP``: the limiters' FP time over the share of SIMT lanes that update a point when its
   arithmetic issues (`point_lane_utilization`): a warp computes for all its 32 lanes, so a
@@ -115,7 +116,7 @@ EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individua
           "individually_guarded_read_only_load_requests_per_lup",
           "spill_load_requests_per_lup",
           "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
-          "read_only_l1_tag_passes_per_lup",
+          "read_only_l1_tag_passes_per_lup", "individually_guarded_read_only_l1_tag_passes_per_lup",
           "warp_instructions_per_lup", "point_lane_utilization", "warps_per_lup", "resident_warps_per_sm", "waves",
           "last_wave_blocks_per_sm", "l2_load_requests_per_lup", "l2_store_requests_per_lup",
           "partly_stored_lines_per_lup", "stores_per_update")
@@ -137,6 +138,9 @@ class ThroughputConstants:
     #: 64-bit address (4.2-4.4 more instructions than a plain load, more under a guard), and the rate prices that
     #: as much as the path; a ``const __restrict__`` load has none of it (validation/data/external/README.md)
     read_only_tag_passes_per_cycle: float
+    #: the same for read-only loads that each sit under an ``if`` of their own (`individually_guarded`): nvcc
+    #: computes each one's address under its guard, 5.3-7.4 more instructions than a plain load
+    guarded_read_only_tag_passes_per_cycle: float
     loads_in_flight_per_warp: float
     #: the same for loads that each sit under an ``if`` of their own (`individually_guarded`): where the compiler
     #: branches around each one instead of predicating it, a warp has one such load in flight at a time
@@ -243,7 +247,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
                             "individually_guarded_load_requests_per_lup",
                             "individually_guarded_read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
                             "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
-                            "read_only_l1_tag_passes_per_lup"), 0.0)
+                            "read_only_l1_tag_passes_per_lup",
+                            "individually_guarded_read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
         loads, weight = shift_classes(loads, fields, device.l1_line_bytes)  # the same lines per warp: counted once
         byte_addr = byte_addresses(loads, fields, coords)
@@ -261,6 +266,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
             guarded = np.array([any(conj for conj in i.guards) for i in loads])
             counts["individually_guarded_load_requests_per_lup"] = float(requests[guarded].sum()) / lups
             counts["individually_guarded_read_only_load_requests_per_lup"] = float(requests[guarded & ro].sum()) / lups
+            counts["individually_guarded_read_only_l1_tag_passes_per_lup"] = float(passes[guarded & ro].sum()) / lups
         counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
@@ -405,6 +411,15 @@ def l1_request_stage_cycles_per_lup(x: dict, device) -> float:
     return max(x["l1_tag_passes_per_lup"], x["load_requests_per_lup"] / device.l1_requests_per_cycle)
 
 
+def read_only_stage_cycles_per_lup(x: dict, c: ThroughputConstants) -> float:
+    """L1 cycles per update of the read-only path's passes, those of loads under an ``if`` of their own at their
+    own rate: a single rate for both left the H100's unguarded ``__ldg`` launches of tile 1x1 1.5x faster than
+    predicted and the guarded ones right (the A100's 1.24x, the RTX A4000's 1.06x)."""
+    guarded = x["individually_guarded_read_only_l1_tag_passes_per_lup"]
+    return ((x["read_only_l1_tag_passes_per_lup"] - guarded) / c.read_only_tag_passes_per_cycle
+            + guarded / c.guarded_read_only_tag_passes_per_cycle)
+
+
 def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_per_sm: float | None = None) -> dict[str, float]:
     """Seconds per lattice update that each resource alone would need (before overlap and tail), with the
     candidate's occupancy or `resident_warps_per_sm` (a partly filled last wave)."""
@@ -416,8 +431,8 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
-        "L1 tags": (l1_request_stage_cycles_per_lup(x, device)
-                    + x["read_only_l1_tag_passes_per_lup"] / c.read_only_tag_passes_per_cycle) / device.l1_cycles_per_second,
+        "L1 tags": (l1_request_stage_cycles_per_lup(x, device) + read_only_stage_cycles_per_lup(x, c))
+                   / device.l1_cycles_per_second,
         "L2": l2_bytes_per_lup(metrics, c) / (device.l2_bandwidth_gbs * 1e9),
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": dram_seconds_per_lup(metrics, device, c, limiters["DRAM"]),

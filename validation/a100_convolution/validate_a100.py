@@ -4,9 +4,9 @@
 
 Ranks every measured block of every variant (tile_size_x/y in 1..4, read_only 0/1) once with the
 throughput model (which keeps the four limiter times among its terms, so the limiters' prediction
-is the same candidates' 1 / max(FP, L1 banks, L2, DRAM)). `--fit` fits the two device constants
-that the tile 1x1 rows (both read_only) determine, the read-only path's tag passes per cycle and the
-overlap of the terms, and writes them with their provenance into
+is the same candidates' 1 / max(FP, L1 banks, L2, DRAM)). `--fit` fits the three device constants
+that the tile 1x1 rows (both read_only) determine, the read-only path's tag passes per cycle (of loads
+without and with an ``if`` of their own) and the overlap of the terms, and writes them with their provenance into
 pystencils_perf/models/data/throughput.toml; tiles > 1 are held out. The lines the tag stage resolves
 per cycle (4, documented) and the loads in flight per warp (an estimate) are not fitted: the latter,
 fitted freely, drifted to a value without physical meaning (0.37 loads per warp). Writes report.md and plots.

@@ -5,7 +5,7 @@
 The same Kernel Tuner benchmark as validation/a100_convolution (same kernel description,
 `convolution.py` there), measured on two more NVIDIA GPUs (validation/data/external/README.md).
 The GA10x SM is not the A100's GA100 SM (twice the FP32 lanes, an L1 that takes a request per two
-cycles), so the GA10x GPUs have a fit of their own: `--fit` fits the throughput model's two fitted
+cycles), so the GA10x GPUs have a fit of their own: `--fit` fits the throughput model's three fitted
 constants on the RTX A4000's tile 1x1 rows (as validate_a100.py does on the A100's) and writes them;
 the A4000's tiles > 1 and every A6000 row are held out (the A6000, the A40 and the RTX 3090 borrow the
 A4000's fit: `borrowed_fit` in models/data/throughput.toml). The H100's cache is our own measurement of
@@ -105,7 +105,8 @@ def constants_line(device) -> str:
     return ("Throughput model constants: latencies L1 / L2 / DRAM "
             f"{c.l1_hit_latency_cycles:.1f} / {c.l2_hit_latency_cycles:.1f} / {c.dram_latency_cycles:.1f} cycles, "
             f"l1_tag_lookups_per_cycle {c.l1_tag_lookups_per_cycle:g}, read_only_tag_passes_per_cycle "
-            f"{c.read_only_tag_passes_per_cycle:g}, loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
+            f"{c.read_only_tag_passes_per_cycle:g} (guarded {c.guarded_read_only_tag_passes_per_cycle:g}), "
+            f"loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
             f"overlap_exponent {c.overlap_exponent:g} ({c.fitted_on}).")
 
 
@@ -121,7 +122,7 @@ def main(argv=None) -> int:
     spec = load_tunable_spec(DESCRIPTION)
     out = Path(args.out)
     lines = ["# 15x15 convolution on RTX A4000, RTX A6000 and H100: limiters and throughput model", "",
-             ("The GA10x GPUs' two fitted constants come from the RTX A4000's tile 1x1 rows only "
+             ("The GA10x GPUs' three fitted constants come from the RTX A4000's tile 1x1 rows only "
               "(`validate_gpus.py --fit`); its tiles > 1 and every RTX A6000 row are held out. The GH100 SM's come "
               "from the H100's tile 1x1 rows the same way, its tiles > 1 held out. Data: validation/data/external (benchmark_hub Kernel Tuner caches) "
               "and validation/hopper/data/h100 (our own, measured on a lent H100), use_shmem 0, use_padding 0, "
