@@ -27,7 +27,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 use_temporary_pystencils_cache("pystencils-perf-")
 
 import default_model as dm  # noqa: E402
-from compile_code_bytes import read_table  # noqa: E402
+from compile_code_bytes import read_table, shared_copy_bytes  # noqa: E402
+from convolution_shmem import INPUT, lattice_updates  # noqa: E402
 from convolution_summary import variant_params  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.outputs import replacing_file  # noqa: E402
@@ -35,8 +36,8 @@ from pystencils_perf.outputs import replacing_file  # noqa: E402
 HERE = Path(__file__).resolve().parent
 CODE_BYTES = HERE.parent / "data" / "external" / "ktt_convolution15_code_bytes_sm_75.csv"
 DATA_SET = next(d for d in dm.DATA_SETS if d.name == "RTX 2080 Ti KTT")
-LUPS = 4096 * 4096
-INPUT_BYTES = 4110 * 4110 * 4
+LUPS = lattice_updates
+INPUT_BYTES = INPUT * INPUT * 4
 MAIN_BLOCK = (32, 4)
 #: code sizes (kB) at whose bounds the rows are grouped
 CODE_BINS_KB = (0, 40, 48.7, 51, 60, 80, 110, 200)
@@ -58,7 +59,7 @@ def neighbour_hits(pair, device) -> float:
     finds its input in L2 (a row of blocks' footprints within L2): the rule tried on 2026-11-27 (docs/validation)."""
     metrics = pair.candidate.metrics
     bx, by, tx, ty = key(pair)[:4]
-    row_bytes = metrics.grid[0] * (bx * tx + 14) * (by * ty + 14) * 4
+    row_bytes = metrics.grid[0] * shared_copy_bytes(bx, by, tx, ty)
     missed = 1.0 - float(device.curves["previous_wave_xy_hit"](metrics.previous_wave_ratio))
     return metrics.dram_load_bytes_per_lup - (missed * metrics.wave_overlap_bytes_per_lup
                                              if row_bytes < device.l2_capacity_bytes else 0.0)

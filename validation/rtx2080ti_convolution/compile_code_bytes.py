@@ -30,13 +30,15 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import date
 from pathlib import Path
 
+from convolution_shmem import HALO, IMAGE
 from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.errors import PerfError
 from pystencils_perf.outputs import replacing_file
 
 #: the kernel's mangled name (declared without extern "C")
 FUNCTION = "_Z11ConvolutionPfS_S_"
-FIXED = {"IMAGE_WIDTH": 4096, "IMAGE_HEIGHT": 4096, "HFS": 7, "use_padding": 0}
+#: the image and filter of the KTT counters, as `convolution_shmem.py` describes them (HFS: half the filter)
+FIXED = {"IMAGE_WIDTH": IMAGE, "IMAGE_HEIGHT": IMAGE, "HFS": HALO // 2, "use_padding": 0}
 KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y", "READ_ONLY")
 #: every tile at this block size; the tiles of `BLOCK_SAMPLE_TILES` at the blocks of `SAMPLE_BLOCKS` as well
 MAIN_BLOCK = (32, 4)
@@ -61,8 +63,9 @@ def text_bytes(cubin: bytes, function: str) -> int:
 
 
 def shared_copy_bytes(bx: int, by: int, tx: int, ty: int) -> int:
-    """The block's shared copy of its input (PADDING 0): over the 48 kB a block may hold, it does not compile."""
-    return (by * ty + 2 * FIXED["HFS"]) * (bx * tx + 2 * FIXED["HFS"]) * 4
+    """The block's shared copy of its input (PADDING 0), which is all the input the block reads: over the 48 kB a
+    block may hold, it does not compile."""
+    return (by * ty + HALO) * (bx * tx + HALO) * 4
 
 
 def configurations(counters: Path | None) -> list[tuple[int, ...]]:
