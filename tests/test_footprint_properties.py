@@ -124,16 +124,19 @@ def test_union_of_intervals_with_firsts_and_lasts_sorted_apart_counts_each_granu
                           st.integers(-70, 70), st.sampled_from(["a", "b"])), min_size=1, max_size=12),
        st.sampled_from([(32, 2, 1), (8, 4, 2), (64, 1, 1)]))
 def test_byte_addresses_and_active_masks_are_each_instructions_own(instrs, block):
-    """Sharing one product per distinct coefficient vector and one mask per guard gives each instruction's own
-    address and mask, whatever the mix of coefficient vectors, offsets, fields and guards."""
-    from pystencils_perf.estimate.addresses import Affine, Instruction, active_masks, byte_addresses
+    """Sharing one product per distinct coefficient vector and one mask per guard, within a call and across calls
+    on the same blocks (`block_threads`), gives each instruction its own address and mask, whatever the mix of
+    coefficient vectors, offsets, fields and guards."""
+    from pystencils_perf.estimate.addresses import Affine, BlockThreads, Instruction, active_masks, byte_addresses
 
     fields = {"a": Field("a", 8, (10**6,), (1,)), "b": Field("b", 4, (10**6,), (1,), base_offset_bytes=128)}
     guards = (((Affine((-1, 0, 0, 0, 0, 0), 40),),), ((),))
     instructions = [Instruction(f, AccessKind.LOAD, Affine(c, o), guards[o % 2]) for c, o, f in instrs]
+    threads = BlockThreads(block, ((0, 0, 0), (3, 1, 0)))
     coords = np.stack([thread_coords(block, bid) for bid in ((0, 0, 0), (3, 1, 0))])
-    addresses, masks = byte_addresses(instructions, fields, coords), active_masks(instructions, coords)
-    for i, instr in enumerate(instructions):
-        field = fields[instr.field]
-        assert (addresses[i] == field.base_offset_bytes + field.element_bytes * instr.address.evaluate(coords)).all()
-        assert (masks[i] == instr.active(coords)).all()
+    for order in (instructions, instructions[::-1]):  # the second call finds everything computed
+        addresses, masks = byte_addresses(order, fields, threads), active_masks(order, threads)
+        for i, instr in enumerate(order):
+            field = fields[instr.field]
+            assert (addresses[i] == field.base_offset_bytes + field.element_bytes * instr.address.evaluate(coords)).all()
+            assert (masks[i] == instr.active(coords)).all()

@@ -231,30 +231,77 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
     return CompiledKernel(instructions, tuple(points))
 
 
-def active_masks(instructions, coords: np.ndarray) -> np.ndarray:
-    """Which threads run each instruction, shape (instructions, *coords.shape[:-1]); instructions under the same
+def affine_values(columns: np.ndarray, coeffs: tuple[int, ...]) -> np.ndarray:
+    """``coeffs . v`` where `columns` holds each coordinate of ``v`` as one contiguous array (shape (6, ...)): a
+    sum over the nonzero coefficients, several times faster than numpy's integer matrix product."""
+    values = np.zeros(columns.shape[1:], dtype=np.int64)
+    for column, c in zip(columns, coeffs):
+        if c:
+            values += c * column
+    return values
+
+
+class BlockThreads:
+    """The threads of a few whole blocks, with each guard's mask and each coefficient vector's values computed once:
+    the L1 estimate and the throughput model's request counts look at the same representative blocks of a
+    candidate (`block_threads`)."""
+
+    def __init__(self, block: tuple[int, int, int], bids: tuple[tuple[int, int, int], ...]):
+        self.coords = np.stack([thread_coords(block, bid) for bid in bids])  # (blocks, threads, 6), warp order
+        self._columns = np.ascontiguousarray(np.moveaxis(self.coords, -1, 0))
+        self._values: dict[tuple[int, ...], np.ndarray] = {}
+        self._satisfying: dict[tuple[Affine, ...], np.ndarray] = {}
+
+    def values(self, coeffs: tuple[int, ...]) -> np.ndarray:
+        """``coeffs . v`` for every thread, shape (blocks, threads); shared, not to be written."""
+        if coeffs not in self._values:
+            self._values[coeffs] = affine_values(self._columns, coeffs)
+            self._values[coeffs].flags.writeable = False
+        return self._values[coeffs]
+
+    def satisfying(self, conjunction: tuple[Affine, ...]) -> np.ndarray:
+        """Which threads satisfy every ``>= 0`` constraint of `conjunction`; shared, not to be written."""
+        if conjunction not in self._satisfying:
+            mask = np.ones(self.coords.shape[:-1], dtype=bool)
+            for c in conjunction:
+                mask &= self.values(c.coeffs) >= -c.offset
+            mask.flags.writeable = False
+            self._satisfying[conjunction] = mask
+        return self._satisfying[conjunction]
+
+
+@functools.lru_cache(maxsize=4)
+def block_threads(block: tuple[int, int, int], bids: tuple[tuple[int, int, int], ...]) -> BlockThreads:
+    """The representative blocks of a candidate, for both of its estimators (cached)."""
+    return BlockThreads(block, bids)
+
+
+def active_masks(instructions, threads: BlockThreads) -> np.ndarray:
+    """Which threads run each instruction, shape (instructions, blocks, threads); instructions under the same
     guards (a stencil's loads) share one evaluation of them."""
     masks: dict = {}
     for instr in instructions:
         if instr.guards not in masks:
-            masks[instr.guards] = instr.active(coords)
+            mask = np.zeros(threads.coords.shape[:-1], dtype=bool)
+            for conj in instr.guards:
+                mask |= threads.satisfying(conj)
+            masks[instr.guards] = mask
     if not instructions:
-        return np.zeros((0, *coords.shape[:-1]), dtype=bool)
+        return np.zeros((0, *threads.coords.shape[:-1]), dtype=bool)
     return np.stack([masks[i.guards] for i in instructions])
 
 
-def byte_addresses(instructions, fields: dict, coords: np.ndarray) -> np.ndarray:
-    """Each instruction's byte address (from a 256-B boundary) for every thread of `coords`, shape (instructions,
-    *coords.shape[:-1]); instructions whose addresses differ by a constant only (a stencil's neighbours) share
-    one product of their coefficients with the coordinates."""
-    coeffs = [i.address.coeffs for i in instructions]
-    distinct = {c: n for n, c in enumerate(dict.fromkeys(coeffs))}
-    products = coords @ np.array(list(distinct), dtype=np.int64).T  # (..., distinct coefficient vectors)
-    elements = np.moveaxis(products[..., [distinct[c] for c in coeffs]], -1, 0)
+def byte_addresses(instructions, fields: dict, threads: BlockThreads) -> np.ndarray:
+    """Each instruction's byte address (from a 256-B boundary) for every thread, shape (instructions, blocks,
+    threads); instructions whose addresses differ by a constant only (a stencil's neighbours) share one product
+    of their coefficients with the coordinates."""
+    if not instructions:
+        return np.zeros((0, *threads.coords.shape[:-1]), dtype=np.int64)
+    elements = np.stack([threads.values(i.address.coeffs) for i in instructions])
     extra = (np.array([i.address.offset for i in instructions], dtype=np.int64),
              np.array([fields[i.field].element_bytes for i in instructions], dtype=np.int64),
              np.array([fields[i.field].base_offset_bytes for i in instructions], dtype=np.int64))
-    offset, element_bytes, base = (a.reshape(-1, *(1,) * (elements.ndim - 1)) for a in extra)
+    offset, element_bytes, base = (a.reshape(-1, 1, 1) for a in extra)
     return base + element_bytes * (elements + offset)
 
 

@@ -14,12 +14,13 @@ is then the size of a union of granule intervals: sort and sweep.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..kernel import Field
-from .addresses import Instruction
+from .addresses import Instruction, affine_values
 
 
 @dataclass(frozen=True)
@@ -61,32 +62,75 @@ def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
     return index, values
 
 
-def _rows(threads: ThreadSet, merge: bool):
-    """Row parameters: u range and the coordinates (tid.x = 0) of each row.
+@functools.lru_cache(maxsize=64)
+def _row_threads(by: int, bz: int) -> tuple[np.ndarray, np.ndarray]:
+    """tid.y and tid.z of a block's rows (tid.x = 0), y fastest, as addresses usually grow: then a row set's
+    firsts come in long ascending runs, which `_sorted_columns` merges instead of sorting; shared, not to be
+    written."""
+    ty, tz = np.tile(np.arange(by), bz), np.repeat(np.arange(bz), by)
+    ty.flags.writeable = tz.flags.writeable = False
+    return ty, tz
 
-    merged rows: u = bid.x*bdim.x + tid.x over the whole run, bid.x = 0 in coords;
-    otherwise one row per block, u = tid.x, bid.x in coords.
+
+class _Rows:
+    """A thread set's rows (tid.x = 0): each row's u range, and each constraint's clip of it.
+
+    merged rows: u = bid.x*bdim.x + tid.x over the whole run, bid.x = 0 in the coordinates;
+    otherwise one row per block, u = tid.x, bid.x in the coordinates.
+
+    The part of an affine form that does not move along a row is computed once per coefficient vector: the
+    constraints of a guard and the addresses under it share few vectors (a fold's points differ by offsets).
     """
-    bx, by, bz = threads.block
-    runs = threads.runs
-    if not merge:
-        rep, bidx = _expand(runs[:, 0], runs[:, 1] - runs[:, 0] + 1)
-        runs = np.stack([bidx, bidx, runs[rep, 2], runs[rep, 3]], axis=1)
-    ty, tz = np.repeat(np.arange(by), bz), np.tile(np.arange(bz), by)
-    n_runs, n_tyz = len(runs), len(ty)
-    coords = np.zeros((n_runs, n_tyz, 6), dtype=np.int64)
-    coords[:, :, 1] = ty
-    coords[:, :, 2] = tz
-    coords[:, :, 4] = runs[:, None, 2]
-    coords[:, :, 5] = runs[:, None, 3]
-    if merge:
-        u_lo = np.repeat(runs[:, 0] * bx, n_tyz)
-        u_hi = np.repeat((runs[:, 1] + 1) * bx - 1, n_tyz)
-    else:
-        coords[:, :, 3] = runs[:, None, 0]
-        u_lo = np.zeros(n_runs * n_tyz, dtype=np.int64)
-        u_hi = np.full(n_runs * n_tyz, bx - 1, dtype=np.int64)
-    return u_lo, u_hi, coords.reshape(-1, 6)
+
+    def __init__(self, threads: ThreadSet, merge: bool):
+        bx, by, bz = threads.block
+        runs = threads.runs
+        if not merge:
+            rep, bidx = _expand(runs[:, 0], runs[:, 1] - runs[:, 0] + 1)
+            runs = np.stack([bidx, bidx, runs[rep, 2], runs[rep, 3]], axis=1)
+        ty, tz = _row_threads(by, bz)
+        n_runs, n_tyz = len(runs), len(ty)
+        columns = np.zeros((6, n_runs, n_tyz), dtype=np.int64)  # one array per coordinate, for `affine_values`
+        columns[1] = ty
+        columns[2] = tz
+        columns[4] = runs[:, None, 2]
+        columns[5] = runs[:, None, 3]
+        if merge:
+            self.u_lo = np.repeat(runs[:, 0] * bx, n_tyz)
+            self.u_hi = np.repeat((runs[:, 1] + 1) * bx - 1, n_tyz)
+        else:
+            columns[3] = runs[:, None, 0]
+            self.u_lo = np.zeros(n_runs * n_tyz, dtype=np.int64)
+            self.u_hi = np.full(n_runs * n_tyz, bx - 1, dtype=np.int64)
+        self._columns = columns.reshape(6, -1)
+        self._values: dict[tuple[int, ...], np.ndarray] = {}
+        self._clips: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def values(self, coeffs: tuple[int, ...]) -> np.ndarray:
+        """``coeffs . v`` at each row's start (u = 0); shared, not to be written."""
+        key = coeffs[1:]  # tid.x is 0
+        if key not in self._values:
+            self._values[key] = affine_values(self._columns[1:], key)
+        return self._values[key]
+
+    def clip(self, conj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds, and whether it is
+        not empty; shared, not to be written."""
+        if conj not in self._clips:
+            lo, hi = self.u_lo.copy(), self.u_hi.copy()
+            ok = np.ones(len(lo), dtype=bool)
+            for c in conj:
+                alpha = c.coeffs[0]
+                beta = self.values(c.coeffs) + c.offset
+                if alpha > 0:
+                    np.maximum(lo, _ceil_div(-beta, alpha), out=lo)
+                elif alpha < 0:
+                    np.minimum(hi, np.floor_divide(beta, -alpha), out=hi)
+                else:
+                    ok &= beta >= 0
+            ok &= lo <= hi
+            self._clips[conj] = lo, hi, ok
+        return self._clips[conj]
 
 
 def _mergeable(forms, bx: int) -> bool:
@@ -94,29 +138,15 @@ def _mergeable(forms, bx: int) -> bool:
     return all(f.coeffs[3] == bx * f.coeffs[0] for f in forms)
 
 
-def _clip(conj, coords, u_lo, u_hi):
-    """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds."""
-    lo, hi = u_lo.copy(), u_hi.copy()
-    ok = np.ones(len(lo), dtype=bool)
-    for c in conj:
-        alpha = c.coeffs[0]
-        beta = coords @ np.asarray(c.coeffs, dtype=np.int64) + c.offset
-        if alpha > 0:
-            np.maximum(lo, _ceil_div(-beta, alpha), out=lo)
-        elif alpha < 0:
-            np.minimum(hi, np.floor_divide(beta, -alpha), out=hi)
-        else:
-            ok &= beta >= 0
-    ok &= lo <= hi
-    return lo, hi, ok
-
-
 def count_points(conjunctions, threads: ThreadSet) -> int:
     """Threads of `threads` (summed over the conjunctions, e.g. folded points) that satisfy them."""
     total = 0
+    rows = {}
     for conj in conjunctions:
-        u_lo, u_hi, coords = _rows(threads, _mergeable(conj, threads.block[0]))
-        lo, hi, ok = _clip(conj, coords, u_lo, u_hi)
+        merge = _mergeable(conj, threads.block[0])
+        if merge not in rows:
+            rows[merge] = _Rows(threads, merge)
+        lo, hi, ok = rows[merge].clip(conj)
         total += int(np.sum(hi[ok] - lo[ok] + 1))
     return total
 
@@ -164,13 +194,13 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
         forms = [c for conj in guards for c in conj]
         merge = _mergeable(forms, bx) and coeffs[3] == bx * coeffs[0]
         if merge not in rows_cache:
-            rows_cache[merge] = _rows(threads, merge)
-        u_lo0, u_hi0, coords = rows_cache[merge]
+            rows_cache[merge] = _Rows(threads, merge)
+        rows = rows_cache[merge]
         step = coeffs[0]
-        b_rows = coords @ np.asarray(coeffs, dtype=np.int64)
+        b_rows = rows.values(coeffs)
         shifts = np.sort(np.asarray(offsets, dtype=np.int64))
         for conj in guards:
-            lo, hi, ok = _clip(conj, coords, u_lo0, u_hi0)
+            lo, hi, ok = rows.clip(conj)
             if not ok.any():
                 continue
             lo, hi, b = lo[ok], hi[ok], b_rows[ok]

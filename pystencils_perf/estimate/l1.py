@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import AccessKind, Field
-from .addresses import CompiledKernel, active_masks, byte_addresses, satisfies, thread_coords
+from .addresses import CompiledKernel, active_masks, block_threads, byte_addresses
 
 _INACTIVE = np.iinfo(np.int64).max
 
@@ -91,12 +91,12 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int):
 
 def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device) -> BlockRequests:
     """Totals over the blocks `bids`; warps never straddle two blocks."""
-    coords = np.stack([thread_coords(block, bid) for bid in bids])  # (blocks, threads, 6)
+    threads = block_threads(tuple(block), tuple(bids))
     warp, sector = device.warp_size, device.l1_sector_bytes
     instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes))
     elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
-    byte_addr = byte_addresses(instrs, fields, coords)  # (instructions, blocks, threads)
-    mask = active_masks(instrs, coords)
+    byte_addr = byte_addresses(instrs, fields, threads)  # (instructions, blocks, threads)
+    mask = active_masks(instrs, threads)
     is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
 
     sectors = distinct_per_row(rows_of(byte_addr // sector, mask, warp))
@@ -110,5 +110,5 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
         group = max(1, min(warp, device.l1_bank_count * device.l1_bank_width_bytes // int(eb)))
         words = rows_of(byte_addr[sel] // device.l1_bank_width_bytes, mask[sel], group)
         cycles += int(np.dot(bank_cycles_per_instruction(words, device.l1_bank_count, sel.sum()), weight[sel]))
-    lups = sum(int(satisfies(conj, coords).sum()) for conj in compiled.points)
+    lups = sum(int(threads.satisfying(conj).sum()) for conj in compiled.points)
     return BlockRequests(cycles, load_sectors, store_sectors, lups)

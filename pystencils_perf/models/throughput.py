@@ -101,8 +101,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..estimate.addresses import (active_masks, byte_addresses, compile_kernel, guards_compiled, satisfies,
-                                  thread_coords)
+from ..estimate.addresses import active_masks, block_threads, byte_addresses, compile_kernel, guards_compiled
 from ..estimate.l1 import distinct_per_row, in_rows, rows_of, shift_classes
 from ..estimate.volumes import representative_blocks
 from ..hookspecs import hookimpl
@@ -237,10 +236,10 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     fields = {f.name: f for f in model.fields}
     read_only = set(getattr(model, "read_only_fields", ()))
     grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
-    coords = np.stack([thread_coords(block, bid) for bid in representative_blocks(grid)])  # (blocks, threads, 6)
+    threads = block_threads(tuple(block), tuple(representative_blocks(grid)))
     loads = [i for i in compiled.instructions if i.kind is AccessKind.LOAD]
     stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
-    updating = [satisfies(conj, coords) for conj in compiled.points]
+    updating = [threads.satisfying(conj) for conj in compiled.points]
     lups = max(sum(int(a.sum()) for a in updating), 1)
     point_warps = max(_warps_with_an_active_lane(np.stack(updating), warp), 1) if updating else 1
     counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "load_sectors_per_line",
@@ -251,8 +250,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
                             "individually_guarded_read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
         loads, weight = shift_classes(loads, fields, device.l1_line_bytes)  # the same lines per warp: counted once
-        byte_addr = byte_addresses(loads, fields, coords)
-        active = active_masks(loads, coords)
+        byte_addr = byte_addresses(loads, fields, threads)
+        active = active_masks(loads, threads)
         lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
         sectors = distinct_per_row(rows_of(byte_addr // device.l2_sector_bytes, active, warp)).reshape(len(loads), -1)
         requests = (lines > 0).sum(axis=1) * weight
@@ -271,10 +270,10 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
         counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
-    store_active = active_masks(stores, coords)
+    store_active = active_masks(stores, threads)
     store_requests = _warps_with_an_active_lane(store_active, warp) / lups
     # every line a warp store touches is one L2 request: stores write through L1
-    store_lines = (distinct_per_row(rows_of(byte_addresses(stores, fields, coords) // device.l1_line_bytes,
+    store_lines = (distinct_per_row(rows_of(byte_addresses(stores, fields, threads) // device.l1_line_bytes,
                                             store_active, warp)).sum() if stores else 0)
     counts["store_lines_per_lup"] = float(store_lines) / lups
     # lines a warp store writes in part: its lines less the lines its lanes' bytes would fill
@@ -285,7 +284,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
                                            + store_requests + fma_instructions)
     counts["point_lane_utilization"] = lups / (warp * point_warps)
-    counts["warps_per_lup"] = coords.shape[0] * -(-coords.shape[1] // warp) / lups
+    blocks, threads_per_block = threads.coords.shape[:2]
+    counts["warps_per_lup"] = blocks * -(-threads_per_block // warp) / lups
     return counts
 
 
