@@ -50,7 +50,7 @@ def test_cli_calibrate_v100_beats_the_authors_coefficients(tmp_path, capsys):
 
 
 def test_fit_never_worse_than_its_start(v100_validation):
-    result = calibrate(_points(v100_validation), get_device("V100").curves)
+    result = calibrate(_points(v100_validation), get_device("V100").curves, unified_l2=True)
     assert all(o.rms_after <= o.rms_before for o in result.fitted)
     fitted = {f.name for f in result.curve_fits if f.fitted}
     assert fitted == {"l1_load_capacity_miss", "l2_load_capacity_miss", "previous_wave_xy_hit"}
@@ -59,14 +59,14 @@ def test_fit_never_worse_than_its_start(v100_validation):
 
 def test_refuses_too_few_points(v100_validation, capsys):
     with pytest.raises(CalibrationError, match=r"only 3 of 3 points .* 3 coefficients need at least 4"):
-        calibrate(_points(v100_validation)[:3], get_device("V100").curves)
+        calibrate(_points(v100_validation)[:3], get_device("V100").curves, unified_l2=True)
 
 
 def test_refuses_flat_argument(v100_validation):
     """Ten copies of one candidate: its oversubscription does not vary, so no curve through it is determined."""
     one = _points(v100_validation)[-1]
     with pytest.raises(CalibrationError, match=r"its argument \(L1 oversubscription\) spans only .* too flat"):
-        calibrate([({"l2_load": one[0]["l2_load"]}, one[1])] * 10, get_device("V100").curves)
+        calibrate([({"l2_load": one[0]["l2_load"]}, one[1])] * 10, get_device("V100").curves, unified_l2=True)
 
 
 def test_refuses_flat_ratios(v100_validation):
@@ -78,7 +78,7 @@ def test_refuses_flat_ratios(v100_validation):
     measured = comp + 0.3 * term.volume
     points = [({"l2_load": float(v)}, m) for v, (_, m) in zip(measured, pairs)]
     with pytest.raises(CalibrationError, match=r"implies ratios within 0\.000 of each other: too flat"):
-        calibrate(points, curves)
+        calibrate(points, curves, unified_l2=True)
 
 
 def test_cli_refusal_is_one_line(tmp_path, capsys):

@@ -149,3 +149,50 @@ def test_the_gh100_devices_share_the_older_wave_curve_fitted_on_the_h200():
         curve = get_device(name).curves["older_wave_hit"]
         assert curve.borrowed_from == "H200-SXM-141GB" and (curve.b, curve.c) == (fitted.b, fitted.c)
     assert "older_wave_hit" not in get_device("A100").curves  # no measurement: the step
+
+
+def test_a_previous_wave_that_takes_no_room_leaves_its_overlap_in_a_unified_l2():
+    """The hit curve counts as a share of its value at no competition on a unified L2 (the authors' V100 curve, which
+    every device borrows, leaves 6 % misses there), as fitted on a split one; misses grow with the previous wave's
+    share of the room and never exceed the overlap."""
+    import numpy as np
+
+    from pystencils_perf.devices import get_device
+    from pystencils_perf.estimate import composition
+
+    curves = get_device("V100").curves
+    floor = 1.0 - float(curves["previous_wave_xy_hit"](0.0))
+    assert 0.05 < floor < 0.07
+
+    def dram_load(ratio, unified_l2):
+        zeros = np.zeros_like(ratio)
+        return composition.dram_load(1.0, 2.0, ratio, zeros, zeros, unified_l2).evaluate(curves)
+
+    assert dram_load(np.array(0.0), True) == 1.0
+    assert dram_load(np.array(0.0), False) == pytest.approx(1.0 + 2.0 * floor)
+    ratios = np.linspace(0.0, 10.0, 101)
+    for unified_l2 in (True, False):
+        volumes = dram_load(ratios, unified_l2)
+        assert np.all(np.diff(volumes) >= 0) and volumes.max() <= 3.0
+    assert np.all(dram_load(ratios, True) <= dram_load(ratios, False))
+
+
+def test_a_jacobi_wave_on_a_large_unified_l2_loads_what_it_must():
+    """A 2D Jacobi sweep on an L40 (96 MB of L2): each wave shares two rows with the previous one, which fills a few
+    per cent of the room. On the unified L2 they hit; the same GPU with a split L2 keeps the curve's misses."""
+    import dataclasses
+
+    from pystencils_perf.catalog import jacobi_2d
+    from pystencils_perf.devices import get_device
+
+    model = pp.harvest(jacobi_2d((1024, 8192)))
+    l40 = get_device("L40")
+
+    def metrics(device):
+        ranking = pp.rank(model, device, blocks=[(256, 1, 1)], folds=[(1, 1, 1)], compile_resources=False)
+        return ranking.best.metrics
+
+    unified, split = metrics(l40), metrics(dataclasses.replace(l40, l2_partition_count=2))
+    assert unified.previous_wave_ratio < 0.1 and unified.wave_overlap_bytes_per_lup > 0.05
+    assert unified.dram_load_bytes_per_lup == pytest.approx(unified.dram_compulsory_load_bytes_per_lup, rel=1e-4)
+    assert split.dram_load_bytes_per_lup > unified.dram_load_bytes_per_lup + 0.05 * split.wave_overlap_bytes_per_lup

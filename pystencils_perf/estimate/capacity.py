@@ -228,8 +228,8 @@ def l2_load_observation(pairs) -> Observation:
     return Observation(formula, _measured(pairs))
 
 
-def dram_load_observation(pairs, l1_refit: tuple[Curve, Curve] | None = None) -> Observation:
-    """DRAM loads, `composition.dram_load` over the candidates.
+def dram_load_observation(pairs, unified_l2: bool, l1_refit: tuple[Curve, Curve] | None = None) -> Observation:
+    """DRAM loads, `composition.dram_load` over the candidates (of a device with a `unified_l2` or not).
 
     `l1_refit` (old and new L1 curve): the predicted L2 load, and with it the
     L2 redundant volume, moves by ``(R_new(O) - R_old(O)) * (V_req - V_comp)``.
@@ -241,7 +241,7 @@ def dram_load_observation(pairs, l1_refit: tuple[Curve, Curve] | None = None) ->
         redundant = np.maximum(redundant + (new(l1.x) - old(l1.x)) * l1.volume, 0.0)
     formula = composition.dram_load(_column(pairs, "dram_compulsory_load_bytes_per_lup"),
                                     _column(pairs, "wave_overlap_bytes_per_lup"), _column(pairs, "previous_wave_ratio"),
-                                    _column(pairs, "l2_oversubscription"), redundant)
+                                    _column(pairs, "l2_oversubscription"), redundant, unified_l2)
     return Observation(formula, _measured(pairs))
 
 
@@ -278,13 +278,14 @@ class Calibration:
         return "\n".join(lines)
 
 
-def calibrate(points: list[tuple[dict[str, float], dict]], curves: dict[str, Curve]) -> Calibration:
+def calibrate(points: list[tuple[dict[str, float], dict]], curves: dict[str, Curve], *, unified_l2: bool) -> Calibration:
     """Fit the capacity-miss curves to measured volumes: the L1 curve on L2 loads first, then the DRAM curves.
 
     :param points: per candidate, its measured values by metric name
         (``"l2_load"``, ``"dram_load"``, ``"dram_store"``; others are ignored)
         and the estimator's metrics under `curves`.
     :param curves: the device's current curves, the starting point.
+    :param unified_l2: whether the device's L2 is one (`composition.dram_load`).
     :raises CalibrationError: if the data determine none of the curves.
     """
     def measured(metric):
@@ -294,7 +295,7 @@ def calibrate(points: list[tuple[dict[str, float], dict]], curves: dict[str, Cur
     l1 = "l1_load_capacity_miss"
     builders = (
         ("l2_load", l2_load_observation),
-        ("dram_load", lambda pairs: dram_load_observation(pairs, (curves[l1], current[l1]))),
+        ("dram_load", lambda pairs: dram_load_observation(pairs, unified_l2, (curves[l1], current[l1]))),
         ("dram_store", dram_store_observation),
     )
     for metric, build in builders:

@@ -74,6 +74,12 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
+Since 2026-11-27 (later) on a unified L2, every AMD GPU's, the previous wave's hit curve counts as a share of
+its value at no competition (`composition.dram_load`): the V100 curve that every device borrows left 6 % of the
+overlap missing even where the previous wave takes no room. Decided on the V100 and RTX 2080 Ti volumes; these
+caches judge it blind: MI250X unchanged (0.866, 97.2 %, 17.76 %), W6600 Spearman 0.757 -> 0.758, MAPE 21.30 ->
+21.28 %, W7800 MAPE 71.75 -> 71.73 %; no worst tied pick moves.
+
 Since 2026-11-27 NVIDIA's read-only loads under an if of their own pass the tag stage at a rate of their own,
 fitted with the other constants on each SM's tile-1x1 rows. The AMD GPUs take neither rate (HIP's __ldg is an
 ordinary load), but they borrow the A100's fit, whose MAPE on its own rows, the tie band, fell from 9.8 to

@@ -31,6 +31,7 @@ from compile_code_bytes import read_table, shared_copy_bytes  # noqa: E402
 from convolution_shmem import INPUT, lattice_updates  # noqa: E402
 from convolution_summary import variant_params  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
+from pystencils_perf.estimate import composition  # noqa: E402
 from pystencils_perf.outputs import replacing_file  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -60,9 +61,10 @@ def neighbour_hits(pair, device) -> float:
     metrics = pair.candidate.metrics
     bx, by, tx, ty = key(pair)[:4]
     row_bytes = metrics.grid[0] * shared_copy_bytes(bx, by, tx, ty)
-    missed = 1.0 - float(device.curves["previous_wave_xy_hit"](metrics.previous_wave_ratio))
-    return metrics.dram_load_bytes_per_lup - (missed * metrics.wave_overlap_bytes_per_lup
-                                             if row_bytes < device.l2_capacity_bytes else 0.0)
+    # the overlap's misses alone: the formula with no new, no redundant volume
+    missed = float(composition.dram_load(0.0, metrics.wave_overlap_bytes_per_lup, metrics.previous_wave_ratio, 0.0,
+                                         0.0, device.l2_partition_count == 1).evaluate(device.curves))
+    return metrics.dram_load_bytes_per_lup - (missed if row_bytes < device.l2_capacity_bytes else 0.0)
 
 
 def at_main_block(pairs, sizes) -> str:
