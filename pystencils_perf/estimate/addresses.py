@@ -71,8 +71,16 @@ class CompiledKernel:
     instructions: tuple[Instruction, ...]
     points: tuple[tuple[Affine, ...], ...]  # one conjunction per folded point: is this point active?
 
-    def for_field(self, name: str, kind: AccessKind) -> list[Instruction]:
-        return [i for i in self.instructions if i.field == name and i.kind is kind]
+    def for_field(self, name: str, kind: AccessKind) -> tuple[Instruction, ...]:
+        return self._by_field.get((name, kind), ())
+
+    @functools.cached_property
+    def _by_field(self) -> dict[tuple[str, AccessKind], tuple[Instruction, ...]]:
+        """The instructions per field and kind, in order (the estimators ask for them thousands of times)."""
+        by_field: dict[tuple[str, AccessKind], list[Instruction]] = {}
+        for i in self.instructions:
+            by_field.setdefault((i.field, i.kind), []).append(i)
+        return {k: tuple(v) for k, v in by_field.items()}
 
 
 @dataclass(frozen=True)

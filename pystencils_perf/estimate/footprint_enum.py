@@ -43,8 +43,10 @@ class ThreadSet:
         return ThreadSet(tuple(block), np.array([[bid[0], bid[0], bid[1], bid[2]]], dtype=np.int64), ("block", *bid))
 
     @staticmethod
+    @functools.lru_cache(maxsize=64)
     def linear_range(block, grid, first: int, count: int) -> ThreadSet:
-        """Blocks ``first .. first+count-1`` in launch order (x fastest, then y, then z)."""
+        """Blocks ``first .. first+count-1`` in launch order (x fastest, then y, then z); cached: a candidate's
+        waves are each other's previous and older waves."""
         gx, gy, _ = grid
         ids = np.arange(first, first + count, dtype=np.int64)
         x, y, z = ids % gx, (ids // gx) % gy, ids // (gx * gy)
@@ -52,6 +54,7 @@ class ThreadSet:
         starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))
         ends = np.append(starts[1:], len(ids)) - 1
         runs = np.stack([x[starts], x[ends], y[starts], z[starts]], axis=1)
+        runs.flags.writeable = False
         return ThreadSet(tuple(block), runs, ("blocks", first, count), tuple(grid), (first, count))
 
 
@@ -243,7 +246,8 @@ def _union_size_sorted(intervals: np.ndarray) -> int:
     covered_before[0] = lo[0] - 1
     covered_before[1:] = hi[:-1]
     np.maximum(covered_before, lo - 1, out=covered_before)
-    return int(np.sum(np.maximum(hi - covered_before, 0)))
+    new = np.subtract(hi, covered_before, out=covered_before)  # granules each interval adds
+    return int(np.maximum(new, 0, out=new).sum())
 
 
 def count_union(parts: list[np.ndarray]) -> int:
