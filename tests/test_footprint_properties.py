@@ -138,5 +138,6 @@ def test_byte_addresses_and_active_masks_are_each_instructions_own(instrs, block
         addresses, masks = byte_addresses(order, fields, threads), active_masks(order, threads)
         for i, instr in enumerate(order):
             field = fields[instr.field]
-            assert (addresses[i] == field.base_offset_bytes + field.element_bytes * instr.address.evaluate(coords)).all()
+            expected = field.base_offset_bytes + field.element_bytes * instr.address.evaluate(coords)
+            assert (addresses[i] == expected).all()
             assert (masks[i] == instr.active(coords)).all()

@@ -278,7 +278,8 @@ class Calibration:
         return "\n".join(lines)
 
 
-def calibrate(points: list[tuple[dict[str, float], dict]], curves: dict[str, Curve], *, unified_l2: bool) -> Calibration:
+def calibrate(points: list[tuple[dict[str, float], dict]], curves: dict[str, Curve], *,
+              unified_l2: bool) -> Calibration:
     """Fit the capacity-miss curves to measured volumes: the L1 curve on L2 loads first, then the DRAM curves.
 
     :param points: per candidate, its measured values by metric name
