@@ -379,7 +379,7 @@ def _cmd_calibrate(args) -> int:
     before = validate(dataset, spec.kernel, device, **options)
     _warn(before.warnings)
     points = [(p.measured.values, p.candidate.metrics) for p in before.pairs]
-    result = calibrate(points, device.curves, unified_l2=device.l2_partition_count == 1)
+    result = calibrate(points, device.curves, unified_l2=device.unified_l2)
     out = Path(args.out or f"{Path(device.path).stem}-calibrated.toml")
     provenance = {"data": args.data, "points_in_data": len(dataset.rows), "spec": args.spec, "align": args.align,
                   "date": date.today().isoformat(), "base_device_file": Path(device.path).name}

@@ -425,9 +425,10 @@ tiles are predicted at 4.04 B per update (measured 4.03, before 5.58): Spearman 
 competition (2026-11-27, `estimate.composition.dram_load`; the borrowed V100 curve missed 6 % of the overlap
 even where the previous wave takes no room), its 1-row blocks 96-112 wide are predicted at the input read once
 too: Spearman 0.431 -> 0.544, MAPE 3.88 -> 2.57 %; V100 0.950 -> 0.951, 5.30 -> 5.21 %; A4000 0.925 -> 0.926
-(GA10x refitted: its unguarded read-only rate 0.4128 -> 0.4126). Since a round of loads waits for the slowest of them (2026-11-26, refitted on the A100's
-tile-1x1 rows: overlap exponent 0.812 -> 0.857) the A100 meets all three targets (worst tied candidate
-90.6 -> 95.7 %), and the held-out A4000 and A6000 rank better (Spearman 0.869 -> 0.884, 0.805 -> 0.825;
+(GA10x refitted: its unguarded read-only rate 0.4128 -> 0.4126). Since a round of loads waits for the slowest
+of them (2026-11-26, refitted on the A100's tile-1x1 rows: overlap exponent 0.812 -> 0.857) the A100 meets
+all three targets (worst tied candidate 90.6 -> 95.7 %), and the held-out A4000 and A6000 rank better
+(Spearman 0.869 -> 0.884, 0.805 -> 0.825;
 MAPE 34.4 -> 35.0 %, 24.4 -> 24.9 %). Since their device files take the clock an RTX A6000 runs at under a
 CUDA load (1935 MHz, measured with NVML by a user on NVIDIA's forum; the A4000 borrows it) for their
 datasheet boost clocks (1800 and 1560 MHz), the A4000's MAPE is 21.6 % (35.0 before) and the A6000's 22.8 %

@@ -49,7 +49,7 @@ def main() -> int:
         fit_pairs = [p for p in full.pairs if in_fit(p)]
         judged = [p for p in full.pairs if not in_fit(p)] or fit_pairs
         result = calibrate([(p.measured.values, p.candidate.metrics) for p in fit_pairs], authors.curves,
-                           unified_l2=authors.l2_partition_count == 1)
+                           unified_l2=authors.unified_l2)
         subset = Dataset(dataset.path, tuple(p.measured for p in judged))
         before = validate(subset, kernel, authors, align="interior")
         after = validate(subset, kernel, replace(authors, curves=result.curves), align="interior")

@@ -288,6 +288,11 @@ class Device:
         return self.shared_memory_per_sm_bytes // (shared_bytes_per_block + self.shared_memory_reserved_per_block_bytes)
 
     @property
+    def unified_l2(self) -> bool:
+        """Whether the L2 is one cache for all SMs, not split into partitions (`l2_partition_count`)."""
+        return self.l2_partition_count == 1
+
+    @property
     def l1_cycles_per_second(self) -> float:
         """Cycles of L1 pipelines per second over the whole GPU: every SM's L1 caches side by side."""
         return self.sm_count * self.l1_caches_per_sm * self.clock_ghz * 1e9

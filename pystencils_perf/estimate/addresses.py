@@ -239,14 +239,24 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
     return CompiledKernel(instructions, tuple(points))
 
 
-def affine_values(columns: np.ndarray, coeffs: tuple[int, ...]) -> np.ndarray:
-    """``coeffs . v`` where `columns` holds each coordinate of ``v`` as one contiguous array (shape (6, ...)): a
-    sum over the nonzero coefficients, several times faster than numpy's integer matrix product."""
-    values = np.zeros(columns.shape[1:], dtype=np.int64)
-    for column, c in zip(columns, coeffs):
-        if c:
-            values += c * column
-    return values
+class AffineValues:
+    """``coeffs . v`` at every point of a set whose coordinates are stored one contiguous array each (`columns`,
+    shape (len(coeffs), ...)), once per coefficient vector: a sum over the nonzero coefficients, several times
+    faster than numpy's integer matrix product. The arrays returned are shared, not to be written."""
+
+    def __init__(self, columns: np.ndarray):
+        self._columns = columns
+        self._values: dict[tuple[int, ...], np.ndarray] = {}
+
+    def __call__(self, coeffs: tuple[int, ...]) -> np.ndarray:
+        if coeffs not in self._values:
+            values = np.zeros(self._columns.shape[1:], dtype=np.int64)
+            for column, c in zip(self._columns, coeffs):
+                if c:
+                    values += c * column
+            values.flags.writeable = False
+            self._values[coeffs] = values
+        return self._values[coeffs]
 
 
 class BlockThreads:
@@ -256,16 +266,9 @@ class BlockThreads:
 
     def __init__(self, block: tuple[int, int, int], bids: tuple[tuple[int, int, int], ...]):
         self.coords = np.stack([thread_coords(block, bid) for bid in bids])  # (blocks, threads, 6), warp order
-        self._columns = np.ascontiguousarray(np.moveaxis(self.coords, -1, 0))
-        self._values: dict[tuple[int, ...], np.ndarray] = {}
+        #: ``coeffs . v`` for every thread, shape (blocks, threads)
+        self.values = AffineValues(np.ascontiguousarray(np.moveaxis(self.coords, -1, 0)))
         self._satisfying: dict[tuple[Affine, ...], np.ndarray] = {}
-
-    def values(self, coeffs: tuple[int, ...]) -> np.ndarray:
-        """``coeffs . v`` for every thread, shape (blocks, threads); shared, not to be written."""
-        if coeffs not in self._values:
-            self._values[coeffs] = affine_values(self._columns, coeffs)
-            self._values[coeffs].flags.writeable = False
-        return self._values[coeffs]
 
     def satisfying(self, conjunction: tuple[Affine, ...]) -> np.ndarray:
         """Which threads satisfy every ``>= 0`` constraint of `conjunction`; shared, not to be written."""

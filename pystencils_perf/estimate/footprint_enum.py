@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import Field
-from .addresses import Instruction, affine_values
+from .addresses import AffineValues, Instruction
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class _Rows:
             runs = np.stack([bidx, bidx, runs[rep, 2], runs[rep, 3]], axis=1)
         ty, tz = _row_threads(by, bz)
         n_runs, n_tyz = len(runs), len(ty)
-        columns = np.zeros((6, n_runs, n_tyz), dtype=np.int64)  # one array per coordinate, for `affine_values`
+        columns = np.zeros((6, n_runs, n_tyz), dtype=np.int64)  # one array per coordinate, for `AffineValues`
         columns[1] = ty
         columns[2] = tz
         columns[4] = runs[:, None, 2]
@@ -105,16 +105,12 @@ class _Rows:
             columns[3] = runs[:, None, 0]
             self.u_lo = np.zeros(n_runs * n_tyz, dtype=np.int64)
             self.u_hi = np.full(n_runs * n_tyz, bx - 1, dtype=np.int64)
-        self._columns = columns.reshape(6, -1)
-        self._values: dict[tuple[int, ...], np.ndarray] = {}
+        self._start_values = AffineValues(columns.reshape(6, -1)[1:])  # tid.x is 0: its column is left out
         self._clips: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def values(self, coeffs: tuple[int, ...]) -> np.ndarray:
         """``coeffs . v`` at each row's start (u = 0); shared, not to be written."""
-        key = coeffs[1:]  # tid.x is 0
-        if key not in self._values:
-            self._values[key] = affine_values(self._columns[1:], key)
-        return self._values[key]
+        return self._start_values(coeffs[1:])
 
     def clip(self, conj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds, and whether it is

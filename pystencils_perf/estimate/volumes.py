@@ -337,7 +337,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         wave_redundant_load = reread_load(l2_load, l1_compulsory, n_lups, v_curr, device.l2_partition_count)
         wave_redundant_store = max(l2_store * n_lups - v_store, 0.0)
         dram_load += float(composition.dram_load(new, v_overlap, previous_ratio, l2_oversub, wave_redundant_load,
-                                                  device.l2_partition_count == 1)
+                                                  device.unified_l2)
                            .evaluate(device.curves))
         dram_store += float(composition.dram_store(v_store, l2_oversub, wave_redundant_store).evaluate(device.curves))
         comp_load += new

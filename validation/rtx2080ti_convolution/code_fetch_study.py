@@ -63,7 +63,7 @@ def neighbour_hits(pair, device) -> float:
     row_bytes = metrics.grid[0] * shared_copy_bytes(bx, by, tx, ty)
     # the overlap's misses alone: the formula with no new, no redundant volume
     missed = float(composition.dram_load(0.0, metrics.wave_overlap_bytes_per_lup, metrics.previous_wave_ratio, 0.0,
-                                         0.0, device.l2_partition_count == 1).evaluate(device.curves))
+                                         0.0, device.unified_l2).evaluate(device.curves))
     return metrics.dram_load_bytes_per_lup - (missed if row_bytes < device.l2_capacity_bytes else 0.0)
 
 
