@@ -1,0 +1,171 @@
+"""How long an SM's warp slots are held by warps that have finished: a block frees its slots when its last warp ends.
+
+The held-out Hopper Jacobi 2D rows ran 18 % slower in unfolded blocks of 1024 threads than in unfolded blocks of
+256 (H200, `data/jacobi2d.csv` against `jacobi2d_t256.csv`), and folded blocks of either size 4 % apart, where the
+model predicts all of them alike. A block's warps start together and end one by one; its slots return to the SM
+only when its slowest warp ends, and a new block then takes time to start. Both cost more the shorter a warp lives
+and the more warps a block has.
+
+This script times a hand-written 2D 5-point Jacobi sweep (the layout of `jacobi2d.py`: 16386 x 16386 doubles,
+a thread's points consecutive in y as the product folds them), and a copy, by block shape and fold, then runs each
+once more with every warp recording its SM, its first and last cycle (clock64, one SM's counter) and reads from
+those records, per launch:
+
+- ``live_share``: the SM's warp-slot cycles in which a warp runs (from its first instruction to its store);
+- ``held_share``: those in which a block holds the slot (from its first warp's start to its last warp's end);
+- ``warp_cycles``, ``block_cycles``: a warp's and a block's mean life; ``start_skew_cycles`` and
+  ``end_skew_cycles``: the mean spread of its warps' starts and ends.
+
+The slots are the SM's resident warps (the occupancy the launch reaches, from the records' peak) times the time
+from the SM's first to its last cycle. Our own kernels; every input random; the results checked against cupy.
+
+    python3 validation/hopper/block_life.py [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import cupy as cp
+import numpy as np
+
+from pystencils_perf.adapters.pystencils.gpu import time_launches
+
+PRELUDE = r"""
+#define RECORD_START \
+    long long t_start = clock64();
+#define RECORD_END \
+    if (life != nullptr && (threadIdx.x + blockDim.x * threadIdx.y) % 32 == 0) { \
+        long long t_end = clock64(); \
+        unsigned sm; asm volatile("mov.u32 %0, %%smid;" : "=r"(sm)); \
+        long long warp = ((long long)(blockIdx.x + gridDim.x * blockIdx.y) * (blockDim.x * blockDim.y) \
+                          + threadIdx.x + blockDim.x * threadIdx.y) / 32; \
+        life[3 * warp] = t_start; life[3 * warp + 1] = t_end; life[3 * warp + 2] = sm; \
+    }
+"""
+#: the kernels for one fold (``{fold}``): `life` null times the launch, else every warp records its life there
+KERNELS = r"""
+extern "C" __global__ void jacobi_{fold}(const double* __restrict__ src, double* __restrict__ dst, int nx, int ny,
+                                       long long* life) {
+    RECORD_START
+    const long pitch = nx;
+    const int x = 1 + blockIdx.x * blockDim.x + threadIdx.x;
+    const int y0 = 1 + {fold} * (blockIdx.y * blockDim.y + threadIdx.y);
+#pragma unroll
+    for (int k = 0; k < {fold}; ++k) {
+        const int y = y0 + k;
+        if (x < nx - 1 && y < ny - 1) {
+            const long i = y * pitch + x;
+            dst[i] = 0.25 * (src[i - 1] + src[i + 1] + src[i - pitch] + src[i + pitch]);
+        }
+    }
+    RECORD_END
+}
+
+extern "C" __global__ void copy_{fold}(const double* __restrict__ src, double* __restrict__ dst, int nx, int ny,
+                                     long long* life) {
+    RECORD_START
+    const long pitch = nx;
+    const int x = 1 + blockIdx.x * blockDim.x + threadIdx.x;
+    const int y0 = 1 + {fold} * (blockIdx.y * blockDim.y + threadIdx.y);
+#pragma unroll
+    for (int k = 0; k < {fold}; ++k) {
+        const int y = y0 + k;
+        if (x < nx - 1 && y < ny - 1) {
+            const long i = y * pitch + x;
+            dst[i] = src[i];
+        }
+    }
+    RECORD_END
+}
+"""
+FOLDS = (1, 2, 4)
+MODULE = cp.RawModule(code=PRELUDE + "".join(KERNELS.replace("{fold}", str(f)) for f in FOLDS))
+N = 16386  # the points of jacobi2d.py per axis, the outermost layer the boundary
+#: (kernel, block x, block y, fold in y)
+LAUNCHES = (
+    *(("jacobi", bx, by, f) for bx, by in ((32, 32), (128, 8), (1024, 1), (32, 8), (128, 2), (256, 1))
+      for f in FOLDS),
+    *(("jacobi", bx, by, f) for bx, by in ((128, 4), (128, 1), (64, 1)) for f in (1, 2)),
+    *(("copy", bx, by, f) for bx, by in ((128, 8), (128, 2)) for f in (1, 2)),
+)
+
+
+def life_figures(records: np.ndarray, warps_per_block: int) -> dict[str, float]:
+    """The slot shares and lives of one instrumented launch (`records`: start, end, SM per warp, by block)."""
+    start, end, sm = (records[:, k].reshape(-1, warps_per_block) for k in range(3))
+    block_start, block_end, block_sm = start.min(axis=1), end.max(axis=1), sm[:, 0]
+    sms = int(block_sm.max()) + 1
+    first = np.full(sms, np.iinfo(np.int64).max)
+    last = np.zeros(sms, dtype=np.int64)
+    np.minimum.at(first, block_sm, block_start)
+    np.maximum.at(last, block_sm, block_end)
+    # the warps an SM holds at once: the most blocks whose lives overlap, by a sweep over its blocks' starts and ends
+    resident = 0
+    for s in range(sms):
+        mine = block_sm == s
+        events = np.concatenate([np.stack([block_start[mine], np.ones(mine.sum(), np.int64)], 1),
+                                 np.stack([block_end[mine], -np.ones(mine.sum(), np.int64)], 1)])
+        events = events[np.lexsort((events[:, 1], events[:, 0]))]  # an end before a start at the same cycle
+        resident = max(resident, int(np.cumsum(events[:, 1]).max()))
+    slot_cycles = float(((last - first) * resident * warps_per_block).sum())
+    return {
+        "resident_warps_per_sm": resident * warps_per_block,
+        "live_share": float((end - start).sum()) / slot_cycles,
+        "held_share": float(((block_end - block_start) * warps_per_block).sum()) / slot_cycles,
+        "warp_cycles": float((end - start).mean()),
+        "block_cycles": float((block_end - block_start).mean()),
+        "start_skew_cycles": float((start.max(axis=1) - block_start).mean()),
+        "end_skew_cycles": float((block_end - end.min(axis=1)).mean()),
+        "sm_span_cycles_mean": float((last - first).mean()),
+    }
+
+
+def measure(kernel_name: str, bx: int, by: int, fold: int, src, dst, reference) -> dict[str, float]:
+    kernel = MODULE.get_function(f"{kernel_name}_{fold}")
+    inner = N - 2
+    grid = (-(-inner // bx), -(-inner // (by * fold)))
+    args = (src, dst, np.int32(N), np.int32(N))
+    dst.fill(np.nan)
+    times = time_launches(cp, lambda: kernel(grid, (bx, by), (*args, np.uint64(0))), 3, 15)
+    ok = bool(cp.allclose(dst[1:-1, 1:-1], reference))
+    warps_per_block = -(-bx * by // 32)
+    records = cp.zeros((grid[0] * grid[1] * warps_per_block, 3), dtype=cp.int64)
+    instrumented = time_launches(cp, lambda: kernel(grid, (bx, by), (*args, records)), 1, 1)
+    ms = statistics.median(times)
+    return {"kernel": kernel_name, "block": [bx, by], "fold": fold, "ms": ms, "glups": inner * inner / ms / 1e6,
+            "spread": max(times) / min(times) - 1, "instrumented_ms": instrumented[0], "correct": ok,
+            **life_figures(records.get(), warps_per_block)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write the figures here as JSON")
+    args = parser.parse_args()
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    src = cp.random.random((N, N)) + 0.5
+    dst = cp.empty_like(src)
+    jacobi = 0.25 * (src[1:-1, :-2] + src[1:-1, 2:] + src[:-2, 1:-1] + src[2:, 1:-1])
+    references = {"jacobi": jacobi, "copy": src[1:-1, 1:-1]}
+    rows = []
+    print(f"{'kernel':7s} {'block':>9s} fold {'GLup/s':>7s} {'spread':>6s} {'instr.':>6s} ok  warps live  held  "
+          f"warp_cyc block_cyc start_skew end_skew")
+    for kernel_name, bx, by, fold in LAUNCHES:
+        row = measure(kernel_name, bx, by, fold, src, dst, references[kernel_name])
+        rows.append(row)
+        print(f"{kernel_name:7s} {bx:>4d}x{by:<4d} {fold:4d} {row['glups']:7.1f} {100 * row['spread']:5.1f}% "
+              f"{row['ms'] / row['instrumented_ms']:6.2f} {'y' if row['correct'] else 'N'} {row['resident_warps_per_sm']:6d}"
+              f" {row['live_share']:.3f} {row['held_share']:.3f} {row['warp_cycles']:8.0f} {row['block_cycles']:9.0f}"
+              f" {row['start_skew_cycles']:10.0f} {row['end_skew_cycles']:8.0f}", flush=True)
+    text = json.dumps({"device": props["name"].decode(), "sm_count": props["multiProcessorCount"],
+                       "clock_khz": props["clockRate"], "launches": rows}, indent=1)
+    if args.json:
+        with open(args.json, "w") as fh:
+            fh.write(text + "\n")
+    return 0 if all(r["correct"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
