@@ -1,23 +1,25 @@
-"""How long an SM's warp slots are held by warps that have finished: a block frees its slots when its last warp ends.
+"""Warps alive per SM by block size and fold: what a block's slowest warp and the start of the next block cost.
 
 The held-out Hopper Jacobi 2D rows ran 18 % slower in unfolded blocks of 1024 threads than in unfolded blocks of
 256 (H200, `data/jacobi2d.csv` against `jacobi2d_t256.csv`), and folded blocks of either size 4 % apart, where the
-model predicts all of them alike. A block's warps start together and end one by one; its slots return to the SM
-only when its slowest warp ends, and a new block then takes time to start. Both cost more the shorter a warp lives
-and the more warps a block has.
+model predicts all of them alike. A block's warps start together and end one by one; if an SM frees their slots
+only when its slowest warp ends, or starts a block only where a whole block's slots are free, fewer warps run than
+the occupancy allows, the more so the shorter a warp lives and the more warps a block has.
 
 This script times a hand-written 2D 5-point Jacobi sweep (the layout of `jacobi2d.py`: 16386 x 16386 doubles,
 a thread's points consecutive in y as the product folds them), and a copy, by block shape and fold, then runs each
 once more with every warp recording its SM, its first and last cycle (clock64, one SM's counter) and reads from
 those records, per launch:
 
-- ``live_share``: the SM's warp-slot cycles in which a warp runs (from its first instruction to its store);
-- ``held_share``: those in which a block holds the slot (from its first warp's start to its last warp's end);
+- ``live_warps_per_sm``: the warps that run at a time, averaged over each SM's time from its first to its last cycle
+  (a warp runs from its first instruction to its store);
+- ``block_warps_per_sm``: the same if every warp held its slot until its block's last warp ended;
+- ``peak_blocks_per_sm``: the most blocks alive at once on one SM, against ``occupancy_blocks_per_sm`` (CUDA's
+  occupancy calculator): more means an SM starts a block before an older one's last warp has ended;
 - ``warp_cycles``, ``block_cycles``: a warp's and a block's mean life; ``start_skew_cycles`` and
   ``end_skew_cycles``: the mean spread of its warps' starts and ends.
 
-The slots are the SM's resident warps (the occupancy the launch reaches, from the records' peak) times the time
-from the SM's first to its last cycle. Our own kernels; every input random; the results checked against cupy.
+Our own kernels; every input random; the results checked against cupy.
 
     python3 validation/hopper/block_life.py [--json FILE]
 """
@@ -94,7 +96,7 @@ LAUNCHES = (
 
 
 def life_figures(records: np.ndarray, warps_per_block: int) -> dict[str, float]:
-    """The slot shares and lives of one instrumented launch (`records`: start, end, SM per warp, by block)."""
+    """Warps alive and lives of one instrumented launch (`records`: start, end, SM per warp, by block)."""
     start, end, sm = (records[:, k].reshape(-1, warps_per_block) for k in range(3))
     block_start, block_end, block_sm = start.min(axis=1), end.max(axis=1), sm[:, 0]
     sms = int(block_sm.max()) + 1
@@ -102,25 +104,32 @@ def life_figures(records: np.ndarray, warps_per_block: int) -> dict[str, float]:
     last = np.zeros(sms, dtype=np.int64)
     np.minimum.at(first, block_sm, block_start)
     np.maximum.at(last, block_sm, block_end)
-    # the warps an SM holds at once: the most blocks whose lives overlap, by a sweep over its blocks' starts and ends
-    resident = 0
+    peak = 0  # the most blocks alive at once on an SM: a sweep over its blocks' starts and ends
     for s in range(sms):
         mine = block_sm == s
-        events = np.concatenate([np.stack([block_start[mine], np.ones(mine.sum(), np.int64)], 1),
-                                 np.stack([block_end[mine], -np.ones(mine.sum(), np.int64)], 1)])
-        events = events[np.lexsort((events[:, 1], events[:, 0]))]  # an end before a start at the same cycle
-        resident = max(resident, int(np.cumsum(events[:, 1]).max()))
-    slot_cycles = float(((last - first) * resident * warps_per_block).sum())
+        times = np.concatenate([block_start[mine], block_end[mine]])
+        steps = np.concatenate([np.ones(mine.sum(), np.int64), -np.ones(mine.sum(), np.int64)])
+        order = np.lexsort((steps, times))  # an end before a start at the same cycle
+        peak = max(peak, int(np.cumsum(steps[order]).max()))
+    sm_cycles = float((last - first).sum())
     return {
-        "resident_warps_per_sm": resident * warps_per_block,
-        "live_share": float((end - start).sum()) / slot_cycles,
-        "held_share": float(((block_end - block_start) * warps_per_block).sum()) / slot_cycles,
+        "live_warps_per_sm": float((end - start).sum()) / sm_cycles,
+        "block_warps_per_sm": float(((block_end - block_start) * warps_per_block).sum()) / sm_cycles,
+        "peak_blocks_per_sm": peak,
         "warp_cycles": float((end - start).mean()),
         "block_cycles": float((block_end - block_start).mean()),
         "start_skew_cycles": float((start.max(axis=1) - block_start).mean()),
         "end_skew_cycles": float((block_end - end.min(axis=1)).mean()),
         "sm_span_cycles_mean": float((last - first).mean()),
     }
+
+
+def occupancy_blocks_per_sm(kernel, threads: int) -> int | None:
+    """CUDA's occupancy calculator for `kernel` (None where this cupy does not offer it)."""
+    try:
+        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, threads, 0))
+    except AttributeError:
+        return None
 
 
 def measure(kernel_name: str, bx: int, by: int, fold: int, src, dst, reference) -> dict[str, float]:
@@ -137,6 +146,7 @@ def measure(kernel_name: str, bx: int, by: int, fold: int, src, dst, reference) 
     ms = statistics.median(times)
     return {"kernel": kernel_name, "block": [bx, by], "fold": fold, "ms": ms, "glups": inner * inner / ms / 1e6,
             "spread": max(times) / min(times) - 1, "instrumented_ms": instrumented[0], "correct": ok,
+            "occupancy_blocks_per_sm": occupancy_blocks_per_sm(kernel, bx * by),
             **life_figures(records.get(), warps_per_block)}
 
 
@@ -150,14 +160,15 @@ def main() -> int:
     jacobi = 0.25 * (src[1:-1, :-2] + src[1:-1, 2:] + src[:-2, 1:-1] + src[2:, 1:-1])
     references = {"jacobi": jacobi, "copy": src[1:-1, 1:-1]}
     rows = []
-    print(f"{'kernel':7s} {'block':>9s} fold {'GLup/s':>7s} {'spread':>6s} {'instr.':>6s} ok  warps live  held  "
+    print(f"{'kernel':7s} {'block':>9s} fold {'GLup/s':>7s} {'spread':>6s} {'instr.':>6s} ok blocks peak  live  held "
           f"warp_cyc block_cyc start_skew end_skew")
     for kernel_name, bx, by, fold in LAUNCHES:
         row = measure(kernel_name, bx, by, fold, src, dst, references[kernel_name])
         rows.append(row)
         print(f"{kernel_name:7s} {bx:>4d}x{by:<4d} {fold:4d} {row['glups']:7.1f} {100 * row['spread']:5.1f}% "
-              f"{row['ms'] / row['instrumented_ms']:6.2f} {'y' if row['correct'] else 'N'} {row['resident_warps_per_sm']:6d}"
-              f" {row['live_share']:.3f} {row['held_share']:.3f} {row['warp_cycles']:8.0f} {row['block_cycles']:9.0f}"
+              f"{row['ms'] / row['instrumented_ms']:6.2f} {'y' if row['correct'] else 'N'} {row['occupancy_blocks_per_sm']!s:>6}"
+              f" {row['peak_blocks_per_sm']:4d} {row['live_warps_per_sm']:5.1f} {row['block_warps_per_sm']:5.1f}"
+              f" {row['warp_cycles']:8.0f} {row['block_cycles']:9.0f}"
               f" {row['start_skew_cycles']:10.0f} {row['end_skew_cycles']:8.0f}", flush=True)
     text = json.dumps({"device": props["name"].decode(), "sm_count": props["multiProcessorCount"],
                        "clock_khz": props["clockRate"], "launches": rows}, indent=1)
