@@ -214,6 +214,14 @@ HELD_OUT_DATA_SETS = (
     # the same on an H200 (23:45 UTC), blind to the H200's own table of that step (predictions in blind_predictions/)
     DataSet("H200 D3Q27 SRT", "H200", HOPPER + "d3q27_srt.csv", timed=True, spec="validation/hopper/d3q27_srt.py",
             timings=(HOPPER + "d3q27_srt.csv", HOPPER + "d3q27_srt_rerun.csv")),
+    # blocks of 128 to 1024 threads, folds up to 1x4x1 (2026-11-27 08:49 UTC, block_life_on_gpu.sh); blind to every step
+    DataSet("H100 Jacobi 2D, 128-1024 threads", "H100", HOPPER + "h100/jacobi2d_t128.csv", timed=True,
+            spec="validation/hopper/jacobi2d.py",
+            more_sources=tuple(HOPPER + f"h100/jacobi2d_t{threads}.csv" for threads in (256, 512, 1024)),
+            timings=(HOPPER + "h100/jacobi2d_t256.csv", HOPPER + "h100/jacobi2d_t256_rerun.csv")),
+    DataSet("H100 star r=1, 256 threads", "H100", HOPPER + "h100/star3d_r1_t256.csv", timed=True,
+            spec="validation/hopper/star3d_r1.py",
+            timings=(HOPPER + "h100/star3d_r1_t256.csv", HOPPER + "h100/star3d_r1_t256_rerun.csv")),
 )
 
 #: the held-out kernels measured on both Hopper GPUs: each GPU's measurements as the other's prediction
