@@ -58,6 +58,9 @@ update (seconds) that one resource alone would need, all named in
   The total is the fixed point (`loaded_seconds`). Unloaded latencies made a kernel that is
   both latency- and DRAM-bound as fast as DRAM allowed: the MI250X's spilling convolution
   launches ran 1.5x slower than that, and the V100 range-4 star 10 % slower.
+- ``block starts``: an SM starts a block at most every `cycles_per_block_start` cycles (measured on Hopper,
+  157: a Jacobi sweep in blocks of 64 threads, one point each, ran 1.75x slower than folded 1x2x1, with 18 of
+  its 64 warp slots busy; none elsewhere). Blocks of few threads that each update one point cost that.
 - the combination: ``L1 tags`` and ``L1 banks`` are two stages of one pipeline, the
   L1TEX unit, which a request's wavefronts pass one stage per cycle (NVIDIA developer
   forum, 'What's the difference between wavefronts and sectors/req', answer 4,
@@ -159,6 +162,8 @@ class ThroughputConstants:
     #: flight (its resident warps x a point's stores): ((warp stores, bytes), ...) in rising order, interpolated
     #: linearly and held past its ends
     dram_bytes_per_partly_stored_line: tuple[tuple[float, float], ...]
+    #: SM cycles between two block starts on an SM at least (0: not measured, no limit)
+    cycles_per_block_start: float
     #: the fit's MAPE of throughput on its own rows (a fraction): the measured error within which a ranking
     #: calls candidates tied, as the limiters use their measured DRAM-load error
     mape_on_fitted_rows: float
@@ -438,7 +443,15 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         "DRAM": dram_seconds_per_lup(metrics, device, c, limiters["DRAM"]),
         "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
         "latency": request_rounds * mean_latency_cycles(metrics, c) / sm_cycles_per_second,
+        **({"block starts": blocks_per_lup(metrics) * c.cycles_per_block_start / sm_cycles_per_second}
+           if c.cycles_per_block_start else {}),
     }
+
+
+def blocks_per_lup(metrics) -> float:
+    """Thread blocks per lattice update."""
+    x = metrics.extras
+    return x["warps_per_lup"] * max(metrics.blocks_per_sm, 1) / x["resident_warps_per_sm"]
 
 
 #: the level that serves what misses L2, by the term of its time: the last-level cache where a device has one
@@ -482,19 +495,22 @@ PIPELINE_STAGES = {"L1": ("L1 tags", "L1 banks"), "dispatch": ("issue", "FP")}
 #: latency term's concern), so their time overlaps fully with the SMs' own, as in the paper's limiter model; the
 #: SM's own units share its warp schedulers and issue slots and overlap only in part
 MEMORY_SYSTEM = ("L2", "LLC", "DRAM")
+#: what starts blocks on the SMs while their warps run: its time overlaps fully with theirs, as the memory system's
+BLOCK_SCHEDULER = ("block starts",)
 
 
 def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> float:
     """Seconds per update of the terms: a pipeline's stages by the slowest (`PIPELINE_STAGES`); the SM's units,
     which overlap in part, by their power mean ``(sum t_i^p)^(1/p)``; and that against the memory system's units
-    (`MEMORY_SYSTEM`), which overlap fully: the largest of them."""
+    (`MEMORY_SYSTEM`) and the block scheduler (`BLOCK_SCHEDULER`), which overlap fully: the largest of them."""
     staged = {stage for stages in PIPELINE_STAGES.values() for stage in stages}
-    units = [t for name, t in times.items() if name not in staged and name not in MEMORY_SYSTEM]
+    outside = MEMORY_SYSTEM + BLOCK_SCHEDULER
+    units = [t for name, t in times.items() if name not in staged and name not in outside]
     units += [max(times[s] for s in stages if s in times) for stages in PIPELINE_STAGES.values()
               if any(s in times for s in stages)]
     top = max(units, default=0.0)
     in_sm = top * sum((t / top) ** overlap_exponent for t in units) ** (1.0 / overlap_exponent) if top > 0 else 0.0
-    return max([in_sm, *(times[name] for name in MEMORY_SYSTEM if name in times)])
+    return max([in_sm, *(times[name] for name in outside if name in times)])
 
 
 def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[float, dict[str, float]]:
