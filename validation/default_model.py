@@ -222,6 +222,12 @@ HELD_OUT_DATA_SETS = (
     DataSet("H100 star r=1, 256 threads", "H100", HOPPER + "h100/star3d_r1_t256.csv", timed=True,
             spec="validation/hopper/star3d_r1.py",
             timings=(HOPPER + "h100/star3d_r1_t256.csv", HOPPER + "h100/star3d_r1_t256_rerun.csv")),
+    # blocks of 32 and 64 threads (08:33 UTC, block_starts_on_gpu.sh), blind to the block start rate but for the
+    # Jacobi's 64x1 blocks, whose hand-written twin measured it (predictions in h100/blind_predictions/)
+    *(DataSet(f"H100 {name}, {threads} threads", "H100", HOPPER + f"h100/{stem}_t{threads}.csv", timed=True,
+              spec=f"validation/hopper/{stem}.py",
+              timings=(HOPPER + f"h100/{stem}_t{threads}.csv", HOPPER + f"h100/{stem}_t{threads}_rerun.csv"))
+      for name, stem in (("star r=1", "star3d_r1"), ("Jacobi 2D", "jacobi2d")) for threads in (32, 64)),
 )
 
 #: the held-out kernels measured on both Hopper GPUs: each GPU's measurements as the other's prediction
