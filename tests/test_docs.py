@@ -195,7 +195,7 @@ def test_repository_markdown_is_included_with_links_as_paths():
 
 def test_the_gpu_measurements_carry_their_provenance():
     """Measured GPU numbers come only from a real run, committed with device, driver and date: every data set
-    `measure` wrote on the lent H200 and H100 says so in each row, and default_model.md scores all sixteen."""
+    `measure` wrote on the lent H200 and H100 says so in each row, and default_model.md scores them all."""
     from pystencils_perf.measure.dataset import read_dataset
 
     data = ROOT / "validation" / "hopper" / "data"
@@ -206,13 +206,15 @@ def test_the_gpu_measurements_carry_their_provenance():
     # then the four blind ones and a box rerun, and D3Q19's streaming (a later lease); in a lease after that, the
     # streaming again, its ncu run, and the streaming of one, seven and 27 fields; then two streaming kernels measured
     # blind, each with a rerun, and the float one's ncu run; then a star of radius 2, timed and by ncu, blind; then
-    # lbmpy's D3Q27 SRT, timed twice and by ncu, blind, on the H100 and then the H200
-    assert len(measured) == 47
+    # lbmpy's D3Q27 SRT, timed twice and by ncu, blind, on the H100 and then the H200; on 2026-11-27 (H100), the
+    # Jacobi in blocks of 128 to 1024 threads (seven files, one rerun lost) and the star r=1 in 256-thread blocks,
+    # twice, then both in blocks of 32 and 64 threads, twice
+    assert len(measured) == 64
     for path in measured:
         rows = read_dataset(path).rows
         gpu = "NVIDIA H100 80GB HBM3" if path.parent.name == "h100" else "NVIDIA H200"
         assert {r.run["device"] for r in rows} == {gpu}, path
-        assert all(r.run["driver"].startswith("CUDA driver 13.0") and r.run["date"].startswith("2026-11-26")
+        assert all(r.run["driver"].startswith("CUDA driver 13.0") and r.run["date"][:10] in ("2026-11-26", "2026-11-27")
                    for r in rows), path
     table = (ROOT / "validation" / "default_model.md").read_text().split("## Held out")[1]
     for gpu in ("H200", "H100"):
@@ -221,6 +223,9 @@ def test_the_gpu_measurements_carry_their_provenance():
     for kernel in ("box r=1 (float)", "Jacobi 2D", "D3Q27 cumulant", "Allen-Cahn", "D3Q19 streaming"):
         assert f"| H200 {kernel} | " in table and f"| H100 {kernel} | " in table
     assert "| H100 D3Q27 SRT | " in table and "| H200 D3Q27 SRT | " in table
+    for name in ("Jacobi 2D, 128-1024 threads", "star r=1, 256 threads", "star r=1, 32 threads", "star r=1, 64 threads",
+                 "Jacobi 2D, 32 threads", "Jacobi 2D, 64 threads"):
+        assert f"| H100 {name} | " in table
 
 
 def test_the_h100_convolution_cache_carries_its_provenance():

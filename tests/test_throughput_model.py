@@ -232,6 +232,44 @@ def test_hopper_l2_figures_are_the_microbenchmarks_output():
     assert pp.get_device("H100").l2_bandwidth_gbs == round(h100_run, 1)
 
 
+def test_hopper_block_start_rate_is_the_microbenchmarks_output():
+    """`cycles_per_block_start` is what `validation/hopper/block_life.py` measured for its Jacobi sweep in blocks of
+    64 x 1 threads, one point each (4194304 blocks), at the clock its warps' records give, recomputed from the
+    committed JSON; the H200 borrows it, other GPUs have none."""
+    import json
+
+    run = json.loads((Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data" / "h100"
+                      / "block_life.json").read_text())
+    (launch,) = [r for r in run["launches"] if r["kernel"] == "jacobi" and r["block"] == [64, 1] and r["fold"] == 1]
+    clock_hz = launch["sm_span_cycles_mean"] / (launch["instrumented_ms"] * 1e-3)
+    cycles = launch["ms"] * 1e-3 * clock_hz * run["sm_count"] / ((16384 // 64) * 16384)
+    assert abs(cycles / throughput.constants_for(pp.get_device("H100")).cycles_per_block_start - 1) < 0.01
+    assert launch["live_warps_per_sm"] < 20 and launch["occupancy_blocks_per_sm"] == 32  # 64 warps allowed
+    assert throughput.constants_for(pp.get_device("H200")).cycles_per_block_start == 157.0
+    for name in ("V100", "A100-PCIe-40GB", "RTX-A4000", "MI250X"):
+        assert throughput.constants_for(pp.get_device(name)).cycles_per_block_start == 0.0
+
+
+@pytest.mark.parametrize("block, fold", [((64, 1, 1), (1, 1, 1)), ((64, 1, 1), (1, 2, 1)), ((32, 1, 1), (1, 1, 1)),
+                                         ((256, 1, 1), (1, 1, 1))])
+def test_an_sm_starts_blocks_at_its_measured_rate(block, fold):
+    """Blocks of few threads, one point each, are limited by how often an SM starts a block (Hopper: every 157
+    cycles): the term is the blocks per update times that, over the SMs' cycles, and it bounds the time from below
+    (the block scheduler works while the warps run). Folding halves it; a device without the figure has no term."""
+    kernel = _copy()
+    h100 = pp.get_device("H100")
+    best = pp.rank(kernel, h100, blocks=[block], folds=[fold], model="throughput").best
+    points_per_block = math.prod(block) * math.prod(fold)
+    expected = 157.0 / points_per_block / (h100.sm_count * h100.clock_ghz * 1e9)
+    named = best.prediction.seconds_per_lup
+    assert named["block starts"] == pytest.approx(expected)
+    assert 1 / (best.prediction.glups * 1e9) >= expected * (1 - 1e-9)
+    if points_per_block <= 64:  # a float copy's 8 B per point: a 64-point block's DRAM time is under 50 cycles
+        assert best.prediction.limiter == "block starts"
+    a100 = pp.rank(kernel, pp.get_device("A100-PCIe-40GB"), blocks=[block], folds=[fold], model="throughput").best
+    assert "block starts" not in a100.prediction.seconds_per_lup
+
+
 def test_a_warp_issues_for_all_its_lanes(a100):
     """A 48-thread block runs two warps, the second half idle: 2 requests and 2 FMAs per 48 updates, not 1.5, and
     FP time grows by 64 / 48; the same threads in 64-wide blocks fill their warps."""

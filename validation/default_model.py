@@ -559,6 +559,15 @@ measured by that session on a lent H200); the numbers in the paragraphs above ar
 band 8.9 -> 3.2 %), the means over the 24 rows are Spearman 0.948 (0.948 before), worst tied 85.1 % (82.8),
 MAPE 13.60 % (13.57) and pick 96.9 % (97.0); the H100 star r=1's and r=2's picks fall to 83.0 and 82.7 % (89.1
 both), the H200 star r=1's rises to 94.2 % (84.7).
+A seventh session (2026-11-27) was lent an H100: the last six rows. The Jacobi 2D in blocks of 128-1024 threads
+(folds to 1x4x1) and the star r=1 in blocks of 256 were measured blind to every step and score as the table says.
+The same lease recorded each warp's life in a hand-written Jacobi (`validation/hopper/block_life.py`): in blocks
+of 64 threads, one point each, 18 of an SM's 64 warp slots were busy, and blocks started every 157 cycles per SM.
+The step it led to: an SM starts a block at most that often (`cycles_per_block_start`, Hopper only, measured). The
+32- and 64-thread rows were measured after it, blind to it but for the Jacobi's 64x1 blocks, the hand-written
+kernel's twin (predictions in `h100/blind_predictions/`); without it they would score 0.909 / 100 / 24.06 / 100,
+0.979 / 91.2 / 14.91 / 97.6, 0.682 / 31.1 / 36.72 / 100 and 0.934 / 58.1 / 19.27 / 82.1 % (Spearman / best / MAPE /
+pick). No earlier row moves.
 `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
 takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
 candidate, median / 90th percentile."""

@@ -1,4 +1,5 @@
-"""The ``throughput`` model: the four limiters plus L1 tag lookups, instruction issue, latency and tail waves.
+"""The ``throughput`` model: the four limiters plus L1 tag lookups, instruction issue, latency, block starts and
+tail waves.
 
 The default model (`launch.DEFAULT_MODEL`) on every device of the library. Every term is a time per lattice
 update (seconds) that one resource alone would need, all named in
@@ -546,7 +547,8 @@ def prediction(model, device, metrics, c: ThroughputConstants) -> Prediction:
 
 @hookimpl
 def perf_models():
-    return {MODEL_NAME: "limiters plus L1 tag lookups, instruction issue, latency (Little's law), overlap and tail waves"}
+    return {MODEL_NAME: "limiters plus L1 tag lookups, instruction issue, latency (Little's law), block starts, "
+                        "overlap and tail waves"}
 
 
 @hookimpl
