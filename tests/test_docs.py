@@ -208,8 +208,8 @@ def test_the_gpu_measurements_carry_their_provenance():
     # blind, each with a rerun, and the float one's ncu run; then a star of radius 2, timed and by ncu, blind; then
     # lbmpy's D3Q27 SRT, timed twice and by ncu, blind, on the H100 and then the H200; on 2026-11-27 (H100), the
     # Jacobi in blocks of 128 to 1024 threads (seven files, one rerun lost) and the star r=1 in 256-thread blocks,
-    # twice, then both in blocks of 32 and 64 threads, twice
-    assert len(measured) == 64
+    # twice, then both in blocks of 32 and 64 threads, twice; on an H200, the star in blocks of 32 threads
+    assert len(measured) == 65
     for path in measured:
         rows = read_dataset(path).rows
         gpu = "NVIDIA H100 80GB HBM3" if path.parent.name == "h100" else "NVIDIA H200"
@@ -226,6 +226,7 @@ def test_the_gpu_measurements_carry_their_provenance():
     for name in ("Jacobi 2D, 128-1024 threads", "star r=1, 256 threads", "star r=1, 32 threads", "star r=1, 64 threads",
                  "Jacobi 2D, 32 threads", "Jacobi 2D, 64 threads"):
         assert f"| H100 {name} | " in table
+    assert "| H200 star r=1, 32 threads | " in table
 
 
 def test_the_h100_convolution_cache_carries_its_provenance():

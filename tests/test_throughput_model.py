@@ -235,17 +235,17 @@ def test_hopper_l2_figures_are_the_microbenchmarks_output():
 def test_hopper_block_start_rate_is_the_microbenchmarks_output():
     """`cycles_per_block_start` is what `validation/hopper/block_life.py` measured for its Jacobi sweep in blocks of
     64 x 1 threads, one point each (4194304 blocks), at the clock its warps' records give, recomputed from the
-    committed JSON; the H200 borrows it, other GPUs have none."""
+    committed JSONs of the H100 and the H200; other GPUs have none."""
     import json
 
-    run = json.loads((Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data" / "h100"
-                      / "block_life.json").read_text())
-    (launch,) = [r for r in run["launches"] if r["kernel"] == "jacobi" and r["block"] == [64, 1] and r["fold"] == 1]
-    clock_hz = launch["sm_span_cycles_mean"] / (launch["instrumented_ms"] * 1e-3)
-    cycles = launch["ms"] * 1e-3 * clock_hz * run["sm_count"] / ((16384 // 64) * 16384)
-    assert abs(cycles / throughput.constants_for(pp.get_device("H100")).cycles_per_block_start - 1) < 0.01
-    assert launch["live_warps_per_sm"] < 20 and launch["occupancy_blocks_per_sm"] == 32  # 64 warps allowed
-    assert throughput.constants_for(pp.get_device("H200")).cycles_per_block_start == 157.0
+    data = Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data"
+    for name, path in (("H100", data / "h100" / "block_life.json"), ("H200", data / "block_life.json")):
+        run = json.loads(path.read_text())
+        (launch,) = [r for r in run["launches"] if r["kernel"] == "jacobi" and r["block"] == [64, 1] and r["fold"] == 1]
+        clock_hz = launch["sm_span_cycles_mean"] / (launch["instrumented_ms"] * 1e-3)
+        cycles = launch["ms"] * 1e-3 * clock_hz * run["sm_count"] / ((16384 // 64) * 16384)
+        assert abs(cycles / throughput.constants_for(pp.get_device(name)).cycles_per_block_start - 1) < 0.01
+        assert launch["live_warps_per_sm"] < 20 and launch["occupancy_blocks_per_sm"] == 32  # 64 warps allowed
     for name in ("V100", "A100-PCIe-40GB", "RTX-A4000", "MI250X"):
         assert throughput.constants_for(pp.get_device(name)).cycles_per_block_start == 0.0
 

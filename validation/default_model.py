@@ -228,6 +228,9 @@ HELD_OUT_DATA_SETS = (
               spec=f"validation/hopper/{stem}.py",
               timings=(HOPPER + f"h100/{stem}_t{threads}.csv", HOPPER + f"h100/{stem}_t{threads}_rerun.csv"))
       for name, stem in (("star r=1", "star3d_r1"), ("Jacobi 2D", "jacobi2d")) for threads in (32, 64)),
+    # the same star on a lent H200 (08:51 UTC, block_starts_h200_on_gpu.sh), blind to the rate it borrows; timed once
+    DataSet("H200 star r=1, 32 threads", "H200", HOPPER + "star3d_r1_t32.csv", timed=True,
+            spec="validation/hopper/star3d_r1.py", timings=(HOPPER + _R4_TWICE[0], HOPPER + _R4_TWICE[1])),
 )
 
 #: the held-out kernels measured on both Hopper GPUs: each GPU's measurements as the other's prediction
@@ -567,7 +570,8 @@ The step it led to: an SM starts a block at most that often (`cycles_per_block_s
 32- and 64-thread rows were measured after it, blind to it but for the Jacobi's 64x1 blocks, the hand-written
 kernel's twin (predictions in `h100/blind_predictions/`); without it they would score 0.909 / 100 / 24.06 / 100,
 0.979 / 91.2 / 14.91 / 97.6, 0.682 / 31.1 / 36.72 / 100 and 0.934 / 58.1 / 19.27 / 82.1 % (Spearman / best / MAPE /
-pick). No earlier row moves.
+pick). No earlier row moves. The last row, the star on a lent H200, was measured blind to the rate the H200 borrows
+from the H100 (the same lease measured it there: 157.0 cycles); without it it would score 0.869 / 98.3 / 33.06 / 99.9.
 `noise` compares two timings of every candidate (a rerun, or the timing `measure --ncu`
 takes before profiling; where a kernel was timed once, the star r=4's on the same GPU): max/min - 1 per
 candidate, median / 90th percentile."""
