@@ -214,7 +214,7 @@ HELD_OUT_DATA_SETS = (
     # the same on an H200 (23:45 UTC), blind to the H200's own table of that step (predictions in blind_predictions/)
     DataSet("H200 D3Q27 SRT", "H200", HOPPER + "d3q27_srt.csv", timed=True, spec="validation/hopper/d3q27_srt.py",
             timings=(HOPPER + "d3q27_srt.csv", HOPPER + "d3q27_srt_rerun.csv")),
-    # blocks of 128 to 1024 threads, folds up to 1x4x1 (2026-11-27 08:49 UTC, block_life_on_gpu.sh); blind to every step
+    # blocks of 128 to 1024 threads, folds up to 1x4x1 (2026-11-27 08:18 UTC, block_life_on_gpu.sh); blind to every step
     DataSet("H100 Jacobi 2D, 128-1024 threads", "H100", HOPPER + "h100/jacobi2d_t128.csv", timed=True,
             spec="validation/hopper/jacobi2d.py",
             more_sources=tuple(HOPPER + f"h100/jacobi2d_t{threads}.csv" for threads in (256, 512, 1024)),
@@ -562,7 +562,7 @@ measured by that session on a lent H200); the numbers in the paragraphs above ar
 band 8.9 -> 3.2 %), the means over the 24 rows are Spearman 0.948 (0.948 before), worst tied 85.1 % (82.8),
 MAPE 13.60 % (13.57) and pick 96.9 % (97.0); the H100 star r=1's and r=2's picks fall to 83.0 and 82.7 % (89.1
 both), the H200 star r=1's rises to 94.2 % (84.7).
-A seventh session (2026-11-27) was lent an H100: the last six rows. The Jacobi 2D in blocks of 128-1024 threads
+A seventh session (2026-11-27) was lent an H100, then an H200: the last seven rows. The Jacobi 2D in blocks of 128-1024 threads
 (folds to 1x4x1) and the star r=1 in blocks of 256 were measured blind to every step and score as the table says.
 The same lease recorded each warp's life in a hand-written Jacobi (`validation/hopper/block_life.py`): in blocks
 of 64 threads, one point each, 18 of an SM's 64 warp slots were busy, and blocks started every 157 cycles per SM.
