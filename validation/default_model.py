@@ -562,8 +562,9 @@ measured by that session on a lent H200); the numbers in the paragraphs above ar
 band 8.9 -> 3.2 %), the means over the 24 rows are Spearman 0.948 (0.948 before), worst tied 85.1 % (82.8),
 MAPE 13.60 % (13.57) and pick 96.9 % (97.0); the H100 star r=1's and r=2's picks fall to 83.0 and 82.7 % (89.1
 both), the H200 star r=1's rises to 94.2 % (84.7).
-A seventh session (2026-11-27) was lent an H100, then an H200: the last seven rows. The Jacobi 2D in blocks of 128-1024 threads
-(folds to 1x4x1) and the star r=1 in blocks of 256 were measured blind to every step and score as the table says.
+A seventh session (2026-11-27) was lent an H100, then an H200: the last seven rows. The Jacobi 2D in blocks of
+128-1024 threads (folds to 1x4x1) and the star r=1 in blocks of 256 were measured blind to every step and score as
+the table says.
 The same lease recorded each warp's life in a hand-written Jacobi (`validation/hopper/block_life.py`): in blocks
 of 64 threads, one point each, 18 of an SM's 64 warp slots were busy, and blocks started every 157 cycles per SM.
 The step it led to: an SM starts a block at most that often (`cycles_per_block_start`, Hopper only, measured). The
