@@ -33,7 +33,11 @@ import statistics
 import cupy as cp
 import numpy as np
 
-from pystencils_perf.adapters.pystencils.gpu import time_launches
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+use_temporary_pystencils_cache("pystencils-perf-")  # before pystencils is imported: never the home directory
+
+from pystencils_perf.adapters.pystencils.gpu import time_launches  # noqa: E402
 
 PRELUDE = r"""
 #define RECORD_START \
@@ -47,9 +51,10 @@ PRELUDE = r"""
         life[3 * warp] = t_start; life[3 * warp + 1] = t_end; life[3 * warp + 2] = sm; \
     }
 """
-#: the kernels for one fold (``{fold}``): `life` null times the launch, else every warp records its life there
-KERNELS = r"""
-extern "C" __global__ void jacobi_{fold}(const double* __restrict__ src, double* __restrict__ dst, int nx, int ny,
+#: a kernel for one fold (``{fold}``) whose point ``i`` gets ``{update}``: `life` null times the launch, else every warp
+#: records its life there
+KERNEL = r"""
+extern "C" __global__ void {name}_{fold}(const double* __restrict__ src, double* __restrict__ dst, int nx, int ny,
                                        long long* life) {
     RECORD_START
     const long pitch = nx;
@@ -60,31 +65,18 @@ extern "C" __global__ void jacobi_{fold}(const double* __restrict__ src, double*
         const int y = y0 + k;
         if (x < nx - 1 && y < ny - 1) {
             const long i = y * pitch + x;
-            dst[i] = 0.25 * (src[i - 1] + src[i + 1] + src[i - pitch] + src[i + pitch]);
-        }
-    }
-    RECORD_END
-}
-
-extern "C" __global__ void copy_{fold}(const double* __restrict__ src, double* __restrict__ dst, int nx, int ny,
-                                     long long* life) {
-    RECORD_START
-    const long pitch = nx;
-    const int x = 1 + blockIdx.x * blockDim.x + threadIdx.x;
-    const int y0 = 1 + {fold} * (blockIdx.y * blockDim.y + threadIdx.y);
-#pragma unroll
-    for (int k = 0; k < {fold}; ++k) {
-        const int y = y0 + k;
-        if (x < nx - 1 && y < ny - 1) {
-            const long i = y * pitch + x;
-            dst[i] = src[i];
+            dst[i] = {update};
         }
     }
     RECORD_END
 }
 """
+#: the kernels by name: what each writes to a point
+UPDATES = {"jacobi": "0.25 * (src[i - 1] + src[i + 1] + src[i - pitch] + src[i + pitch])", "copy": "src[i]"}
 FOLDS = (1, 2, 4)
-MODULE = cp.RawModule(code=PRELUDE + "".join(KERNELS.replace("{fold}", str(f)) for f in FOLDS))
+MODULE = cp.RawModule(code=PRELUDE + "".join(
+    KERNEL.replace("{name}", name).replace("{update}", update).replace("{fold}", str(f))
+    for name, update in UPDATES.items() for f in FOLDS))
 N = 16386  # the points of jacobi2d.py per axis, the outermost layer the boundary
 #: (kernel, block x, block y, fold in y)
 LAUNCHES = (
@@ -166,7 +158,8 @@ def main() -> int:
         row = measure(kernel_name, bx, by, fold, src, dst, references[kernel_name])
         rows.append(row)
         print(f"{kernel_name:7s} {bx:>4d}x{by:<4d} {fold:4d} {row['glups']:7.1f} {100 * row['spread']:5.1f}% "
-              f"{row['ms'] / row['instrumented_ms']:6.2f} {'y' if row['correct'] else 'N'} {row['occupancy_blocks_per_sm']!s:>6}"
+              f"{row['ms'] / row['instrumented_ms']:6.2f} {'y' if row['correct'] else 'N'}"
+              f" {row['occupancy_blocks_per_sm']!s:>6}"
               f" {row['peak_blocks_per_sm']:4d} {row['live_warps_per_sm']:5.1f} {row['block_warps_per_sm']:5.1f}"
               f" {row['warp_cycles']:8.0f} {row['block_cycles']:9.0f}"
               f" {row['start_skew_cycles']:10.0f} {row['end_skew_cycles']:8.0f}", flush=True)

@@ -23,7 +23,11 @@ import statistics
 import cupy as cp
 import numpy as np
 
-from pystencils_perf.adapters.pystencils.gpu import time_launches
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+use_temporary_pystencils_cache("pystencils-perf-")  # before pystencils is imported: never the home directory
+
+from pystencils_perf.adapters.pystencils.gpu import time_launches  # noqa: E402
 
 SOURCE = r"""
 extern "C" __global__ void scale(const double* __restrict__ a, double* __restrict__ b, double s, long n) {
