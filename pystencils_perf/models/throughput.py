@@ -498,6 +498,8 @@ PIPELINE_STAGES = {"L1": ("L1 tags", "L1 banks"), "dispatch": ("issue", "FP")}
 MEMORY_SYSTEM = ("L2", "LLC", "DRAM")
 #: what starts blocks on the SMs while their warps run: its time overlaps fully with theirs, as the memory system's
 BLOCK_SCHEDULER = ("block starts",)
+#: the terms outside the SMs' own units: each overlaps fully with the rest
+OUTSIDE_SM = MEMORY_SYSTEM + BLOCK_SCHEDULER
 
 
 def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> float:
@@ -505,13 +507,12 @@ def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> floa
     which overlap in part, by their power mean ``(sum t_i^p)^(1/p)``; and that against the memory system's units
     (`MEMORY_SYSTEM`) and the block scheduler (`BLOCK_SCHEDULER`), which overlap fully: the largest of them."""
     staged = {stage for stages in PIPELINE_STAGES.values() for stage in stages}
-    outside = MEMORY_SYSTEM + BLOCK_SCHEDULER
-    units = [t for name, t in times.items() if name not in staged and name not in outside]
+    units = [t for name, t in times.items() if name not in staged and name not in OUTSIDE_SM]
     units += [max(times[s] for s in stages if s in times) for stages in PIPELINE_STAGES.values()
               if any(s in times for s in stages)]
     top = max(units, default=0.0)
     in_sm = top * sum((t / top) ** overlap_exponent for t in units) ** (1.0 / overlap_exponent) if top > 0 else 0.0
-    return max([in_sm, *(times[name] for name in outside if name in times)])
+    return max([in_sm, *(times[name] for name in OUTSIDE_SM if name in times)])
 
 
 def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[float, dict[str, float]]:
