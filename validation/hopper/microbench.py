@@ -1,8 +1,9 @@
 """Memory figures of this machine's GPU for its device file: DRAM and L2 bandwidth, L2 request rates, latencies.
 
 The DRAM rates by the length of the contiguous runs the data come in (`dram_run_rates`), and by the number of
-fields a kernel streams at once, on 128-B lines or one double off them (`field_count_rates`), and by its warps per SM
-(`partly_stored_line_rates`). The L2's rates for 8-B loads, stores and copies (`l2_mix_rates`). The request rates:
+fields a kernel streams at once, on 128-B lines or one double off them (`field_count_rates`), by its warps per SM
+(`partly_stored_line_rates`) and by the width of its blocks (`partly_stored_line_widths`). The L2's rates for 8-B
+loads, stores and copies (`l2_mix_rates`). The request rates:
 loads and stores by stride (how many requests and sectors L2 serves per second), and the
 rate of one-sector loads by the number in flight per SM (`in_flight_rates`: where the round time grows beyond
 the unloaded latency, the SM holds no more).
@@ -207,8 +208,25 @@ extern "C" __global__ void read_fields_{s}(const double* __restrict__ a, double*
 }}
 """
 FIELD_COUNTS = (1, 2, 4, 7, 13, 19, 27)
+#: `copy_fields` over rows of `pitch` doubles in 2D blocks: a warp stores 32 cells of one row, and the lines a warp
+#: store writes in part are completed by a warp of the same block or, at the block's edge, of the next block
+FIELDS_2D_SOURCE = r"""
+extern "C" __global__ void copy_fields_2d_{s}(const double* __restrict__ a, double* __restrict__ b, long stride,
+                                              long pitch, int store_shift) {{
+    long i = (blockIdx.y * (long)blockDim.y + threadIdx.y) * pitch + blockIdx.x * (long)blockDim.x + threadIdx.x;
+    double v[{s}];
+#pragma unroll
+    for (int f = 0; f < {s}; ++f) v[f] = a[f * stride + i];
+#pragma unroll
+    for (int f = 0; f < {s}; ++f) b[f * stride + i + store_shift] = v[f] + 1.0;
+}}
+"""
+WIDTH_FIELD_COUNTS = (1, 4, 19)
+#: (block width, block height): 256 threads in blocks 32 to 256 wide, and 1024 threads 32 and 1024 wide
+WIDTH_BLOCKS = ((32, 8), (64, 4), (128, 2), (256, 1), (32, 32), (1024, 1))
 MODULE = cp.RawModule(code=SOURCE + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS)
-                      + "".join(FIELDS_SOURCE.format(s=s) for s in FIELD_COUNTS))
+                      + "".join(FIELDS_SOURCE.format(s=s) for s in FIELD_COUNTS)
+                      + "".join(FIELDS_2D_SOURCE.format(s=s) for s in WIDTH_FIELD_COUNTS))
 SLOT_BYTES = 128  # one chased element per 128-B line: no two steps share a line
 
 
@@ -409,6 +427,37 @@ def partly_stored_line_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str,
     return rates
 
 
+def partly_stored_line_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096) -> dict[str, dict[str, float]]:
+    """Copies of 1, 4 and 19 fields of 2D rows (`row_cells` doubles each, 16 more between rows), one thread per
+    cell, in the blocks of `WIDTH_BLOCKS`, with stores on and one double off their lines: whether a line that one
+    warp store writes in part costs more where the warp that completes it belongs to another block (every warp
+    edge in blocks 32 wide, one in eight in blocks 256 wide). The Hopper sets run blocks of 32 up to 17 % slower
+    than blocks of 256 with the same volumes where they store many fields off their lines (validation/hopper/README.md,
+    "Block width")."""
+    pitch = row_cells + 16  # a row starts on a line, and its shifted last store does not reach the next row
+    a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
+    b = cp.zeros_like(a)
+    rates = {}
+    for fields in WIDTH_FIELD_COUNTS:
+        stride = (buffer_bytes // 8 // fields) // 256 * 256
+        rows = (stride - 1024) // pitch // 32 * 32  # a multiple of every block height
+        kernel = MODULE.get_function(f"copy_fields_2d_{fields}")
+        for width, height in WIDTH_BLOCKS:
+            for store_shift in (0, 1):
+                args = (a, b, np.int64(stride), np.int64(pitch), np.int32(store_shift))
+                b.fill(-1.0)  # poisoned: the check below sees the last field's cells written
+                grid = (row_cells // width, rows // height)
+                ms = median_ms(lambda: kernel(grid, (width, height), args), repeats=9)
+                last = (fields - 1) * stride + store_shift
+                written = b[last:last + rows * pitch].reshape(rows, pitch)[:, :row_cells]
+                assert bool(cp.array_equal(written, a[last - store_shift:last - store_shift + rows * pitch]
+                                           .reshape(rows, pitch)[:, :row_cells] + 1.0))
+                rates[f"copy_{fields}_block_{width}x{height}_shift_0{store_shift}"] = {
+                    "fields": fields, "block": [width, height],
+                    "bytes_per_s": rows * row_cells * 8 * 2 * fields / (ms * 1e-3), "ms": ms}
+    return rates
+
+
 def l2_mix_rates(l2_bytes: int) -> dict[str, dict[str, float]]:
     """L2 bytes per second of 8-B loads past L1, 8-B stores, and copies within L2 (a load and a store per lane),
     each block on a part of its own, about a third of the L2 in all (two thirds for the copies), at 256 to 1024
@@ -472,6 +521,7 @@ FIGURES = {
     "l2_mix_rates": lambda: l2_mix_rates(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
     "field_count_rates": field_count_rates,
     "partly_stored_line_rates": partly_stored_line_rates,
+    "partly_stored_line_widths": partly_stored_line_widths,
     "l2_capacity_curves": lambda: l2_capacity_curves(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
 }
 
