@@ -431,9 +431,8 @@ def partly_stored_line_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096
     """Copies of 1, 4 and 19 fields of 2D rows (`row_cells` doubles each, 16 more between rows), one thread per
     cell, in the blocks of `WIDTH_BLOCKS`, with stores on and one double off their lines: whether a line that one
     warp store writes in part costs more where the warp that completes it belongs to another block (every warp
-    edge in blocks 32 wide, one in eight in blocks 256 wide). The Hopper sets run blocks of 32 up to 17 % slower
-    than blocks of 256 with the same volumes where they store many fields off their lines (validation/hopper/README.md,
-    "Block width")."""
+    edge in blocks 32 wide, one in eight in blocks 256 wide). The held-out Hopper sets run blocks 32 wide up to
+    17 % slower than blocks 256 wide with the same volumes (validation/hopper/README.md, "Block width")."""
     pitch = row_cells + 16  # a row starts on a line, and its shifted last store does not reach the next row
     a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
     b = cp.zeros_like(a)

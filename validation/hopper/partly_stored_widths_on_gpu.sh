@@ -10,7 +10,8 @@ microbench_twice 150 partly_stored_line_widths partly_stored_line_widths
 grep "^===" "$LOG"
 python3 - "$OUT" <<'PY'
 import json, sys
-runs = [json.load(open(f"{sys.argv[1]}/partly_stored_line_widths_{r}.json"))["partly_stored_line_widths"] for r in (1, 2)]
+runs = [json.load(open(f"{sys.argv[1]}/partly_stored_line_widths_{r}.json"))["partly_stored_line_widths"]
+        for r in (1, 2)]
 blocks = sorted({tuple(v["block"]) for v in runs[0].values()}, key=lambda b: (b[0] * b[1], b[0]))
 for fields in sorted({v["fields"] for v in runs[0].values()}):
     cells = []
