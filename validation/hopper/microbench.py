@@ -2,8 +2,9 @@
 
 The DRAM rates by the length of the contiguous runs the data come in (`dram_run_rates`), and by the number of
 fields a kernel streams at once, on 128-B lines or one double off them (`field_count_rates`), by its warps per SM
-(`partly_stored_line_rates`) and by the width of its blocks (`partly_stored_line_widths`). The L2's rates for 8-B
-loads, stores and copies (`l2_mix_rates`). The request rates:
+(`partly_stored_line_rates`) and by the width of its blocks (`partly_stored_line_widths`; reads of x-neighbours by
+the same widths: `neighbour_read_widths`). The L2's rates for 8-B loads, stores and copies (`l2_mix_rates`). The
+request rates:
 loads and stores by stride (how many requests and sectors L2 serves per second), and the
 rate of one-sector loads by the number in flight per SM (`in_flight_rates`: where the round time grows beyond
 the unloaded latency, the SM holds no more).
@@ -221,12 +222,31 @@ extern "C" __global__ void copy_fields_2d_{s}(const double* __restrict__ a, doub
     for (int f = 0; f < {s}; ++f) b[f * stride + i + store_shift] = v[f] + 1.0;
 }}
 """
+#: the load side of the same question: each thread sums its cell's x-neighbours in every field (``neighbours`` 1: a
+#: row one double off the lines, as a ghost layer puts it, read at x - 1, x and x + 1; 0: its own cell only, on the
+#: lines) and stores the sum on the lines. A warp's loads at x +- 1 reach one line past its own, which a warp of the
+#: same block fetches at about the same time, or, at the block's edge, a warp of another SM
+NEIGHBOURS_2D_SOURCE = r"""
+extern "C" __global__ void read_neighbours_2d_{s}(const double* __restrict__ a, double* __restrict__ b, long stride,
+                                                  long pitch, int neighbours) {{
+    long out = (blockIdx.y * (long)blockDim.y + threadIdx.y) * pitch + blockIdx.x * (long)blockDim.x + threadIdx.x;
+    long i = out + neighbours;
+    double sum = 0.0;
+#pragma unroll
+    for (int f = 0; f < {s}; ++f) {{
+        sum += a[f * stride + i];
+        if (neighbours) sum += a[f * stride + i - 1] + a[f * stride + i + 1];
+    }}
+    b[out] = sum;
+}}
+"""
 WIDTH_FIELD_COUNTS = (1, 4, 19)
 #: (block width, block height): 256 threads in blocks 32 to 256 wide, and 1024 threads 32 and 1024 wide
 WIDTH_BLOCKS = ((32, 8), (64, 4), (128, 2), (256, 1), (32, 32), (1024, 1))
 MODULE = cp.RawModule(code=SOURCE + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS)
                       + "".join(FIELDS_SOURCE.format(s=s) for s in FIELD_COUNTS)
-                      + "".join(FIELDS_2D_SOURCE.format(s=s) for s in WIDTH_FIELD_COUNTS))
+                      + "".join(FIELDS_2D_SOURCE.format(s=s) + NEIGHBOURS_2D_SOURCE.format(s=s)
+                                for s in WIDTH_FIELD_COUNTS))
 SLOT_BYTES = 128  # one chased element per 128-B line: no two steps share a line
 
 
@@ -457,6 +477,43 @@ def partly_stored_line_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096
     return rates
 
 
+def neighbour_read_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096) -> dict[str, dict[str, float]]:
+    """The load side of `partly_stored_line_widths`: kernels that read 1, 4 or 19 fields of 2D rows, each thread its
+    cell's x-neighbours too (``neighbours`` 1) or its own cell only (0), and store one sum on the lines, in the blocks
+    of `WIDTH_BLOCKS`; the blocks of 256 threads also at 16 warps per SM (dynamic shared memory that the kernel does
+    not use keeps other blocks out), where the latency of a round of loads limits. If a line fetched for a warp at a
+    block's edge costs more than one another warp of the block fetches, the neighbour reads slow down as blocks
+    narrow and the own-cell reads do not."""
+    pitch = row_cells + 16
+    shared_per_sm = cp.cuda.Device().attributes["MaxSharedMemoryPerMultiprocessor"]
+    a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
+    b = cp.zeros(buffer_bytes // 8 // 4, dtype=a.dtype)
+    rates = {}
+    for fields in WIDTH_FIELD_COUNTS:
+        stride = (buffer_bytes // 8 // fields) // 256 * 256
+        rows = min((stride - 1024) // pitch, b.size // pitch) // 32 * 32
+        kernel = MODULE.get_function(f"read_neighbours_2d_{fields}")
+        for width, height in WIDTH_BLOCKS:
+            for warps_per_sm in (None, 16) if width * height == 256 else (None,):
+                shared = 0 if warps_per_sm is None else shared_per_sm // (warps_per_sm // 8) - 2048
+                kernel.max_dynamic_shared_size_bytes = shared
+                for neighbours in (0, 1):
+                    args = (a, b, np.int64(stride), np.int64(pitch), np.int32(neighbours))
+                    grid = (row_cells // width, rows // height)
+                    b.fill(-1.0)  # poisoned: the check below sees the first row's sums written
+                    ms = median_ms(lambda: kernel(grid, (width, height), args, shared_mem=shared), repeats=9)
+                    own = cp.arange(row_cells) + neighbours
+                    expected = sum(a[f * stride + own] + (a[f * stride + own - 1] + a[f * stride + own + 1]
+                                                          if neighbours else 0.0) for f in range(fields))
+                    assert bool(cp.allclose(b[:row_cells], expected))
+                    occupancy = "full" if warps_per_sm is None else f"warps_{warps_per_sm}"
+                    rates[f"read_{fields}_block_{width}x{height}_{occupancy}_neighbours_{neighbours}"] = {
+                        "fields": fields, "block": [width, height], "warps_per_sm": warps_per_sm,
+                        "loads_per_s": rows * row_cells * fields * (3 if neighbours else 1) / (ms * 1e-3), "ms": ms}
+        kernel.max_dynamic_shared_size_bytes = 0
+    return rates
+
+
 def l2_mix_rates(l2_bytes: int) -> dict[str, dict[str, float]]:
     """L2 bytes per second of 8-B loads past L1, 8-B stores, and copies within L2 (a load and a store per lane),
     each block on a part of its own, about a third of the L2 in all (two thirds for the copies), at 256 to 1024
@@ -521,6 +578,7 @@ FIGURES = {
     "field_count_rates": field_count_rates,
     "partly_stored_line_rates": partly_stored_line_rates,
     "partly_stored_line_widths": partly_stored_line_widths,
+    "neighbour_read_widths": neighbour_read_widths,
     "l2_capacity_curves": lambda: l2_capacity_curves(cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]),
 }
 
