@@ -2,8 +2,9 @@
 # Why blocks 32 wide run up to 17 % slower than blocks 256 wide with the same volumes (README, "Block width"), twice
 # each: copies of 1, 4 and 19 fields in 2D blocks 32 to 1024 wide with stores on and one double off their lines
 # (microbench.py --only partly_stored_line_widths: the store side), and reads of the same fields with and without
-# their x-neighbours, also at 16 warps per SM (--only neighbour_read_widths: the load side). Ready for the next lent
-# H100 or H200; not run yet. From the repository root on the lent GPU with .whl carried; about four minutes.
+# their x- or y-neighbours, also at 16 warps per SM (--only neighbour_read_widths: the load side). Ready for the
+# next lent H100 or H200; not run yet. From the repository root on the lent GPU with .whl carried; about four
+# minutes.
 # Everything also lands in $OUT/block_widths.tar.gz (a lease returns at most eight files).
 set -u
 source validation/hopper/gpu_env.sh
@@ -30,7 +31,8 @@ def ratios(figure, prefix, slow, fast):
 for fields in (1, 4, 19):
     print(f"fields {fields}, copy, time off lines / on lines:",
           ratios("partly_stored_line_widths", f"copy_{fields}_block_", "_shift_01", "_shift_00"))
-    print(f"fields {fields}, read, time with / without x-neighbours:",
-          ratios("neighbour_read_widths", f"read_{fields}_block_", "_neighbours_1", "_neighbours_0"))
+    for neighbours, axis in ((1, "x"), (2, "y")):
+        print(f"fields {fields}, read, time with / without {axis}-neighbours:",
+              ratios("neighbour_read_widths", f"read_{fields}_block_", f"_neighbours_{neighbours}", "_neighbours_0"))
 PY
 tar -czf "$OUT/block_widths.tar.gz" -C "$OUT" --exclude block_widths.tar.gz .

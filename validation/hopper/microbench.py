@@ -222,20 +222,23 @@ extern "C" __global__ void copy_fields_2d_{s}(const double* __restrict__ a, doub
     for (int f = 0; f < {s}; ++f) b[f * stride + i + store_shift] = v[f] + 1.0;
 }}
 """
-#: the load side of the same question: each thread sums its cell's x-neighbours in every field (``neighbours`` 1: a
-#: row one double off the lines, as a ghost layer puts it, read at x - 1, x and x + 1; 0: its own cell only, on the
-#: lines) and stores the sum on the lines. A warp's loads at x +- 1 reach one line past its own, which a warp of the
-#: same block fetches at about the same time, or, at the block's edge, a warp of another SM
+#: the load side of the same question: each thread sums its cell and its neighbours in every field (``neighbours``
+#: 0: its own cell only, on the lines; 1: x - 1, x and x + 1 of a row one double off the lines, as a ghost layer puts
+#: it; 2: y - 1, y and y + 1) and stores the sum on the lines. A warp's x-neighbours reach one line past its own,
+#: which a warp of the same block fetches at about the same time or, at the block's edge, a warp of another SM; its
+#: y-neighbours are rows that the warps above and below it fetch: in the same block in tall blocks, in other blocks
+#: (earlier, or on another SM) in wide ones
 NEIGHBOURS_2D_SOURCE = r"""
 extern "C" __global__ void read_neighbours_2d_{s}(const double* __restrict__ a, double* __restrict__ b, long stride,
                                                   long pitch, int neighbours) {{
     long out = (blockIdx.y * (long)blockDim.y + threadIdx.y) * pitch + blockIdx.x * (long)blockDim.x + threadIdx.x;
-    long i = out + neighbours;
+    long step = neighbours == 1 ? 1 : pitch;
+    long i = out + (neighbours ? step : 0);
     double sum = 0.0;
 #pragma unroll
     for (int f = 0; f < {s}; ++f) {{
         sum += a[f * stride + i];
-        if (neighbours) sum += a[f * stride + i - 1] + a[f * stride + i + 1];
+        if (neighbours) sum += a[f * stride + i - step] + a[f * stride + i + step];
     }}
     b[out] = sum;
 }}
@@ -479,11 +482,13 @@ def partly_stored_line_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096
 
 def neighbour_read_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096) -> dict[str, dict[str, float]]:
     """The load side of `partly_stored_line_widths`: kernels that read 1, 4 or 19 fields of 2D rows, each thread its
-    cell's x-neighbours too (``neighbours`` 1) or its own cell only (0), and store one sum on the lines, in the blocks
-    of `WIDTH_BLOCKS`; the blocks of 256 threads also at 16 warps per SM (dynamic shared memory that the kernel does
-    not use keeps other blocks out), where the latency of a round of loads limits. If a line fetched for a warp at a
-    block's edge costs more than one another warp of the block fetches, the neighbour reads slow down as blocks
-    narrow and the own-cell reads do not."""
+    own cell only (``neighbours`` 0), its x-neighbours too (1) or its y-neighbours too (2), and store one sum on the
+    lines, in the blocks of `WIDTH_BLOCKS`; the blocks of 256 threads also at 16 warps per SM (dynamic shared memory
+    that the kernel does not use keeps other blocks out), where the latency of a round of loads limits. If a line
+    fetched for a warp at a block's edge costs more than one another warp of the block fetches, the x-neighbour reads
+    slow down as blocks narrow; if a row that a warp of the same block is fetching costs more than one another block
+    fetched, the y-neighbour reads slow down as blocks grow tall; the own-cell reads show what the width alone
+    costs."""
     pitch = row_cells + 16
     shared_per_sm = cp.cuda.Device().attributes["MaxSharedMemoryPerMultiprocessor"]
     a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
@@ -491,19 +496,20 @@ def neighbour_read_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096) ->
     rates = {}
     for fields in WIDTH_FIELD_COUNTS:
         stride = (buffer_bytes // 8 // fields) // 256 * 256
-        rows = min((stride - 1024) // pitch, b.size // pitch) // 32 * 32
+        rows = min((stride - 1024) // pitch - 2, b.size // pitch) // 32 * 32  # a row to spare above and below
         kernel = MODULE.get_function(f"read_neighbours_2d_{fields}")
         for width, height in WIDTH_BLOCKS:
             for warps_per_sm in (None, 16) if width * height == 256 else (None,):
                 shared = 0 if warps_per_sm is None else shared_per_sm // (warps_per_sm // 8) - 2048
                 kernel.max_dynamic_shared_size_bytes = shared
-                for neighbours in (0, 1):
+                for neighbours in (0, 1, 2):
                     args = (a, b, np.int64(stride), np.int64(pitch), np.int32(neighbours))
                     grid = (row_cells // width, rows // height)
                     b.fill(-1.0)  # poisoned: the check below sees the first row's sums written
                     ms = median_ms(lambda: kernel(grid, (width, height), args, shared_mem=shared), repeats=9)
-                    own = cp.arange(row_cells) + neighbours
-                    expected = sum(a[f * stride + own] + (a[f * stride + own - 1] + a[f * stride + own + 1]
+                    step = 1 if neighbours == 1 else pitch
+                    own = cp.arange(row_cells) + (step if neighbours else 0)
+                    expected = sum(a[f * stride + own] + (a[f * stride + own - step] + a[f * stride + own + step]
                                                           if neighbours else 0.0) for f in range(fields))
                     assert bool(cp.allclose(b[:row_cells], expected))
                     occupancy = "full" if warps_per_sm is None else f"warps_{warps_per_sm}"
