@@ -27,9 +27,10 @@ WIDTH_GROUPS = ("< 32", "32", "64", "128", ">= 256")
 
 
 def width_group(block_x: int) -> str:
+    """The group of `WIDTH_GROUPS` a block `block_x` threads wide falls in (the power of two at or below it)."""
     if block_x < 32:
         return "< 32"
-    return ">= 256" if block_x >= 256 else str(block_x)
+    return ">= 256" if block_x >= 256 else str(1 << (block_x.bit_length() - 1))
 
 
 def ratios_by_width(pairs) -> dict[tuple[int, int, int], dict[str, float]]:
