@@ -80,7 +80,8 @@ L2 against 4 MiB and 4 x 2 shader arrays (each with its graphics L1) against 8 x
 Navi 21), so 0.5 of it at the W6600's clock instead of 28 / 80: 2627.8 GB/s, was 1835.1. Its clock is the 2910
 MHz that rocminfo reports for it (was 2903, as recalled). The idea came from these residuals: the W6600's
 top-ranked launches were L2-limited at 5.6-5.8 GLup/s, measured 8.0-9.7, so this step is not judged blind; the
-W7800 keeps its scaling by CUs (Navi 31 has 1.5x the 6900 XT's L2 but fewer shader arrays: no one count fits).
+W7800 keeps its scaling by CUs (Navi 31 is another generation, with 1.5x the 6900 XT's L2, and no source here gives
+its shader arrays).
 W6600: Spearman 0.758 (unguarded 0.785 -> 0.803), MAPE 21.28 -> 21.15 %, worst tied pick 81.5 %: its top-ranked
 launches are now latency-limited at the same predictions, 1.4-1.7x below what they measure; the latency term rests
 on the 6900 XT's DRAM pointer chase (762 ns), which gpu-benches' README calls inflated (the DRAM interface does
