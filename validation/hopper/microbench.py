@@ -246,6 +246,8 @@ extern "C" __global__ void read_neighbours_2d_{s}(const double* __restrict__ a, 
 WIDTH_FIELD_COUNTS = (1, 4, 19)
 #: (block width, block height): 256 threads in blocks 32 to 256 wide, and 1024 threads 32 and 1024 wide
 WIDTH_BLOCKS = ((32, 8), (64, 4), (128, 2), (256, 1), (32, 32), (1024, 1))
+#: the rows of the width figures are a multiple of this, so that every block of `WIDTH_BLOCKS` tiles them
+WIDTH_ROWS_MULTIPLE = max(height for _, height in WIDTH_BLOCKS)
 MODULE = cp.RawModule(code=SOURCE + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS)
                       + "".join(FIELDS_SOURCE.format(s=s) for s in FIELD_COUNTS)
                       + "".join(FIELDS_2D_SOURCE.format(s=s) + NEIGHBOURS_2D_SOURCE.format(s=s)
@@ -450,19 +452,26 @@ def partly_stored_line_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str,
     return rates
 
 
+def field_rows(buffer_bytes: int, fields: int, row_cells: int, spare_rows: int = 0) -> tuple[int, int, int]:
+    """`field_layout`'s field stride for 2D rows of `row_cells` doubles, the row pitch (16 doubles more: a row starts
+    on a line, and a store one double past its last cell does not reach the next row) and the rows per field, a
+    multiple of `WIDTH_ROWS_MULTIPLE`, with `spare_rows` left over in the field."""
+    _, stride = field_layout(buffer_bytes, fields)
+    pitch = row_cells + 16
+    return stride, pitch, ((stride - 1024) // pitch - spare_rows) // WIDTH_ROWS_MULTIPLE * WIDTH_ROWS_MULTIPLE
+
+
 def partly_stored_line_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096) -> dict[str, dict[str, float]]:
     """Copies of 1, 4 and 19 fields of 2D rows (`row_cells` doubles each, 16 more between rows), one thread per
     cell, in the blocks of `WIDTH_BLOCKS`, with stores on and one double off their lines: whether a line that one
     warp store writes in part costs more where the warp that completes it belongs to another block (every warp
     edge in blocks 32 wide, one in eight in blocks 256 wide). The held-out Hopper sets run blocks 32 wide up to
     17 % slower than blocks 256 wide with the same volumes (validation/hopper/README.md, "Block width")."""
-    pitch = row_cells + 16  # a row starts on a line, and its shifted last store does not reach the next row
     a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
     b = cp.zeros_like(a)
     rates = {}
     for fields in WIDTH_FIELD_COUNTS:
-        stride = (buffer_bytes // 8 // fields) // 256 * 256
-        rows = (stride - 1024) // pitch // 32 * 32  # a multiple of every block height
+        stride, pitch, rows = field_rows(buffer_bytes, fields, row_cells)
         kernel = MODULE.get_function(f"copy_fields_2d_{fields}")
         for width, height in WIDTH_BLOCKS:
             for store_shift in (0, 1):
@@ -489,14 +498,13 @@ def neighbour_read_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096) ->
     slow down as blocks narrow; if a row that a warp of the same block is fetching costs more than one another block
     fetched, the y-neighbour reads slow down as blocks grow tall; the own-cell reads show what the width alone
     costs."""
-    pitch = row_cells + 16
     shared_per_sm = cp.cuda.Device().attributes["MaxSharedMemoryPerMultiprocessor"]
     a = cp.random.random(buffer_bytes // 8 + 1024) + 0.5
     b = cp.zeros(buffer_bytes // 8 // 4, dtype=a.dtype)
     rates = {}
     for fields in WIDTH_FIELD_COUNTS:
-        stride = (buffer_bytes // 8 // fields) // 256 * 256
-        rows = min((stride - 1024) // pitch - 2, b.size // pitch) // 32 * 32  # a row to spare above and below
+        stride, pitch, rows = field_rows(buffer_bytes, fields, row_cells, spare_rows=2)  # a row above and below
+        rows = min(rows, b.size // pitch // WIDTH_ROWS_MULTIPLE * WIDTH_ROWS_MULTIPLE)  # the sums fit the output
         kernel = MODULE.get_function(f"read_neighbours_2d_{fields}")
         for width, height in WIDTH_BLOCKS:
             for warps_per_sm in (None, 16) if width * height == 256 else (None,):
