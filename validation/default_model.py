@@ -528,7 +528,17 @@ With one rate for both, the unguarded `__ldg` launches of tile 1x1 measured 1.50
 8.9 % to 6.7 / 3.5 / 3.2 % (A100 / GA10x / GH100; guarded rates 0.312 / 0.37 / 0.3143 against 0.4421 / 0.4128
 / 0.4749), and with it the tie band. A100 0.924 / 95.7 % / 13.90 % -> 0.932 / 95.7 % / 12.80 %, A4000 0.923 /
 98.5 / 8.60 -> 0.925 / 98.5 / 8.48, A6000 0.869 / 88.3 / 19.61 -> 0.872 / 88.3 / 19.40, H100 0.908 / 93.6 /
-13.46 -> 0.912 / 98.0 / 12.90: the H100 convolution now meets all three targets."""
+13.46 -> 0.912 / 98.0 / 12.90: the H100 convolution now meets all three targets.
+Since 2026-11-27 (later) the RTX A4000's L2 bandwidth is the A40's measured one scaled by the L2 slices, 8 of the
+GA102's 12 (Ampere pairs 512 KB of L2 with each 32-bit memory controller; GA102 whitepaper), where it was scaled
+by SMs: 1799.9 GB/s, was 1542.8 (the RTX 3090, 12 of 12: 2365.0, was 2308.7). The GA10x refit moved its guarded
+read-only rate 0.3700 -> 0.3701 only: no tile-1x1 launch of the A4000 is L2-bound. A4000 unchanged, A6000 MAPE
+19.40 -> 19.41 %. The idea came from the A6000's residuals, which it does not touch: the A6000 measures 1.43-1.47
+times the A4000's throughput of the same launch with 1x1 and 2x1 tiles (geometric mean per tile and read_only)
+and 1.50-1.64 times with the other tiles but 3x4 and 4x3, where the model, at one clock for both, predicts
+1.71-1.75 times for every tile; 3x4 and 4x3 tiles measure 1.15 and 1.25 times with plain loads, 1.01 and 1.09
+with read-only ones (the launches above whose binaries evidently differ). What scales by less than the SMs and depends on the tile is not in either device
+file."""
 
 
 HELD_OUT_EXPLANATION = """\
