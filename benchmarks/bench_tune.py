@@ -308,7 +308,10 @@ Caches: {gpus}. Kernel: the 15x15 convolution without shared memory or padding
 (`validation/a100_convolution/convolution.py`); each strategy searches the configurations the SPEC describes.
 
 Each cell is the measured optimum over the best time found after N measurements (mean over GPUs, or the worst GPU;
-each GPU's value a mean over {repeats} seeds for Kernel Tuner's strategies; ours is deterministic). "to 97 %" is
+each GPU's value a mean over {repeats} seeds for Kernel Tuner's strategies; ours is deterministic; bayes_opt's
+row differs between runs with the same seeds: over five runs on 2026-11-27 its mean@10 ranged 46.8-56.3 % and
+its worst@50 44.9-62.0 %, and two runs with PYTHONHASHSEED fixed differed as much, so its path depends on more
+than the seeds of `random` and numpy). "to 97 %" is
 the mean number of measurements needed to reach 97 % of the optimum (how many runs never did within 50 in
 brackets). "measured" is the mean number of measurements a run made (ours stops early by its rule).
 "without the model" is the same search started from no prediction (every configuration alike), what a
