@@ -74,6 +74,14 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
+What `read_only` does on AMD (2026-11-27, read from these caches, nothing changed): HIP's `__ldg` is an ordinary
+load, yet the launches whose tile divides the image measure 1.76x faster with `read_only` = 1 than with 0 on the
+MI250X, 1.39x on the W6600 and 1.01x on the W7800 (geometric mean over the pairs of the same block and tile: 198,
+198 and 188), where the GA10x GPUs measure 0.53x (median 0.78x). The code the compilers here make of the two
+differs in registers and in waits for loads, and the model, which reads both, predicts the W6600's pairs apart as
+they measure (measured over predicted 1.24 with 0, 1.23 with 1), the MI250X's by 1.21x only (1.10 and 1.60; MAPE
+30.1 and 36.5 %). What the binaries measured there did differently is not known here.
+
 Since 2026-11-27 (last) the W6600's L2 bandwidth is the RX 6900 XT's measured plateau scaled by the caches that
 serve what misses L0, where it was scaled by CUs: the W6600 is the same Navi 2x design at half the size, 2 MiB of
 L2 against 4 MiB and 4 x 2 shader arrays (each with its graphics L1) against 8 x 2 (rocminfo on a W6600 and on a
