@@ -312,8 +312,7 @@ def pick_fraction(pairs, device) -> float:
 
 
 def counters_twice(pairs, parameter: str) -> list[tuple[object, object]]:
-    """The pairs of launches that differ only in `parameter` (0 against 1), each measured DRAM load: a volume set
-    read twice."""
+    """The pairs of launches that differ only in `parameter` (0 against 1): a volume set read twice."""
     by_launch: dict = {}
     for p in pairs:
         setting = f"{parameter}=1" in p.variant.split()
@@ -537,8 +536,8 @@ read-only rate 0.3700 -> 0.3701 only: no tile-1x1 launch of the A4000 is L2-boun
 times the A4000's throughput of the same launch with 1x1 and 2x1 tiles (geometric mean per tile and read_only)
 and 1.50-1.64 times with the other tiles but 3x4 and 4x3, where the model, at one clock for both, predicts
 1.71-1.75 times for every tile; 3x4 and 4x3 tiles measure 1.15 and 1.25 times with plain loads, 1.01 and 1.09
-with read-only ones (the launches above whose binaries evidently differ). What scales by less than the SMs and depends on the tile is not in either device
-file."""
+with read-only ones (the launches above whose binaries evidently differ). What scales by less than the SMs and
+depends on the tile is not in either device file."""
 
 
 HELD_OUT_EXPLANATION = """\
