@@ -649,8 +649,10 @@ loads: 25.8 GLup/s at 64x1, 31.3 at 64x16), where the model has them bound by th
 sixteen tiles with plain loads (1x2, 1x3, 2x1, 2x2, 2x3, 3x1, 3x2, 3x3, 4x1) the A100's measurements rank the H100 at
 0.96-0.99 and the model at 0.66-0.85; pricing the sectors L1 fills from L2 at its bank width (128 B per cycle) moves
 the whole set from 0.908 to 0.916 only (MAPE 13.5 -> 14.4 %) and was not kept. The last column ranks each
-GPU by the first 16 of its 32 runs per launch against the last 16 (`halves_spearman`): what the run-to-run noise
-alone costs a perfect prediction. The held-out Hopper kernels have a table of this kind too (below)."""
+GPU by the first 16 of its 32 runs per launch against the last 16 (`halves_spearman`): how far the run-to-run noise
+alone moves the order. A perfect prediction loses less to it: with independent noise it would rank the mean of all
+32 runs at about the square root of 2r / (1 + r), r this column (Spearman-Brown), 0.994 at r = 0.975. The held-out
+Hopper kernels have a table of this kind too (below)."""
 
 
 HELD_OUT_SIBLING_EXPLANATION = """\
