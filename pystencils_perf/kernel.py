@@ -215,6 +215,13 @@ class KernelModel:
     def stores(self) -> tuple[Access, ...]:
         return tuple(a for a in self.accesses if a.kind is AccessKind.STORE)
 
+    def loads_through_read_only_path(self) -> frozenset[str]:
+        """The arrays whose loads take the read-only (non-coherent) path, which an L1 that caches no other global
+        load still caches (`Device.global_loads_cached_in_l1`): those the kernel only reads, which pystencils and
+        loopy pass as ``const`` restrict pointers, so that nvcc loads them through that path."""
+        stored = {a.field for a in self.stores}
+        return frozenset(f.name for f in self.fields if f.name not in stored)
+
     def shared_memory_for(self, block: tuple[int, int, int]) -> int:
         """Shared memory per block of `block` threads, in bytes."""
         extra = self.block_shared_memory_bytes.xreplace(dict(zip(BDIM, block)))

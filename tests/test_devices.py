@@ -21,7 +21,7 @@ from pystencils_perf.devices import (
 
 VALIDATION = Path(__file__).parent.parent / "validation" / "devices"
 LIBRARY = {
-    "V100-PCIe-32GB", "P100-PCIe-16GB", "RTX-2080-Ti", "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIe-40GB",
+    "V100-PCIe-32GB", "P100-PCIe-16GB", "GTX-TITAN-X", "GTX-1080-Ti", "RTX-2080-Ti", "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIe-40GB",
     "A40", "RTX-A6000", "RTX-A4000", "RTX-3090", "H100-SXM5-80GB", "H100-PCIe-80GB", "GH200-96GB",
     "H200-SXM-141GB", "L40", "L40S", "MI210", "MI100", "MI50", "MI250X-GCD", "MI300A", "MI300X", "RX-6900-XT", "Radeon-PRO-W6600",
     "Radeon-PRO-W7800",

@@ -140,6 +140,11 @@ class Device:
         Warp load requests one L1 cache accepts per cycle, at most, however few lines each touches
         (1; 0.5 on GA10x, where gpu-strides takes 2 cycles for a warp's float load of one line and
         the A100 and H200 take 1). Optional, default 1.
+    global_loads_cached_in_l1 : int
+        1 where the L1 caches a kernel's global loads; 0 where it caches only those that take the
+        read-only path (`__ldg`, or arrays the compiler knows to be read-only, such as pystencils'
+        ``const`` restrict fields) and the others go to L2 (Maxwell; Pascal GP10x: compute
+        capability 5.x and 6.1). Optional, default 1.
     l2_capacity_bytes : int
         Nominal L2 capacity, bytes.
     l2_partition_count : int
@@ -239,6 +244,7 @@ class Device:
     l2_channel_count: int = 0
     l1_caches_per_sm: int = 1
     l1_requests_per_cycle: float = 1.0
+    global_loads_cached_in_l1: int = 1
     shared_memory_per_block_bytes: int = 0
     shared_memory_reserved_per_block_bytes: int = 0
     l2_partition_count: int = 1
@@ -315,7 +321,9 @@ _INTEGER_TYPES = ("int", "tuple[int, int, int]")
 #: L1 cache per SM, and one L1 request per cycle
 OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count", "l1_caches_per_sm",
                        "l1_requests_per_cycle", "shared_memory_per_block_bytes", "shared_memory_reserved_per_block_bytes",
-                       "l2_partition_count")
+                       "l2_partition_count", "global_loads_cached_in_l1")
+#: quantities that say yes (1) or no (0) instead of counting something
+FLAG_QUANTITIES = ("global_loads_cached_in_l1",)
 LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
                       "dram_latency_cycles")
 _ENTRY_KEYS = {"value", "kind", "source", "note"}
@@ -368,6 +376,10 @@ def _quantity(path: Path, name: str, type_name: str, entry):
     if kind == "estimate" and (not isinstance(note, str) or not note.strip()):
         _fail(path, f"'{name}' is an estimate without a note saying what it rests on")
     number_type = int if type_name in _INTEGER_TYPES else float
+    if name in FLAG_QUANTITIES:
+        if isinstance(entry["value"], bool) or entry["value"] not in (0, 1):
+            _fail(path, f"'{name}' must be 0 or 1, got {entry['value']!r}")
+        return int(entry["value"]), kind, entry["source"], note
     _check_number(path, name, entry["value"], number_type)
     v = entry["value"]
     value = tuple(int(x) for x in v) if isinstance(v, list) else number_type(v)

@@ -56,6 +56,8 @@ QUANTITY_HELP = {
     "l1_caches_per_sm": "optional (1 if left out): L1 caches serving one SM's warps side by side (2 on an RDNA WGP)",
     "l1_requests_per_cycle": "optional (1 if left out): warp load requests one L1 accepts per cycle, at most "
                              "(0.5 on GA10x: gpu-strides' one-line float load takes 2 cycles there)",
+    "global_loads_cached_in_l1": "optional (1 if left out): 0 where the L1 caches only loads that take the read-only "
+                                 "path and the others go to L2 (Maxwell, Pascal GP10x)",
     "shared_memory_per_block_bytes": "optional (shared_memory_per_sm_bytes if left out): shared memory one block may "
                                      "allocate, bytes (CUDA's opt-in maximum; 64 KiB of an RDNA WGP's 128 KiB)",
     "shared_memory_reserved_per_block_bytes": "optional (0 if left out): shared memory the runtime reserves per "
@@ -111,6 +113,7 @@ def device_summary(dev: Device) -> str:
         ("l2_partition_count", "L2 partitions", dev.l2_partition_count),
         ("l1_caches_per_sm", "L1 caches per SM", dev.l1_caches_per_sm),
         ("l1_requests_per_cycle", "L1 requests per cycle", f"{dev.l1_requests_per_cycle:g}"),
+        ("global_loads_cached_in_l1", "global loads cached in L1", dev.global_loads_cached_in_l1),
         ("shared_memory_per_block_bytes", "shared memory per block", f"{dev.shared_memory_per_block_bytes} B"),
         ("last_level_cache_bytes", "last-level cache", _mib(dev.last_level_cache_bytes)),
         ("last_level_cache_bandwidth_gbs", "at", f"{dev.last_level_cache_bandwidth_gbs:g} GB/s"),

@@ -48,11 +48,13 @@ class VolumeFormula:
         return total
 
 
-def l2_load(compulsory, requested, l1_oversubscription) -> VolumeFormula:
-    """L2 -> L1 loads: ``V_comp + R_L1(O_L1) * (V_req - V_comp)``."""
+def l2_load(compulsory, requested, l1_oversubscription, uncached=0.0) -> VolumeFormula:
+    """L2 -> L1 loads: ``V_comp + R_L1(O_L1) * (V_req - V_comp)``, plus the `uncached` requests of loads that an
+    L1 caching only the read-only path passes on to L2 whole (`Device.global_loads_cached_in_l1`); `compulsory`
+    and `requested` are then the cached loads'."""
     return VolumeFormula(
         "L2 load",
-        compulsory,
+        compulsory + uncached,
         (CurveTerm("l1_load_capacity_miss", l1_oversubscription, np.maximum(requested - compulsory, 0.0),
                    x_label="L1 oversubscription", volume_label="redundant L1 load"),),
     )

@@ -29,6 +29,8 @@ class BlockRequests:
     requested_load_sectors: int
     store_sectors: int
     lattice_updates: int
+    #: of `requested_load_sectors`, those of arrays whose loads the L1 does not cache (`block_requests`)
+    uncached_load_sectors: int = 0
 
 
 def in_rows(values: np.ndarray, width: int, fill) -> np.ndarray:
@@ -89,8 +91,10 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int):
     return [r[0] for r in representatives.values()], np.array([r[1] for r in representatives.values()], dtype=np.int64)
 
 
-def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device) -> BlockRequests:
-    """Totals over the blocks `bids`; warps never straddle two blocks."""
+def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device,
+                   uncached: frozenset[str] = frozenset()) -> BlockRequests:
+    """Totals over the blocks `bids`; warps never straddle two blocks. The loads of the arrays in `uncached`
+    are counted apart too: an L1 that does not cache them passes each of their sectors on to L2."""
     threads = block_threads(tuple(block), tuple(bids))
     warp, sector = device.warp_size, device.l1_sector_bytes
     instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes))
@@ -103,6 +107,8 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     per_instr = sectors.reshape(len(instrs), -1).sum(axis=1) * weight
     store_sectors = int(per_instr[is_store].sum())
     load_sectors = int(per_instr[~is_store].sum())
+    is_uncached = np.array([i.field in uncached for i in instrs], dtype=bool)
+    uncached_sectors = int(per_instr[~is_store & is_uncached].sum())
 
     cycles = 0
     for eb in np.unique(elem[~is_store]):
@@ -111,4 +117,4 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
         words = rows_of(byte_addr[sel] // device.l1_bank_width_bytes, mask[sel], group)
         cycles += int(np.dot(bank_cycles_per_instruction(words, device.l1_bank_count, sel.sum()), weight[sel]))
     lups = sum(int(threads.satisfying(conj).sum()) for conj in compiled.points)
-    return BlockRequests(cycles, load_sectors, store_sectors, lups)
+    return BlockRequests(cycles, load_sectors, store_sectors, lups, uncached_sectors)

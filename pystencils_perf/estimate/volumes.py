@@ -114,19 +114,20 @@ class FootprintCounter:
             self._touched[key] = self.backend.touched(instrs, self.fields[name], threads, granule_bytes)
         return self._touched[key]
 
-    def block(self, kind: AccessKind, block, bid, granule_bytes: int) -> int:
+    def block(self, kind: AccessKind, block, bid, granule_bytes: int, skip: frozenset[str] = frozenset()) -> int:
         """Distinct granules one block touches; a translate of a block counted before reuses its count.
 
         If every instruction of a field runs on every thread of the block and all
         move by the same D bytes from block to block, the block's granules are
         those of any other such block shifted, up to ``D mod granule``: the count
-        depends on that residue only. Interior blocks of big grids are such translates.
+        depends on that residue only. Interior blocks of big grids are such translates. The arrays in `skip`
+        are left out.
         """
         threads = ThreadSet.single_block(block, bid)
         total = 0
         for name, field in self.fields.items():
             instrs = self.compiled.for_field(name, kind)
-            if not instrs:
+            if not instrs or name in skip:
                 continue
             if (name, kind, bid) not in self._shifts:
                 self._shifts[name, kind, bid] = _uniform_block_shift(instrs, block, bid)
@@ -287,19 +288,24 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
 
     # -- L1 and L2 <- L1, per representative block ------------------------------------
     bids = representative_blocks(grid)
-    req = block_requests(compiled, fields, block, bids, device)
+    # an L1 that caches only the read-only path passes the other arrays' loads on to L2 whole
+    uncached = (frozenset() if device.global_loads_cached_in_l1
+                else frozenset(fields) - model.loads_through_read_only_path())
+    req = block_requests(compiled, fields, block, bids, device, uncached)
     cycles = req.l1_cycles
     requested = req.requested_load_sectors * sector
+    uncached_load = req.uncached_load_sectors * sector
     stores = req.store_sectors * sector
     lups = max(req.lattice_updates, 1)
     comp = alloc = 0
     for bid in bids:
-        comp += counter.block(AccessKind.LOAD, block, bid, sector) * sector
-        alloc += counter.block(AccessKind.LOAD, block, bid, line) * line
+        comp += counter.block(AccessKind.LOAD, block, bid, sector, skip=uncached) * sector
+        alloc += counter.block(AccessKind.LOAD, block, bid, line, skip=uncached) * line
     n_rep = len(bids)
     l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
-    l2_load = float(composition.l2_load(comp, requested, l1_oversubscription).evaluate(device.curves)) / lups
-    l1_compulsory = comp / lups
+    l2_load = float(composition.l2_load(comp, requested - uncached_load, l1_oversubscription,
+                                        uncached_load).evaluate(device.curves)) / lups
+    l1_compulsory = (comp + uncached_load) / lups
     l2_store = stores / lups
 
     # -- DRAM <- L2, per representative wave -----------------------------------------

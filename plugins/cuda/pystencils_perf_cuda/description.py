@@ -54,6 +54,11 @@ class CudaKernelModel(KernelModel):
 
     read_only_fields: tuple[str, ...] = ()
 
+    def loads_through_read_only_path(self) -> frozenset[str]:
+        """Hand-written code says which: its ``__ldg`` arrays (`read_only_fields`). The others count as ordinary
+        loads, ``const __restrict__`` ones too, though nvcc may load those through the read-only path as well."""
+        return frozenset(self.read_only_fields)
+
 
 @dataclass(frozen=True)
 class CudaKernel:
