@@ -5,8 +5,9 @@
 Data: `diffusion2d_kernel_tuner_notebooks.csv` of the shared data (../shared/data/external; KernelTuner/kernel_tuner
 243ef4e, `doc/source/diffusion.ipynb` for the GTX TITAN X, `diffusion_use_optparam.ipynb` for the GTX 1080 Ti, parsed
 from their stored outputs; Apache-2.0), the rows of the naive kernel, each block size once (the notebooks list the
-best one again at the end). Each was timed once, so there is no noise figure; the device files of both GPUs are
-datasheet figures and estimates, and nothing is fitted on them. Kernel description: `diffusion2d_naive.py`.
+best one again at the end). Each has one time, Kernel Tuner's mean over its runs, and the notebooks show no
+spread, so there is no noise figure; the device files of both GPUs are datasheet figures and estimates, and
+nothing is fitted on them. Kernel description: `diffusion2d_naive.py`.
 Writes report.md and, per GPU, a report with plots.
 """
 
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
     spec = load_tunable_spec(HERE / "diffusion2d_naive.py")
     lines = ["# Kernel Tuner's naive 2D diffusion on a GTX TITAN X and a GTX 1080 Ti", "",
              (f"Data: `{DATA.name}` (Kernel Tuner's diffusion notebooks), the naive kernel's 21 block sizes per GPU, "
-              "each timed once. Default model, device files of datasheet figures and estimates, nothing fitted. "
+              "one mean time each (the notebooks show no run-to-run spread). Default model, device files of datasheet figures and estimates, nothing fitted. "
               "Reproduce: `python3 validation/diffusion/validate_diffusion.py`."), ""]
     for gpu, device in GPUS.items():
         validation = validate_tuned(naive_runs(DATA, gpu), spec, device)
