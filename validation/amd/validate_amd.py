@@ -74,6 +74,20 @@ def guarded(pair) -> bool:
 
 
 FINDINGS = """\
+The Infinity Cache's latency (2026-11-27, tried on these caches and not adopted, nothing changed): the latency
+term waits the RX 6900 XT's DRAM pointer chase (762 ns) for everything that misses L2, though the Infinity Cache
+serves most of it. gpu-benches' own chase of the 6900 XT finds that cache in 154.3 ns (396.5 cycles at 2570 MHz,
+the median of its 15 data sets from 16 to 64 MB), and Chips and Cheese measured 150.3 ns on a Navi 31 (RX 7900
+XTX, vector accesses, high power state; 2023-06-14). With a round beyond L2 waiting that long (154.3 ns at each
+GPU's clock), and DRAM's latency only for the share DRAM itself serves behind the cache (each wave's new data),
+the W6600 ranks at 0.815 (0.758), its MAPE 38.4 % (21.2), and the W7800 at 0.553 (0.606), MAPE 63.6 % (71.7); no
+worst tied pick moves, and the MI250X has no such cache. Keeping spilled registers in the Infinity Cache as well
+where they fit there (as in L2; the W7800 at 150.3 ns) gives 0.769 / 109.6 % and 0.566 / 67.0 %: the W6600's
+spilling launches, which the 762 ns predicts within 1.07-1.12x (measured over predicted), come out 2.4x too fast
+where their spills fit in the cache, and its guarded launches 2.0x. Their spills' loads wait as long as a DRAM
+access, or for something the model does not have; which, these timings cannot tell. Adopted, either would trade
+the W6600's MAPE target for rank correlation and lower the W7800's.
+
 What `read_only` does on AMD (2026-11-27, read from these caches, nothing changed): HIP's `__ldg` is an ordinary
 load, yet the launches whose tile divides the image measure 1.76x faster with `read_only` = 1 than with 0 on the
 MI250X, 1.39x on the W6600 and 1.01x on the W7800 (geometric mean over the pairs of the same block and tile: 198,
