@@ -84,3 +84,16 @@ def test_a_volume_set_read_twice_pairs_the_launches_that_differ_only_in_the_para
     data = SimpleNamespace(name="KTT", same_volumes_parameter="READ_ONLY")
     row = default_model.repeat_row(data, pairs)
     assert row[:4] == ("KTT", "READ_ONLY 0 against 1", "3", "1.000") and row[5] == "1.000"
+
+
+def test_the_scaling_table_sets_each_tiles_measured_ratio_beside_the_predicted_one():
+    """Per tile and read_only setting: the geometric mean over the launches both GPUs measured of the larger GPU's
+    throughput over the smaller's, measured and predicted; a launch only one of them measured is left out."""
+    tile = "read_only={} tile_size_x=1 tile_size_y=2"
+    larger = [_pair(tile.format(0), "32x1x1", 2.0, 1.75), _pair(tile.format(0), "64x1x1", 8.0, 3.5),
+              _pair(tile.format(1), "32x1x1", 3.0, 3.0), _pair(tile.format(1), "64x1x1", 9.0, 9.0)]
+    smaller = [_pair(tile.format(0), "32x1x1", 1.0, 1.0), _pair(tile.format(0), "64x1x1", 2.0, 2.0),
+               _pair(tile.format(1), "32x1x1", 2.0, 2.0)]
+    table = default_model.scaling_table(larger, smaller).splitlines()
+    assert table[0].startswith("| tile | launches, read_only 0 | measured | predicted | launches, read_only 1")
+    assert table[2] == "| 1x2 | 2 | 2.83 | 1.75 | 1 | 1.50 | 1.50 |"  # sqrt(2 x 4); 1.75 both; 64x1x1 of 1 unpaired
