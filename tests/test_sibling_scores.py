@@ -94,6 +94,10 @@ def test_the_scaling_table_sets_each_tiles_measured_ratio_beside_the_predicted_o
               _pair(tile.format(1), "32x1x1", 3.0, 3.0), _pair(tile.format(1), "64x1x1", 9.0, 9.0)]
     smaller = [_pair(tile.format(0), "32x1x1", 1.0, 1.0), _pair(tile.format(0), "64x1x1", 2.0, 2.0),
                _pair(tile.format(1), "32x1x1", 2.0, 2.0)]
+    only_plain = "read_only=0 tile_size_x=3 tile_size_y=4"
+    larger.append(_pair(only_plain, "32x1x1", 1.0, 1.0))
+    smaller.append(_pair(only_plain, "32x1x1", 1.0, 1.0))
     table = default_model.scaling_table(larger, smaller).splitlines()
     assert table[0].startswith("| tile | launches, read_only 0 | measured | predicted | launches, read_only 1")
     assert table[2] == "| 1x2 | 2 | 2.83 | 1.75 | 1 | 1.50 | 1.50 |"  # sqrt(2 x 4); 1.75 both; 64x1x1 of 1 unpaired
+    assert table[3] == "| 3x4 | 1 | 1.00 | 1.00 | 0 | - | - |"
