@@ -35,7 +35,8 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import shared_external_data, use_compiled_registers  # noqa: E402
+from convolution_summary import (read_only, shared_external_data, tile, use_compiled_registers,  # noqa: E402
+                                 variant_params)
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
@@ -315,9 +316,9 @@ def counters_twice(pairs, parameter: str) -> list[tuple[object, object]]:
     """The pairs of launches that differ only in `parameter` (0 against 1): a volume set read twice."""
     by_launch: dict = {}
     for p in pairs:
-        setting = f"{parameter}=1" in p.variant.split()
-        others = " ".join(w for w in p.variant.split() if not w.startswith(f"{parameter}="))
-        by_launch.setdefault((others, p.launch), {})[setting] = p
+        others = variant_params(p)
+        setting = others.pop(parameter, None) == "1"
+        by_launch.setdefault((tuple(sorted(others.items())), p.launch), {})[setting] = p
     return [(both[False], both[True]) for both in by_launch.values() if len(both) == 2]
 
 
@@ -435,27 +436,27 @@ def scaling_table(larger, smaller) -> str:
     smaller's, measured and predicted, with `read_only` 0 and 1 side by side; `larger` and `smaller` are the two
     data sets' (measured, predicted) pairs."""
     def by_launch(pairs):
-        return {(p.variant, p.launch): (p.measured.values["glups"], p.candidate.prediction.glups) for p in pairs}
+        return {(p.variant, p.launch): p for p in pairs}
 
     big, small = by_launch(larger), by_launch(smaller)
     ratios = {}
     for key in big.keys() & small.keys():
-        params = dict(item.split("=") for item in key[0].split())
-        tile = f"{params['tile_size_x']}x{params['tile_size_y']}"
-        ratios.setdefault((tile, params["read_only"]), []).append(
-            [np.log(b / s) for b, s in zip(big[key], small[key])])
+        b, s = big[key], small[key]
+        ratios.setdefault((tile(b), read_only(b)), []).append(
+            [np.log(b.measured.values["glups"] / s.measured.values["glups"]),
+             np.log(b.candidate.prediction.glups / s.candidate.prediction.glups)])
 
-    def cells(tile, read_only):
-        logs = ratios.get((tile, read_only))
+    def cells(tile_size, setting):
+        logs = ratios.get((tile_size, setting))
         if not logs:
             return ["0", "-", "-"]
         measured, predicted = np.exp(np.mean(logs, axis=0))
         return [str(len(logs)), f"{measured:.2f}", f"{predicted:.2f}"]
 
-    tiles = sorted({tile for tile, _ in ratios})
+    tiles = sorted({tile_size for tile_size, _ in ratios})
     return markdown_table(("tile", "launches, read_only 0", "measured", "predicted", "launches, read_only 1",
                            "measured", "predicted"),
-                          ([tile, *cells(tile, "0"), *cells(tile, "1")] for tile in tiles))
+                          ([f"{x}x{y}", *cells((x, y), 0), *cells((x, y), 1)] for x, y in tiles))
 
 
 def targets(min_spearman: float, min_best_fraction: float, max_mape_percent: float) -> tuple:
