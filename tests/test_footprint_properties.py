@@ -109,13 +109,16 @@ def test_enum_isl_and_brute_force_agree(case, data):
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
 @given(st.lists(st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 20)), max_size=12), min_size=1, max_size=3))
 def test_union_of_intervals_with_firsts_and_lasts_sorted_apart_counts_each_granule_once(parts):
-    """`touched` pairs the sorted firsts with the sorted lasts: the union must not depend on the pairing."""
+    """`touched` pairs the sorted firsts with the sorted lasts and keeps their union as disjoint intervals: the
+    union must not depend on the pairing, and the intervals must be the covered granules' maximal runs."""
     covered = {g for part in parts for first, length in part for g in range(first, first + length + 1)}
     columns = [
-        footprint_enum._sorted_columns([np.array([f for f, _ in part], dtype=np.int64)],
-                                       [np.array([f + n for f, n in part], dtype=np.int64)])
+        footprint_enum._disjoint(np.sort(np.array([f for f, _ in part], dtype=np.int64)),
+                                 np.sort(np.array([f + n for f, n in part], dtype=np.int64)))
         for part in parts if part
     ]
+    for union in columns:
+        assert (union[:, 0] <= union[:, 1]).all() and (union[1:, 0] > union[:-1, 1] + 1).all()
     assert (footprint_enum.count_union(columns) if columns else 0) == len(covered)
 
 

@@ -68,7 +68,7 @@ def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
 @functools.lru_cache(maxsize=64)
 def _row_threads(by: int, bz: int) -> tuple[np.ndarray, np.ndarray]:
     """tid.y and tid.z of a block's rows (tid.x = 0), y fastest, as addresses usually grow: then a row set's
-    firsts come in long ascending runs, which `_sorted_columns` merges instead of sorting; shared, not to be
+    firsts come in long ascending runs, which `_sorted` merges instead of sorting; shared, not to be
     written."""
     ty, tz = np.tile(np.arange(by), bz), np.repeat(np.arange(bz), by)
     ty.flags.writeable = tz.flags.writeable = False
@@ -78,8 +78,10 @@ def _row_threads(by: int, bz: int) -> tuple[np.ndarray, np.ndarray]:
 class _Rows:
     """A thread set's rows (tid.x = 0): each row's u range, and each constraint's clip of it.
 
-    merged rows: u = bid.x*bdim.x + tid.x over the whole run, bid.x = 0 in the coordinates;
-    otherwise one row per block, u = tid.x, bid.x in the coordinates.
+    merged rows: u = bid.x*bdim.x + tid.x over the whole run, bid.x = 0 in the coordinates, in the order (run,
+    tid.y and tid.z); otherwise one row per block, u = tid.x, bid.x in the coordinates, in the order (run, tid.y
+    and tid.z, bid.x): the rows of one thread row in neighbouring blocks follow each other, so that where they
+    are translates that touch (a tile's points strided by the block), `_joined_neighbours` joins them.
 
     The part of an affine form that does not move along a row is computed once per coefficient vector: the
     constraints of a guard and the addresses under it share few vectors (a fold's points differ by offsets).
@@ -88,24 +90,30 @@ class _Rows:
     def __init__(self, threads: ThreadSet, merge: bool):
         bx, by, bz = threads.block
         runs = threads.runs
-        if not merge:
-            rep, bidx = _expand(runs[:, 0], runs[:, 1] - runs[:, 0] + 1)
-            runs = np.stack([bidx, bidx, runs[rep, 2], runs[rep, 3]], axis=1)
         ty, tz = _row_threads(by, bz)
-        n_runs, n_tyz = len(runs), len(ty)
-        columns = np.zeros((6, n_runs, n_tyz), dtype=np.int64)  # one array per coordinate, for `AffineValues`
-        columns[1] = ty
-        columns[2] = tz
-        columns[4] = runs[:, None, 2]
-        columns[5] = runs[:, None, 3]
+        n_tyz = len(ty)
         if merge:
+            columns = np.zeros((6, len(runs), n_tyz), dtype=np.int64)  # one array per coordinate (`AffineValues`)
+            columns[1] = ty
+            columns[2] = tz
+            columns[4] = runs[:, None, 2]
+            columns[5] = runs[:, None, 3]
             self.u_lo = np.repeat(runs[:, 0] * bx, n_tyz)
             self.u_hi = np.repeat((runs[:, 1] + 1) * bx - 1, n_tyz)
+            columns = columns.reshape(6, -1)
         else:
-            columns[3] = runs[:, None, 0]
-            self.u_lo = np.zeros(n_runs * n_tyz, dtype=np.int64)
-            self.u_hi = np.full(n_runs * n_tyz, bx - 1, dtype=np.int64)
-        self._start_values = AffineValues(columns.reshape(6, -1)[1:])  # tid.x is 0: its column is left out
+            counts = runs[:, 1] - runs[:, 0] + 1
+            run, position = _expand(np.zeros(len(runs), dtype=np.int64), counts * n_tyz)
+            thread_row, block = np.divmod(position, counts[run])
+            columns = np.zeros((6, len(run)), dtype=np.int64)
+            columns[1] = ty[thread_row]
+            columns[2] = tz[thread_row]
+            columns[3] = runs[run, 0] + block
+            columns[4] = runs[run, 2]
+            columns[5] = runs[run, 3]
+            self.u_lo = np.zeros(len(run), dtype=np.int64)
+            self.u_hi = np.full(len(run), bx - 1, dtype=np.int64)
+        self._start_values = AffineValues(columns[1:])  # tid.x is 0: its column is left out
         self._clips: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def values(self, coeffs: tuple[int, ...]) -> np.ndarray:
@@ -172,11 +180,11 @@ def _ceil_div(a, b):
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
     """The granules `instructions` of `threads` touch in `field` (backend interface).
 
-    Closed intervals of granule indices as their firsts and lasts, shape (n, 2),
-    each column sorted on its own: the firsts and lasts of the intervals the
-    threads touch, paired afresh. Every granule is covered by as many pairs as
-    before (``#firsts <= g`` minus ``#lasts < g``), so the union is the same,
-    and two 1-D sorts cost less than ordering pairs.
+    Disjoint closed intervals of granule indices in ascending order, shape (n, 2).
+    They are built from the firsts and the lasts of the intervals the threads
+    touch, each sorted on its own and paired afresh: every granule is covered by
+    as many pairs as before (``#firsts <= g`` minus ``#lasts < g``), so the union
+    is the same, and two 1-D sorts cost less than ordering pairs.
 
     Instructions that differ only by a constant offset (a stencil's neighbours)
     are shifted copies of one row set: rows are clipped once per group, and
@@ -215,42 +223,56 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
                 e_last = e_first
             first = (base + eb * e_first) // granule_bytes
             last = (base + eb * e_last + eb - 1) // granule_bytes
-            out.append((first.ravel(), last.ravel()))
+            out.append(_joined_neighbours(first.ravel(), last.ravel()))
     if not out:
         return np.empty((0, 2), dtype=np.int64)
-    return _sorted_columns([f for f, _ in out], [la for _, la in out])
+    return _disjoint(_sorted([f for f, _ in out]), _sorted([la for _, la in out]))
 
 
-def _sorted_columns(firsts: list[np.ndarray], lasts: list[np.ndarray]) -> np.ndarray:
-    """Firsts and lasts of intervals as an (n, 2) array whose columns are each sorted."""
-    intervals = np.empty((sum(len(f) for f in firsts), 2), dtype=np.int64)
-    intervals[:, 0] = np.sort(np.concatenate(firsts), kind="stable")
-    intervals[:, 1] = np.sort(np.concatenate(lasts), kind="stable")
-    return intervals
+def _sorted(runs: list[np.ndarray]) -> np.ndarray:
+    """The values of `runs`, sorted: timsort merges the ascending runs that rows and footprints arrive in."""
+    return np.sort(np.concatenate(runs), kind="stable")
 
 
-def _union_size_sorted(intervals: np.ndarray) -> int:
-    """Number of integers covered by closed intervals whose firsts and lasts are each sorted.
+def _joined_neighbours(firsts: np.ndarray, lasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals with each one joined to the one before it where it starts no earlier and no later than one past
+    that one's last: then the two cover one interval. The union is the same, with fewer intervals to sort; rows
+    come in the order of `_Rows`, so that the rows of a thread row in neighbouring blocks join."""
+    if len(firsts) < 2:
+        return firsts, lasts
+    joins = (firsts[1:] >= firsts[:-1]) & (firsts[1:] <= lasts[:-1] + 1)
+    starts = np.flatnonzero(np.concatenate(([True], ~joins)))
+    if len(starts) == len(firsts):
+        return firsts, lasts
+    return firsts[starts], np.maximum.reduceat(lasts, starts)
 
-    Sweeping in order of the firsts, the intervals before the i-th reach up to
-    the (i-1)-th last, since the lasts are sorted too.
+
+def _disjoint(firsts: np.ndarray, lasts: np.ndarray) -> np.ndarray:
+    """The union of closed intervals given as their firsts and lasts, each sorted on its own, as disjoint intervals
+    in ascending order, shape (n, 2), none touching the next.
+
+    Sweeping in order of the firsts, the intervals before the i-th reach up to the (i-1)-th last, since the lasts
+    are sorted too: a new interval starts where a first lies beyond that reach. A wave's rows, tile points and
+    neighbours overlap, so its union has far fewer intervals than it has rows: later unions of several waves
+    sort those few.
     """
-    if len(intervals) == 0:
-        return 0
-    lo, hi = intervals[:, 0], intervals[:, 1]
-    covered_before = np.empty_like(hi)  # the last granule covered by the intervals before each one
-    covered_before[0] = lo[0] - 1
-    covered_before[1:] = hi[:-1]
-    np.maximum(covered_before, lo - 1, out=covered_before)
-    new = np.subtract(hi, covered_before, out=covered_before)  # granules each interval adds
-    return int(np.maximum(new, 0, out=new).sum())
+    if len(firsts) == 0:
+        return np.empty((0, 2), dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], firsts[1:] > lasts[:-1] + 1)))
+    intervals = np.empty((len(starts), 2), dtype=np.int64)
+    intervals[:, 0] = firsts[starts]
+    intervals[:-1, 1] = lasts[starts[1:] - 1]
+    intervals[-1, 1] = lasts[-1]
+    return intervals
 
 
 def count_union(parts: list[np.ndarray]) -> int:
     """Distinct granules in the union of `touched` results (backend interface)."""
     if len(parts) == 1:
-        return _union_size_sorted(parts[0])
-    return _union_size_sorted(_sorted_columns([p[:, 0] for p in parts], [p[:, 1] for p in parts]))
+        union = parts[0]
+    else:
+        union = _disjoint(_sorted([p[:, 0] for p in parts]), _sorted([p[:, 1] for p in parts]))
+    return int((union[:, 1] - union[:, 0]).sum()) + len(union)
 
 
 def count_overlap(a: np.ndarray, b: np.ndarray) -> int:
