@@ -2,34 +2,91 @@
 
 Start with `harvest` (the kernel model of a pystencils/lbmpy kernel) and
 `get_device`; the documentation (docs/, e.g. docs/cli.md for the command-line tool) says more.
+
+The public names are imported when first used (PEP 562), so that ``import
+pystencils_perf`` and the command line start without sympy, numpy or a generator.
 """
 
 from __future__ import annotations
 
-from .devices import Device, get_device, list_devices
-from .errors import ConfigurationError, DeviceError, HarvestError, PerfError
-from .harvesting import harvest
-from .kernel import Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
-from .launch import LaunchConfig
-from .metrics import Metrics
-from .plugins import get_plugin_manager
-from .rank import Ranking, rank, select
+import importlib
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what the names below are, for type checkers and editors
+    from .adapters.pystencils.api import KernelChoice, create_kernel
+    from .adapters.pystencils.lbm import create_lb_kernel
+    from .devices import Device, get_device, list_devices
+    from .errors import ConfigurationError, DeviceError, HarvestError, PerfError
+    from .harvesting import harvest
+    from .kernel import Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
+    from .launch import LaunchConfig
+    from .metrics import Metrics
+    from .plugins import get_plugin_manager
+    from .rank import Ranking, rank, select
 
 __version__ = "0.1.0"
 
+#: public name -> the module that defines it
+_PUBLIC = {
+    "Device": ".devices",
+    "get_device": ".devices",
+    "list_devices": ".devices",
+    "ConfigurationError": ".errors",
+    "DeviceError": ".errors",
+    "HarvestError": ".errors",
+    "PerfError": ".errors",
+    "harvest": ".harvesting",
+    "Access": ".kernel",
+    "AccessKind": ".kernel",
+    "Field": ".kernel",
+    "HarvestOptions": ".kernel",
+    "KernelModel": ".kernel",
+    "Loop": ".kernel",
+    "LaunchConfig": ".launch",
+    "Metrics": ".metrics",
+    "get_plugin_manager": ".plugins",
+    "Ranking": ".rank",
+    "rank": ".rank",
+    "select": ".rank",
+    "create_kernel": ".adapters.pystencils.api",
+    "KernelChoice": ".adapters.pystencils.api",
+    "create_lb_kernel": ".adapters.pystencils.lbm",
+}
+
+#: the submodules that importing the package used to import (and so bind as attributes) with the names above
+_SUBMODULES = ("devices", "errors", "harvesting", "hookspecs", "kernel", "launch", "metrics", "outputs", "plugins",
+               "predict", "resources")
+
 
 def __getattr__(name):
-    """`create_kernel`, `create_lb_kernel` and `KernelChoice` import pystencils, so only when asked for."""
-    if name in ("create_kernel", "KernelChoice"):
-        from .adapters.pystencils import api
+    """A public name, imported from its module when first asked for; its value is kept here after that."""
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-        return getattr(api, name)
-    if name == "create_lb_kernel":
-        from .adapters.pystencils import lbm
 
-        return lbm.create_lb_kernel
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __dir__():
+    return sorted({*globals(), *_PUBLIC})
 
+
+class _Package(ModuleType):
+    """Keeps the function `rank` under its name: importing the submodule ``pystencils_perf.rank`` (as the plugin
+    manager does) would bind the module to the package's attribute ``rank`` otherwise."""
+
+    def __setattr__(self, name, value):
+        if name in _PUBLIC and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "Access",

@@ -24,6 +24,7 @@ written whole or not at all (`outputs`), so Ctrl-C prints one line, exits with
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -35,17 +36,41 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ConfigurationError, PerfError
-from .kernel import parse_domain
 from .launch import DEFAULT_MODEL, parse_triples
 from .outputs import check_writable, check_writable_file, is_special, replacing_file, write_text
 from .tempcache import use_temporary_pystencils_cache
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse whose errors are one line (a `ConfigurationError`) instead of the usage block and an exit."""
+    """argparse whose errors are one line (a `ConfigurationError`) instead of the usage block and an exit, and
+    whose arguments may be added when it is first used (`add_arguments_later`)."""
+
+    _add_later = None
 
     def error(self, message):
         raise ConfigurationError(f"{message} (see {self.prog} --help)")
+
+    def add_arguments_later(self, add_arguments) -> None:
+        """Call ``add_arguments(self)`` only once this parser parses or prints its usage or help: a subcommand's
+        arguments may need the plugins, which the other subcommands should not wait for."""
+        self._add_later = add_arguments
+
+    def _add_pending_arguments(self) -> None:
+        add, self._add_later = self._add_later, None
+        if add is not None:
+            add(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._add_pending_arguments()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self):
+        self._add_pending_arguments()
+        return super().format_usage()
+
+    def format_help(self):
+        self._add_pending_arguments()
+        return super().format_help()
 
 
 def _argument_type(parse):
@@ -74,6 +99,13 @@ def _int_at_least(minimum: int):
 
 
 _positive_int = _int_at_least(1)
+
+
+def parse_domain(text: str) -> tuple[int, ...]:
+    """`kernel.parse_domain`, imported only for a ``--domain``: the kernel model imports sympy."""
+    from .kernel import parse_domain
+
+    return parse_domain(text)
 
 
 def _triples(what: str):
@@ -442,27 +474,38 @@ def _cmd_tune(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from .adapters.pystencils.measure import DEFAULT_WARMUP, MIN_REPEATS
+def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
+    """The parser of every subcommand, with the models, filters, backends and options of the installed plugins.
 
+    `lazy` adds a subcommand's arguments only when that subcommand is parsed or its help printed (`main`), so
+    that ``--help`` and ``devices`` start without loading the plugins, and sympy, numpy and islpy with them.
+    """
     parser = _Parser(prog="pystencils-perf", description="Predict and rank GPU launch configurations.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    from .devices.report import add_arguments as add_device_arguments
-    from .estimate import footprint_backends
-    from .plugins import get_plugin_manager
-
-    pm = get_plugin_manager()
-    backends = tuple(footprint_backends())
     parser.add_argument("--block-plugin", action="append", metavar="NAME",
                         help="do not load the plugin of this entry-point name (repeatable; see `plugins`)")
 
-    p = sub.add_parser("devices", help="list the device library, print a device file (NAME), or write a template (--template [FILE])")
-    add_device_arguments(p)
-    p.set_defaults(run=_cmd_devices)
+    @functools.cache
+    def plugins():
+        from .plugins import get_plugin_manager
 
-    sub.add_parser("plugins", help="list the installed plugins, their models, filters and backends").set_defaults(run=_cmd_plugins)
+        return get_plugin_manager()
+
+    @functools.cache
+    def backends() -> tuple[str, ...]:
+        from .estimate import footprint_backends
+
+        return tuple(footprint_backends())
+
+    def devices_args(p):
+        from .devices.report import add_arguments as add_device_arguments
+
+        add_device_arguments(p)
+        p.set_defaults(run=_cmd_devices)
+
+    def plugins_args(p):
+        p.set_defaults(run=_cmd_plugins)
 
     def layout_args(p):
         p.add_argument("--domain", type=_argument_type(parse_domain), help="array shape of variable-size fields, e.g. 64x64x64")
@@ -480,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})")
 
     def model_arg(p):
-        p.add_argument("--model", default=DEFAULT_MODEL, type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
+        p.add_argument("--model", default=DEFAULT_MODEL, type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
                        help=f"performance model (default {DEFAULT_MODEL}; `plugins` lists the installed ones)")
 
     def data_args(p):
@@ -489,65 +532,85 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
         p.add_argument("--spec", required=True, help="SPEC of the measured kernel (Python file defining `kernel`; "
                                                      "for Kernel Tuner data `kernel_for(params)` and `lattice_updates`)")
-        p.add_argument("--backend", default="auto", choices=backends, help="footprint backend")
+        p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend")
         layout_args(p)
 
-    p = sub.add_parser("accesses", help="print every harvested access and the launch configuration")
-    spec_args(p)
-    p.set_defaults(run=_cmd_accesses)
+    def accesses_args(p):
+        spec_args(p)
+        p.set_defaults(run=_cmd_accesses)
 
-    p = sub.add_parser("rank", help="rank block sizes and thread foldings")
-    spec_args(p)
-    candidate_args(p, None)
-    p.add_argument("--backend", default="auto", choices=backends, help="footprint backend (default auto)")
-    model_arg(p)
-    p.add_argument("--prune", type=_argument_type(_names("candidate filter", pm.hook.perf_prune_filters())),
-                   help="candidate filters to apply, comma-separated (e.g. ryoo)")
-    p.add_argument("--json", type=_argument_type(_output_file), help="write the ranking as JSON")
-    p.add_argument("--csv", type=_argument_type(_output_file), help="write the ranking as CSV")
-    p.add_argument("--head", type=_argument_type(_positive_int), help="print only the best N candidates and N rejected")
-    p.set_defaults(run=_cmd_rank, plugin_dests=_add_plugin_options(p, pm))
+    def rank_args(p):
+        spec_args(p)
+        candidate_args(p, None)
+        p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend (default auto)")
+        model_arg(p)
+        p.add_argument("--prune", type=_argument_type(_names("candidate filter", plugins().hook.perf_prune_filters())),
+                       help="candidate filters to apply, comma-separated (e.g. ryoo)")
+        p.add_argument("--json", type=_argument_type(_output_file), help="write the ranking as JSON")
+        p.add_argument("--csv", type=_argument_type(_output_file), help="write the ranking as CSV")
+        p.add_argument("--head", type=_argument_type(_positive_int), help="print only the best N candidates and N rejected")
+        p.set_defaults(run=_cmd_rank, plugin_dests=_add_plugin_options(p, plugins()))
 
-    p = sub.add_parser("measure", help="time every candidate on this machine's GPU (cupy), optionally with ncu counters")
-    spec_args(p)
-    candidate_args(p, "1x1x1")
-    p.add_argument("--out", required=True, type=_argument_type(_output_file), help="data set to write (CSV)")
-    p.add_argument("--repeats", type=_argument_type(_int_at_least(MIN_REPEATS)), default=MIN_REPEATS,
-                   help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})")
-    p.add_argument("--warmup", type=_argument_type(_int_at_least(0)), default=DEFAULT_WARMUP,
-                   help=f"untimed runs per candidate first (default {DEFAULT_WARMUP})")
-    p.add_argument("--ncu", action="store_true", help="also collect Nsight Compute volume counters")
-    p.add_argument("--ncu-path", default="ncu", help="the ncu executable (default: ncu on PATH)")
-    p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
-    p.set_defaults(run=_cmd_measure)
+    def measure_args(p):
+        from .adapters.pystencils.measure import DEFAULT_WARMUP, MIN_REPEATS
 
-    p = sub.add_parser("validate", help="compare predictions with a measured data set; report and plots")
-    data_args(p)
-    model_arg(p)
-    p.add_argument("--out", type=_argument_type(_output_folder), help="folder for report.md and the plots")
-    p.set_defaults(run=_cmd_validate)
+        spec_args(p)
+        candidate_args(p, "1x1x1")
+        p.add_argument("--out", required=True, type=_argument_type(_output_file), help="data set to write (CSV)")
+        p.add_argument("--repeats", type=_argument_type(_int_at_least(MIN_REPEATS)), default=MIN_REPEATS,
+                       help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})")
+        p.add_argument("--warmup", type=_argument_type(_int_at_least(0)), default=DEFAULT_WARMUP,
+                       help=f"untimed runs per candidate first (default {DEFAULT_WARMUP})")
+        p.add_argument("--ncu", action="store_true", help="also collect Nsight Compute volume counters")
+        p.add_argument("--ncu-path", default="ncu", help="the ncu executable (default: ncu on PATH)")
+        p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
+        p.set_defaults(run=_cmd_measure)
 
-    p = sub.add_parser("calibrate", help="fit the capacity-miss curves to a measured data set; write a device file")
-    data_args(p)
-    p.add_argument("--out", type=_argument_type(_output_file), help="device file to write (default DEVICE-calibrated.toml here)")
-    p.set_defaults(run=_cmd_calibrate)
+    def validate_args(p):
+        data_args(p)
+        model_arg(p)
+        p.add_argument("--out", type=_argument_type(_output_folder), help="folder for report.md and the plots")
+        p.set_defaults(run=_cmd_validate)
 
-    p = sub.add_parser("tune", help="measure the model's best candidates on this machine's GPU (or replay a Kernel "
-                                    "Tuner cache), learning from each; keep the result on disk")
-    p.add_argument("spec", help="SPEC: `kernel` or `assignments`; with --replay, `kernel_for(params)` and "
-                                "`lattice_updates` as for validate")
-    layout_args(p)
-    candidate_args(p, None)
-    p.add_argument("--budget", type=_argument_type(_positive_int), default=10,
-                   help="measure at most this many candidates (default 10), counting an earlier call's record")
-    p.add_argument("--replay", type=_argument_type(_existing_file),
-                   help="Kernel Tuner cache (.json, .json.gz) to take the measurements from instead of a GPU")
-    p.add_argument("--backend", default="auto", choices=backends, help="footprint backend (default auto)")
-    p.add_argument("--model", default=DEFAULT_MODEL,
-                   type=_argument_type(_one_name("performance model", pm.hook.perf_models())),
-                   help=f"performance model whose order the search starts from (default {DEFAULT_MODEL})")
-    p.add_argument("--json", type=_argument_type(_output_file), help="write the measurements and the best as JSON")
-    p.set_defaults(run=_cmd_tune)
+    def calibrate_args(p):
+        data_args(p)
+        p.add_argument("--out", type=_argument_type(_output_file), help="device file to write (default DEVICE-calibrated.toml here)")
+        p.set_defaults(run=_cmd_calibrate)
+
+    def tune_args(p):
+        p.add_argument("spec", help="SPEC: `kernel` or `assignments`; with --replay, `kernel_for(params)` and "
+                                    "`lattice_updates` as for validate")
+        layout_args(p)
+        candidate_args(p, None)
+        p.add_argument("--budget", type=_argument_type(_positive_int), default=10,
+                       help="measure at most this many candidates (default 10), counting an earlier call's record")
+        p.add_argument("--replay", type=_argument_type(_existing_file),
+                       help="Kernel Tuner cache (.json, .json.gz) to take the measurements from instead of a GPU")
+        p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend (default auto)")
+        p.add_argument("--model", default=DEFAULT_MODEL,
+                       type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
+                       help=f"performance model whose order the search starts from (default {DEFAULT_MODEL})")
+        p.add_argument("--json", type=_argument_type(_output_file), help="write the measurements and the best as JSON")
+        p.set_defaults(run=_cmd_tune)
+
+    subcommands = [
+        ("devices", "list the device library, print a device file (NAME), or write a template (--template [FILE])",
+         devices_args),
+        ("plugins", "list the installed plugins, their models, filters and backends", plugins_args),
+        ("accesses", "print every harvested access and the launch configuration", accesses_args),
+        ("rank", "rank block sizes and thread foldings", rank_args),
+        ("measure", "time every candidate on this machine's GPU (cupy), optionally with ncu counters", measure_args),
+        ("validate", "compare predictions with a measured data set; report and plots", validate_args),
+        ("calibrate", "fit the capacity-miss curves to a measured data set; write a device file", calibrate_args),
+        ("tune", "measure the model's best candidates on this machine's GPU (or replay a Kernel Tuner cache), "
+                 "learning from each; keep the result on disk", tune_args),
+    ]
+    for name, help, add_arguments in subcommands:
+        p = sub.add_parser(name, help=help)
+        if lazy:
+            p.add_arguments_later(add_arguments)
+        else:
+            add_arguments(p)
     return parser
 
 
@@ -592,7 +655,7 @@ def main(argv=None) -> int:
     argv = _attach_dash_values(sys.argv[1:] if argv is None else list(argv))
     try:
         _block_plugins(argv)
-        args = build_parser().parse_args(argv)
+        args = build_parser(lazy=True).parse_args(argv)
         _refuse_shared_outputs(args)
         status = args.run(args)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .errors import HarvestError
-from .kernel import HarvestOptions, KernelModel
 from .plugins import BLOCK_ENV, blocked_adapters, get_plugin_manager
+
+if TYPE_CHECKING:
+    from .kernel import KernelModel
 
 
 def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base_offsets_bytes=None) -> KernelModel:
@@ -12,6 +16,8 @@ def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base
 
     A `KernelModel` is returned as it is. See `HarvestOptions` for the keyword arguments.
     """
+    from .kernel import HarvestOptions, KernelModel  # sympy: only once a kernel is described, not with `rank`
+
     if isinstance(kernel, KernelModel):
         return kernel
     if isinstance(kernel, (list, tuple)) and not kernel:

@@ -10,6 +10,7 @@ waves of consecutive blocks.
 from __future__ import annotations
 
 from dataclasses import replace
+from unittest import mock
 
 import numpy as np
 import sympy as sp
@@ -107,19 +108,24 @@ def test_enum_isl_and_brute_force_agree(case, data):
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
-@given(st.lists(st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 20)), max_size=12), min_size=1, max_size=3))
-def test_union_of_intervals_with_firsts_and_lasts_sorted_apart_counts_each_granule_once(parts):
-    """`touched` pairs the sorted firsts with the sorted lasts and keeps their union as disjoint intervals: the
-    union must not depend on the pairing, and the intervals must be the covered granules' maximal runs."""
+@given(st.lists(st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 20)), max_size=12), min_size=1, max_size=3),
+       st.sampled_from([0, 10**9]))
+def test_union_of_intervals_is_the_covered_granules_maximal_runs(parts, counted_span):
+    """`touched` keeps a union as disjoint intervals, by sorting the firsts and the lasts apart or by counting
+    coverage over the span (`counted_span` forces either): the intervals must be the covered granules' maximal
+    runs, and `count_union` of several must count each granule once."""
     covered = {g for part in parts for first, length in part for g in range(first, first + length + 1)}
-    columns = [
-        footprint_enum._disjoint(np.sort(np.array([f for f, _ in part], dtype=np.int64)),
-                                 np.sort(np.array([f + n for f, n in part], dtype=np.int64)))
-        for part in parts if part
-    ]
-    for union in columns:
+    with mock.patch.object(footprint_enum, "COUNTED_SPAN_PER_INTERVAL", counted_span):
+        columns = [
+            footprint_enum._union([np.array([f for f, _ in part], dtype=np.int64)],
+                                  [np.array([f + n for f, n in part], dtype=np.int64)])
+            for part in parts if part
+        ]
+        union_count = footprint_enum.count_union(columns) if columns else 0
+    for union, part in zip(columns, [p for p in parts if p]):
         assert (union[:, 0] <= union[:, 1]).all() and (union[1:, 0] > union[:-1, 1] + 1).all()
-    assert (footprint_enum.count_union(columns) if columns else 0) == len(covered)
+        assert {g for a, b in union for g in range(a, b + 1)} == {g for f, n in part for g in range(f, f + n + 1)}
+    assert union_count == len(covered)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

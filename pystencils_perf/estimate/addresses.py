@@ -105,6 +105,41 @@ class _Terms:
         return Affine(tuple(coeffs), offset)
 
 
+
+class _FormTable:
+    """Many `_Terms` evaluated together: each distinct one a row of coefficients over the distinct monomials (a
+    coordinate or the offset, times a product of numeric symbols) that they use, so that evaluating all of them
+    for every iteration of their loops is one matrix product per coordinate. A stencil's loads share one guard:
+    its constraints are one row each."""
+
+    def __init__(self, forms: list[_Terms]):
+        self.forms = list(dict.fromkeys(forms))
+        monomials: dict[tuple[int, tuple[sp.Symbol, ...]], int] = {}
+        entries = []
+        for row, form in enumerate(self.forms):
+            for c, coord, factors in form.terms:
+                column = monomials.setdefault((coord, tuple(sorted(factors, key=str))), len(monomials))
+                entries.append((row, column, c))
+        self.coefficients = np.zeros((len(self.forms), len(monomials)), dtype=np.int64)
+        for row, column, c in entries:
+            self.coefficients[row, column] += c
+        self.monomials = list(monomials)
+
+    def at(self, values: dict, count: int) -> dict[_Terms, list[Affine]]:
+        """Each form's `Affine` for each of `count` sets of values (each value a number or an array of `count`
+        numbers)."""
+        products = np.ones((len(self.monomials), count), dtype=np.int64)
+        for m, (_, factors) in enumerate(self.monomials):
+            for f in factors:
+                products[m] *= values[f]
+        table = np.zeros((len(self.forms), count, len(COORDS) + 1), dtype=np.int64)  # the offset last
+        for column, (coord, _) in enumerate(self.monomials):
+            table[:, :, coord] += self.coefficients[:, column, None] * products[column]
+        new = tuple.__new__
+        return {form: [new(Affine, (tuple(entry[:-1]), entry[-1])) for entry in rows]
+                for form, rows in zip(self.forms, table.tolist())}
+
+
 def _terms(expr: sp.Expr, numeric: set, where: str) -> _Terms:
     expr = sp.expand(expr)
     terms = []
@@ -167,6 +202,14 @@ def _symbolic_forms(model: KernelModel):
     return domain, accesses, by_loops
 
 
+@functools.lru_cache(maxsize=64)
+def _group_table(model: KernelModel, relevant: tuple[int, ...]) -> _FormTable:
+    """The address and then the guard's constraints of each access of a loop group (`_symbolic_forms`), in the
+    group's order, as one table."""
+    _, accesses, by_loops = _symbolic_forms(model)
+    return _FormTable([form for order in by_loops[relevant] for form in (accesses[order][2], *accesses[order][3])])
+
+
 def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
     """Whether the code for `block` has its guards (`KernelModel.guards_compiled_when`)."""
     if model.guards_compiled_when is sp.true:
@@ -219,18 +262,31 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
     unfolded = dict.fromkeys(FOLD_COUNTERS, 0)  # a fold's points share their loads whatever their guards
     merged: dict[tuple, dict] = {}  # key -> {conjunction: first (iteration, access)}
     for relevant, group in by_loops.items():
-        for positions in itertools.product(*(range(sizes[i]) for i in relevant)):
-            numbers = {**blockdim, **{loops[i].counter: loops[i].values[p] for i, p in zip(relevant, positions)}}
-            merge_numbers = {**numbers, **unfolded}
-            iteration = sum(p * strides[i] for i, p in zip(relevant, positions))
-            for order in group:
-                field_name, kind, address, guard = accesses[order]
-                conj = tuple(t.at(numbers) for t in guard)
+        # every iteration of the loops the group depends on at once: counter values as arrays
+        count = math.prod(sizes[i] for i in relevant)
+        positions = np.array(list(itertools.product(*(range(sizes[i]) for i in relevant))),
+                             dtype=np.int64).reshape(count, len(relevant))
+        numbers = {**blockdim, **{loops[i].counter: np.asarray(loops[i].values, dtype=np.int64)[positions[:, k]]
+                                  for k, i in enumerate(relevant)}}
+        merge_numbers = {**numbers, **unfolded}
+        iterations = (positions @ np.array([strides[i] for i in relevant], dtype=np.int64)).tolist()
+        table = _group_table(model, relevant)
+        forms = table.at(numbers, count)
+        merge_forms = None if model.merges_accesses_across_guards else table.at(merge_numbers, count)
+        conjunctions, merge_guards = {}, {}  # per guard: its conjunction in each iteration (shared by its loads)
+        for order in group:
+            field_name, kind, address, guard = accesses[order]
+            if guard not in conjunctions:
+                conjunctions[guard] = list(zip(*(forms[t] for t in guard))) if guard else [()] * count
+                merge_guards[guard] = ([None] * count if merge_forms is None else
+                                       list(zip(*(merge_forms[t] for t in guard))) if guard else [()] * count)
+            for iteration, address_form, conj, merge_guard in zip(iterations, forms[address], conjunctions[guard],
+                                                                  merge_guards[guard]):
                 if never_satisfied(conj, block):
                     continue  # no thread of any block runs it in this iteration (e.g. past a copy loop's bound)
-                key = (field_name, kind, address.at(numbers))
-                if not model.merges_accesses_across_guards:
-                    key += (tuple(t.at(merge_numbers) for t in guard),)
+                key = (field_name, kind, address_form)
+                if merge_guard is not None:
+                    key += (merge_guard,)
                 guards = merged.setdefault(key, {})
                 if conj not in guards or (iteration, order) < guards[conj]:
                     guards[conj] = (iteration, order)

@@ -68,7 +68,7 @@ def _expand(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndar
 @functools.lru_cache(maxsize=64)
 def _row_threads(by: int, bz: int) -> tuple[np.ndarray, np.ndarray]:
     """tid.y and tid.z of a block's rows (tid.x = 0), y fastest, as addresses usually grow: then a row set's
-    firsts come in long ascending runs, which `_sorted` merges instead of sorting; shared, not to be
+    firsts come in long ascending runs, which timsort merges instead of sorting; shared, not to be
     written."""
     ty, tz = np.tile(np.arange(by), bz), np.repeat(np.arange(bz), by)
     ty.flags.writeable = tz.flags.writeable = False
@@ -119,6 +119,14 @@ class _Rows:
     def values(self, coeffs: tuple[int, ...]) -> np.ndarray:
         """``coeffs . v`` at each row's start (u = 0); shared, not to be written."""
         return self._start_values(coeffs[1:])
+
+    def whole(self, conj) -> np.ndarray:
+        """Which rows every constraint of `conj` leaves whole; shared, not to be written."""
+        key = ("whole", conj)
+        if key not in self._clips:
+            lo, hi, ok = self.clip(conj)
+            self._clips[key] = ok & (lo == self.u_lo) & (hi == self.u_hi)
+        return self._clips[key]
 
     def clip(self, conj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds, and whether it is
@@ -191,47 +199,109 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
     copies shifted by less than a row's length are joined before sorting.
     """
     bx = threads.block[0]
-    eb, base = field.element_bytes, field.base_offset_bytes
-    groups: dict[tuple, list[int]] = {}
-    for instr in instructions:
-        groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
     rows_cache = {}
-    out = []
-    for (coeffs, guards), offsets in groups.items():
+    families: dict[tuple, list[tuple[tuple, np.ndarray]]] = {}
+    for coeffs, guards, shifts in _shifted_copies(instructions):
         forms = [c for conj in guards for c in conj]
         merge = _mergeable(forms, bx) and coeffs[3] == bx * coeffs[0]
+        families.setdefault((coeffs, merge), []).append((guards, shifts))
+    out = []
+    for (coeffs, merge), members in families.items():
         if merge not in rows_cache:
             rows_cache[merge] = _Rows(threads, merge)
         rows = rows_cache[merge]
-        step = coeffs[0]
         b_rows = rows.values(coeffs)
-        shifts = np.sort(np.asarray(offsets, dtype=np.int64))
-        for conj in guards:
-            lo, hi, ok = rows.clip(conj)
-            if not ok.any():
-                continue
-            lo, hi, b = lo[ok], hi[ok], b_rows[ok]
-            if abs(step) * eb <= granule_bytes:
-                row_first = (step * lo if step >= 0 else step * hi) + b
-                row_last = (step * hi if step >= 0 else step * lo) + b
-                shift_first, shift_last = _merged_shifts(shifts, int(np.min(row_last - row_first)) + 1)
-                e_first = row_first + shift_first[:, None]
-                e_last = row_last + shift_last[:, None]
-            else:  # strided: every element is its own run
-                rep, u = _expand(lo, hi - lo + 1)
-                e_first = step * u + b[rep] + shifts[:, None]
-                e_last = e_first
-            first = (base + eb * e_first) // granule_bytes
-            last = (base + eb * e_last + eb - 1) // granule_bytes
-            out.append(_joined_neighbours(first.ravel(), last.ravel()))
-    if not out:
+        rest = None  # the rows left to each group: all of them, or those some group's guard clips
+        if len(members) > 1:
+            # rows no group's guard clips (a tile's points away from the edges): there the groups are shifted
+            # copies of one row set, and the copies of all of them join as one group's do
+            whole = np.ones(len(rows.u_lo), dtype=bool)
+            for guards, _ in members:
+                whole &= np.logical_or.reduce([rows.whole(conj) for conj in guards])
+            if whole.any():
+                shifts = np.unique(np.concatenate([shifts for _, shifts in members]))
+                out.append(_row_intervals(coeffs[0], rows.u_lo[whole], rows.u_hi[whole], b_rows[whole], shifts,
+                                          field, granule_bytes))
+                rest = ~whole
+        for guards, shifts in members:
+            for conj in guards:
+                lo, hi, ok = rows.clip(conj)
+                if rest is not None:
+                    ok = ok & rest
+                if ok.any():
+                    out.append(_row_intervals(coeffs[0], lo[ok], hi[ok], b_rows[ok], shifts, field, granule_bytes))
+    return _union([f for f, _ in out], [la for _, la in out])
+
+
+def _row_intervals(step: int, lo: np.ndarray, hi: np.ndarray, b: np.ndarray, shifts: np.ndarray, field: Field,
+                   granule_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Granule intervals of copies of rows (element ``step * u + b`` for u in ``lo .. hi``) shifted by each of
+    `shifts` (sorted): firsts and lasts, neighbours joined."""
+    eb, base = field.element_bytes, field.base_offset_bytes
+    if abs(step) * eb <= granule_bytes:
+        row_first = (step * lo if step >= 0 else step * hi) + b
+        row_last = (step * hi if step >= 0 else step * lo) + b
+        shift_first, shift_last = _merged_shifts(shifts, int(np.min(row_last - row_first)) + 1)
+        e_first = row_first + shift_first[:, None]
+        e_last = row_last + shift_last[:, None]
+    else:  # strided: every element is its own run
+        rep, u = _expand(lo, hi - lo + 1)
+        e_first = step * u + b[rep] + shifts[:, None]
+        e_last = e_first
+    first = (base + eb * e_first) // granule_bytes
+    last = (base + eb * e_last + eb - 1) // granule_bytes
+    return _joined_neighbours(first.ravel(), last.ravel())
+
+
+_SHIFTED_COPIES: dict[int, tuple] = {}
+
+
+def _shifted_copies(instructions) -> list[tuple[tuple[int, ...], tuple, np.ndarray]]:
+    """`instructions` grouped by coefficients and guards: ``(coeffs, guards, sorted offsets)`` per group.
+
+    The grouping depends on the compiled kernel only, so it is kept for the instruction tuple `touched` is
+    called with for every thread set of a candidate (a tiled kernel has thousands of instructions); the tuple
+    itself is kept too, so that its id is not reused while the entry lives."""
+    entry = _SHIFTED_COPIES.get(id(instructions))
+    if entry is None or entry[0] is not instructions:
+        groups: dict[tuple, list[int]] = {}
+        for instr in instructions:
+            groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
+        copies = [(coeffs, guards, np.sort(np.asarray(offsets, dtype=np.int64)))
+                  for (coeffs, guards), offsets in groups.items()]
+        if len(_SHIFTED_COPIES) >= 64:
+            _SHIFTED_COPIES.clear()
+        entry = _SHIFTED_COPIES[id(instructions)] = (instructions, copies)
+    return entry[1]
+
+
+#: a union is counted on an array of one counter per granule of its span where the span is at most this many
+#: granules per interval (else by sorting): then counting costs less than sorting, and memory stays bounded
+COUNTED_SPAN_PER_INTERVAL = 16
+
+
+def _union(firsts: list[np.ndarray], lasts: list[np.ndarray]) -> np.ndarray:
+    """The union of the closed intervals ``firsts[k][i] .. lasts[k][i]`` as disjoint intervals (`_disjoint`).
+
+    Where the intervals lie close together (a wave's rows), the granules' coverage is a running sum of +1 at
+    each first and -1 past each last, counted with `np.bincount` in time linear in intervals and span;
+    elsewhere the firsts and the lasts are sorted."""
+    first, last = np.concatenate(firsts), np.concatenate(lasts)
+    if len(first) == 0:
         return np.empty((0, 2), dtype=np.int64)
-    return _disjoint(_sorted([f for f, _ in out]), _sorted([la for _, la in out]))
-
-
-def _sorted(runs: list[np.ndarray]) -> np.ndarray:
-    """The values of `runs`, sorted: timsort merges the ascending runs that rows and footprints arrive in."""
-    return np.sort(np.concatenate(runs), kind="stable")
+    low = int(first.min())
+    span = int(last.max()) - low + 1
+    if span > COUNTED_SPAN_PER_INTERVAL * len(first):
+        return _disjoint(np.sort(first, kind="stable"), np.sort(last, kind="stable"))
+    depth = np.cumsum(np.bincount(first - low, minlength=span + 1) - np.bincount(last - low + 1, minlength=span + 1))
+    covered = np.zeros(span + 2, dtype=np.int8)
+    covered[1:-1] = depth[:-1] > 0
+    edges = np.diff(covered)  # +1 where a run of covered granules starts, -1 one past its end
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
+    intervals = np.empty((len(starts), 2), dtype=np.int64)
+    intervals[:, 0] = starts + low
+    intervals[:, 1] = ends + low
+    return intervals
 
 
 def _joined_neighbours(firsts: np.ndarray, lasts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -268,10 +338,7 @@ def _disjoint(firsts: np.ndarray, lasts: np.ndarray) -> np.ndarray:
 
 def count_union(parts: list[np.ndarray]) -> int:
     """Distinct granules in the union of `touched` results (backend interface)."""
-    if len(parts) == 1:
-        union = parts[0]
-    else:
-        union = _disjoint(_sorted([p[:, 0] for p in parts]), _sorted([p[:, 1] for p in parts]))
+    union = parts[0] if len(parts) == 1 else _union([p[:, 0] for p in parts], [p[:, 1] for p in parts])
     return int((union[:, 1] - union[:, 0]).sum()) + len(union)
 
 

@@ -102,15 +102,16 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..estimate.addresses import active_masks, block_threads, byte_addresses, compile_kernel, guards_compiled
-from ..estimate.l1 import distinct_per_row, in_rows, rows_of, shift_classes
-from ..estimate.volumes import representative_blocks
 from ..hookspecs import hookimpl
-from ..kernel import AccessKind
 from ..predict import Prediction, limiter_times
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy, the estimator and the kernel model (sympy) are imported by the functions that count requests, so that
+# loading this plugin imports none of them
 
 MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
@@ -220,12 +221,16 @@ def constants_for(device) -> ThroughputConstants:
 def _warps_with_an_active_lane(active: np.ndarray, warp: int) -> int:
     """Warps (per block, rows of `warp` consecutive threads) in which some thread of `active` (..., blocks, threads)
     runs, summed over the leading axes."""
+    from ..estimate.l1 import in_rows
+
     return int(in_rows(active, warp, False).any(axis=1).sum())  # a partly filled warp's missing lanes never run
 
 
 def individually_guarded(model, block) -> bool:
     """Whether each guarded load of `model`'s code for `block` sits under an ``if`` of its own
     (`KernelModel.loads_guarded_one_by_one`, where its guards are compiled for `block`)."""
+    from ..estimate.addresses import guards_compiled
+
     return model.loads_guarded_one_by_one and guards_compiled(model, block)
 
 
@@ -236,6 +241,13 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     lattice update; and the L2 sectors a load request wants per line it touches (``load_sectors_per_line``).
     A warp issues for all its lanes: a block of 48 threads runs two warps, the second half idle, and the idle
     threads past the domain's edge still hold their lanes."""
+    import numpy as np
+
+    from ..estimate.addresses import active_masks, block_threads, byte_addresses, compile_kernel
+    from ..estimate.l1 import distinct_per_row, rows_of, shift_classes
+    from ..estimate.volumes import representative_blocks
+    from ..kernel import AccessKind
+
     block = launch.block
     warp = device.warp_size
     compiled = compile_kernel(model, block)
@@ -386,6 +398,8 @@ def l2_bytes_per_lup(metrics, c: ThroughputConstants) -> float:
 
 def dram_bytes_per_partly_stored_line(warp_stores_in_flight: float, c: ThroughputConstants) -> float:
     """`ThroughputConstants.dram_bytes_per_partly_stored_line` with `warp_stores_in_flight` per SM."""
+    import numpy as np
+
     in_flight, costs = zip(*c.dram_bytes_per_partly_stored_line)
     return float(np.interp(warp_stores_in_flight, in_flight, costs))
 

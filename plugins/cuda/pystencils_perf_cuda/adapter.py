@@ -1,25 +1,42 @@
-"""The `perf_harvest` and `perf_resources` plugin for `CudaKernel` descriptions."""
+"""The `perf_harvest` and `perf_resources` plugin for `CudaKernel` descriptions.
+
+The descriptions (`description`, which imports sympy) are imported by the hooks,
+so that loading the plugin does not import them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pystencils_perf.adapters.cuda_compiler import compile_resources, compiler_for
 from pystencils_perf.errors import HarvestError
 from pystencils_perf.hookspecs import hookimpl
 
-from .description import CudaKernel, spec_from_toml
+if TYPE_CHECKING:
+    from .description import CudaKernel
+
+
+def _is_description(kernel) -> bool:
+    """Whether `kernel` is a `CudaKernel`."""
+    from .description import CudaKernel
+
+    return isinstance(kernel, CudaKernel)
 
 
 @hookimpl
 def perf_harvest(kernel, options):
-    return kernel.model(options) if isinstance(kernel, CudaKernel) else None
+    return kernel.model(options) if _is_description(kernel) else None
 
 
 @hookimpl
 def perf_load_spec(path):
     """A TOML SPEC: a description in ``[kernel]``, for Kernel Tuner data with ``[kernel_tuner]``."""
-    return spec_from_toml(path) if path.endswith(".toml") else None
+    if not path.endswith(".toml"):
+        return None
+    from .description import spec_from_toml
+
+    return spec_from_toml(path)
 
 
 def translation_unit(kernel: CudaKernel, block: tuple[int, int, int] | None = None) -> str:
@@ -35,7 +52,7 @@ def translation_unit(kernel: CudaKernel, block: tuple[int, int, int] | None = No
 
 def _compiler(kernel, device):
     """The compiler and architecture for a described kernel with a source, or None (no source, no compiler)."""
-    if not isinstance(kernel, CudaKernel) or kernel.source is None or device.vendor != "nvidia":
+    if not _is_description(kernel) or kernel.source is None or device.vendor != "nvidia":
         return None
     return compiler_for(device.compute_capability)
 
@@ -54,7 +71,7 @@ def perf_resources(kernel, recipe, model, folds, device):
 @hookimpl
 def perf_launch_resources(kernel, model, launches, device):
     """Registers and spills of the described kernel's source compiled for each block size (`block_size_names`)."""
-    if isinstance(kernel, CudaKernel) and kernel.block_size_names and kernel.source is None:
+    if _is_description(kernel) and kernel.block_size_names and kernel.source is None:
         raise HarvestError(f"CUDA kernel {kernel.name!r}: block_size_names {list(kernel.block_size_names)} "
                            "name macros of a source, but the description gives no source")
     chosen = _compiler(kernel, device)

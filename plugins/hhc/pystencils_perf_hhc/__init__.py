@@ -1,11 +1,44 @@
 """Prajapati et al.'s (PPoPP'17) analytic time model of hybrid hexagonal/classic (HHC) tiled stencils."""
 
-from .devices import HhcDevice, get_hhc_device, hhc_devices
-from .errors import StencilError, TileError
-from .experiment import ExperimentSet, problems
-from .model import HhcPrediction, Problem, TileSizes, compute_floor_seconds, predict
-from .search import MIN_PITCH, SearchSpace, search_tiles, within_band
-from .stencil import HhcStencil, paper_stencil, paper_stencils, stencil_from_assignments
+import importlib
+
+#: public name -> the module that defines it
+_PUBLIC = {
+    "HhcDevice": ".devices",
+    "get_hhc_device": ".devices",
+    "hhc_devices": ".devices",
+    "StencilError": ".errors",
+    "TileError": ".errors",
+    "ExperimentSet": ".experiment",
+    "problems": ".experiment",
+    "HhcPrediction": ".model",
+    "Problem": ".model",
+    "TileSizes": ".model",
+    "compute_floor_seconds": ".model",
+    "predict": ".model",
+    "MIN_PITCH": ".search",
+    "SearchSpace": ".search",
+    "search_tiles": ".search",
+    "within_band": ".search",
+    "HhcStencil": ".stencil",
+    "paper_stencil": ".stencil",
+    "paper_stencils": ".stencil",
+    "stencil_from_assignments": ".stencil",
+}
+
+
+def __getattr__(name):
+    """A public name, imported from its module when first used (PEP 562): the plugin (`plugin`) loads without pystencils."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_PUBLIC})
+
 
 __all__ = [
     "MIN_PITCH",

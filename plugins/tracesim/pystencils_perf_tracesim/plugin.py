@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pystencils_perf.hookspecs import hookimpl
 
-from .simulator import simulate
-
 MODEL_NAME = "tracesim"
 
 
@@ -18,4 +16,6 @@ def perf_models():
 def perf_predict(model, launch, device, metrics, options):
     if getattr(options, "model", None) != MODEL_NAME:
         return None
+    from .simulator import simulate  # numpy and the estimator: only when the model is asked for
+
     return simulate(model, launch, device).prediction()

@@ -12,9 +12,48 @@ any external adapter. Its modules, each doing one thing:
 - `compat`: the pystencils internals the folding driver relies on, per version;
 - `api`, `lbm`: ``create_kernel`` and ``create_lb_kernel`` choosing their launch;
 - `gpu`, `measure`: timing candidates on a CUDA GPU through cupy.
+
+The hooks below call `harvest`'s and `apply`'s when a kernel is described or
+applied, so that loading the plugin does not import pystencils.
 """
 
-from .apply import ApplyOptions, perf_apply, perf_resources
-from .harvest import perf_harvest
+from __future__ import annotations
+
+from ...hookspecs import hookimpl
+
+
+@hookimpl
+def perf_harvest(kernel, options):
+    from . import harvest
+
+    return harvest.perf_harvest(kernel, options)
+
+
+@hookimpl
+def perf_apply(kernel, launch, options):
+    from . import apply
+
+    return apply.perf_apply(kernel, launch, options)
+
+
+@hookimpl
+def perf_resources(kernel, recipe, model, folds, device):
+    from . import apply
+
+    return apply.perf_resources(kernel, recipe, model, folds, device)
+
+
+def __getattr__(name):
+    """`ApplyOptions`, imported from `apply` when first used (PEP 562)."""
+    if name != "ApplyOptions":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .apply import ApplyOptions
+
+    return ApplyOptions
+
+
+def __dir__():
+    return sorted({*globals(), "ApplyOptions"})
+
 
 __all__ = ["ApplyOptions", "perf_apply", "perf_harvest", "perf_resources"]

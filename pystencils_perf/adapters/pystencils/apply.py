@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import ConfigurationError
-from ...hookspecs import hookimpl
 from .folding import create_folded_kernel
 from .targets import target_for
 
@@ -34,7 +33,6 @@ class ApplyOptions:
     config: object = None
 
 
-@hookimpl
 def perf_apply(kernel, launch, options):
     """The kernel regenerated with `launch`'s block size and thread folding."""
     from pystencils.codegen.kernel import GpuKernel
@@ -49,7 +47,6 @@ def perf_apply(kernel, launch, options):
     return create_folded_kernel(options.assignments, options.config, fold=launch.fold, block=launch.block)
 
 
-@hookimpl
 def perf_resources(kernel, recipe, model, folds, device):
     """Each fold's registers, spills and shared memory from the device vendor's compiler (nvcc or NVRTC for
     NVIDIA, hipcc for AMD), where one is installed; each fold is generated for the device's target."""

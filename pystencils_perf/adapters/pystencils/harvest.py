@@ -24,7 +24,6 @@ import math
 import sympy as sp
 
 from ...errors import HarvestError
-from ...hookspecs import hookimpl
 from ...kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, interior_offsets, require_affine
 from .apply import ApplyOptions, is_assignments
 from .compat import counter_name
@@ -40,7 +39,6 @@ def _pystencils():
     return pystencils
 
 
-@hookimpl
 def perf_harvest(kernel, options):
     ps = _pystencils()
     if ps is None:
