@@ -113,31 +113,30 @@ class _FormTable:
     its constraints are one row each."""
 
     def __init__(self, forms: list[_Terms]):
-        self.forms = list(dict.fromkeys(forms))
+        #: each distinct form's row
+        self.row = {form: row for row, form in enumerate(dict.fromkeys(forms))}
         monomials: dict[tuple[int, tuple[sp.Symbol, ...]], int] = {}
         entries = []
-        for row, form in enumerate(self.forms):
+        for row, form in enumerate(self.row):
             for c, coord, factors in form.terms:
                 column = monomials.setdefault((coord, tuple(sorted(factors, key=str))), len(monomials))
                 entries.append((row, column, c))
-        self.coefficients = np.zeros((len(self.forms), len(monomials)), dtype=np.int64)
+        self.coefficients = np.zeros((len(self.row), len(monomials)), dtype=np.int64)
         for row, column, c in entries:
             self.coefficients[row, column] += c
         self.monomials = list(monomials)
 
-    def at(self, values: dict, count: int) -> dict[_Terms, list[Affine]]:
-        """Each form's `Affine` for each of `count` sets of values (each value a number or an array of `count`
-        numbers)."""
+    def values(self, values: dict, count: int) -> np.ndarray:
+        """Each form for each of `count` sets of values (each value a number or an array of `count` numbers):
+        shape (forms, count, 7), the coefficients over `COORDS` and then the offset."""
         products = np.ones((len(self.monomials), count), dtype=np.int64)
         for m, (_, factors) in enumerate(self.monomials):
             for f in factors:
                 products[m] *= values[f]
-        table = np.zeros((len(self.forms), count, len(COORDS) + 1), dtype=np.int64)  # the offset last
+        table = np.zeros((len(self.row), count, len(COORDS) + 1), dtype=np.int64)
         for column, (coord, _) in enumerate(self.monomials):
-            table[:, :, coord] += self.coefficients[:, column, None] * products[column]
-        new = tuple.__new__
-        return {form: [new(Affine, (tuple(entry[:-1]), entry[-1])) for entry in rows]
-                for form, rows in zip(self.forms, table.tolist())}
+            table[:, :, coord] += self.coefficients[:, column, None] * products[column]  # coord -1: the offset
+        return table
 
 
 def _terms(expr: sp.Expr, numeric: set, where: str) -> _Terms:
@@ -260,7 +259,9 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
         if not never_satisfied(point, block):
             points.append(point)
     unfolded = dict.fromkeys(FOLD_COUNTERS, 0)  # a fold's points share their loads whatever their guards
-    merged: dict[tuple, dict] = {}  # key -> {conjunction: first (iteration, access)}
+    # one row per (iteration, access) that some thread may run: instruction key columns, its conjunction's id,
+    # and (iteration, access) for the order of the unrolled code
+    keys, conj_ids, firsts, conjunction_of, merge_of, field_kinds = [], [], [], {}, {}, {}
     for relevant, group in by_loops.items():
         # every iteration of the loops the group depends on at once: counter values as arrays
         count = math.prod(sizes[i] for i in relevant)
@@ -268,31 +269,92 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
                              dtype=np.int64).reshape(count, len(relevant))
         numbers = {**blockdim, **{loops[i].counter: np.asarray(loops[i].values, dtype=np.int64)[positions[:, k]]
                                   for k, i in enumerate(relevant)}}
-        merge_numbers = {**numbers, **unfolded}
-        iterations = (positions @ np.array([strides[i] for i in relevant], dtype=np.int64)).tolist()
+        iterations = positions @ np.array([strides[i] for i in relevant], dtype=np.int64)
         table = _group_table(model, relevant)
-        forms = table.at(numbers, count)
-        merge_forms = None if model.merges_accesses_across_guards else table.at(merge_numbers, count)
-        conjunctions, merge_guards = {}, {}  # per guard: its conjunction in each iteration (shared by its loads)
+        forms = table.values(numbers, count)
+        merge_forms = None if model.merges_accesses_across_guards else table.values({**numbers, **unfolded}, count)
+        by_guard: dict[tuple, list[int]] = {}  # the group's accesses under each guard (a stencil's loads share one)
         for order in group:
-            field_name, kind, address, guard = accesses[order]
-            if guard not in conjunctions:
-                conjunctions[guard] = list(zip(*(forms[t] for t in guard))) if guard else [()] * count
-                merge_guards[guard] = ([None] * count if merge_forms is None else
-                                       list(zip(*(merge_forms[t] for t in guard))) if guard else [()] * count)
-            for iteration, address_form, conj, merge_guard in zip(iterations, forms[address], conjunctions[guard],
-                                                                  merge_guards[guard]):
-                if never_satisfied(conj, block):
-                    continue  # no thread of any block runs it in this iteration (e.g. past a copy loop's bound)
-                key = (field_name, kind, address_form)
-                if merge_guard is not None:
-                    key += (merge_guard,)
-                guards = merged.setdefault(key, {})
-                if conj not in guards or (iteration, order) < guards[conj]:
-                    guards[conj] = (iteration, order)
-    ordered = sorted(merged.items(), key=lambda kv: min(kv[1].values()))
-    instructions = tuple(Instruction(f, k, a, tuple(sorted(g, key=g.get))) for (f, k, a, *_), g in ordered)
+            by_guard.setdefault(accesses[order][3], []).append(order)
+        for guard, orders in by_guard.items():
+            runs, conj_id, merge_id = _guard_rows(guard, table, forms, merge_forms, block, conjunction_of, merge_of)
+            n_runs, n_access = int(runs.sum()), len(orders)
+            rows = np.empty((n_access, n_runs, 9), dtype=np.int64)
+            rows[:, :, 0] = np.array([field_kinds.setdefault(accesses[o][:2], len(field_kinds)) for o in orders])[:, None]
+            rows[:, :, 1:8] = forms[[table.row[accesses[o][2]] for o in orders]][:, runs]
+            rows[:, :, 8] = merge_id[runs]
+            keys.append(rows.reshape(-1, 9))
+            conj_ids.append(np.tile(conj_id[runs], n_access))
+            first = np.empty((n_access, n_runs, 2), dtype=np.int64)
+            first[:, :, 0] = iterations[runs]
+            first[:, :, 1] = np.array(orders)[:, None]
+            firsts.append(first.reshape(-1, 2))
+    instructions = _merged_instructions(keys, conj_ids, firsts, list(field_kinds), list(conjunction_of))
     return CompiledKernel(instructions, tuple(points))
+
+
+def _guard_rows(guard, table, forms, merge_forms, block, conjunction_of: dict, merge_of: dict):
+    """For a guard in each iteration of its loop group: whether some thread may run it, the id of its
+    conjunction (in `conjunction_of`, which it extends) and the id of the guard its instruction is kept apart by
+    (in `merge_of`; 0 where the model merges accesses across guards)."""
+    count = forms.shape[1]
+    values = np.stack([forms[table.row[t]] for t in guard], axis=1) if guard else np.zeros((count, 0, 7), np.int64)
+    runs = ~never_satisfied_each(values, block)
+    conj_id = np.zeros(count, dtype=np.int64)
+    merge_id = np.zeros(count, dtype=np.int64)
+    merge_values = None if merge_forms is None else (
+        np.stack([merge_forms[table.row[t]] for t in guard], axis=1) if guard else values)
+    for i in np.flatnonzero(runs).tolist():
+        conj = tuple(tuple.__new__(Affine, (tuple(row[:-1]), row[-1])) for row in values[i].tolist())
+        conj_id[i] = conjunction_of.setdefault(conj, len(conjunction_of))
+        if merge_values is not None:
+            merge_id[i] = merge_of.setdefault(tuple(map(tuple, merge_values[i].tolist())), len(merge_of) + 1)
+    return runs, conj_id, merge_id
+
+
+def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> tuple[Instruction, ...]:
+    """Instructions from (iteration, access) rows: rows with one key (field and kind, address, guard kept
+    apart by) are one instruction, active under the distinct conjunctions of its rows; instructions and their
+    conjunctions in the order of their first row in the unrolled code (iteration, then access)."""
+    if not keys:
+        return ()
+    key, conj, first = np.concatenate(keys), np.concatenate(conj_ids), np.concatenate(firsts)
+    in_code_order = np.lexsort((first[:, 1], first[:, 0]))
+    key, conj = key[in_code_order], conj[in_code_order]
+    first_row, instruction = _first_of_equal_rows(key)
+    rank = np.empty(len(first_row), dtype=np.int64)
+    rank[np.argsort(first_row)] = np.arange(len(first_row))  # instructions in the order of their first row
+    _, pair_first = np.unique(instruction * len(conjunctions) + conj, return_index=True)
+    pair_first = pair_first[np.lexsort((pair_first, rank[instruction[pair_first]]))]
+    by_instruction: list[list] = [[] for _ in range(len(first_row))]
+    for r, c in zip(rank[instruction[pair_first]].tolist(), conj[pair_first].tolist()):
+        by_instruction[r].append(conjunctions[c])
+    out = []
+    for k, guards in zip(key[np.sort(first_row)].tolist(), by_instruction):
+        field_name, kind = field_kinds[k[0]]
+        out.append(Instruction(field_name, kind, tuple.__new__(Affine, (tuple(k[1:7]), k[7])), tuple(guards)))
+    return tuple(out)
+
+
+def _first_of_equal_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the distinct rows of `table`: the index of each one's first occurrence, and for every row the
+    number of its distinct row (what ``np.unique(axis=0)`` returns, which sorts rows as bytes, ten times
+    slower)."""
+    order = np.lexsort(table.T[::-1])
+    ordered = table[order]
+    starts = np.flatnonzero(np.concatenate(([True], (ordered[1:] != ordered[:-1]).any(axis=1))))
+    is_start = np.zeros(len(table), dtype=np.int64)
+    is_start[starts] = 1
+    group = np.empty(len(table), dtype=np.int64)
+    group[order] = np.cumsum(is_start) - 1
+    return np.minimum.reduceat(order, starts), group
+
+
+def never_satisfied_each(values: np.ndarray, block: tuple[int, int, int]) -> np.ndarray:
+    """`never_satisfied` for conjunctions given as an array (..., constraints, 7) of coefficients and offset."""
+    thread_only = ~values[..., 3:6].any(axis=-1)
+    largest = values[..., 6] + np.maximum(0, values[..., :3] * (np.asarray(block) - 1)).sum(axis=-1)
+    return (thread_only & (largest < 0)).any(axis=-1)
 
 
 class AffineValues:
