@@ -71,19 +71,26 @@ def bank_cycles_per_instruction(word_rows: np.ndarray, bank_count: int, n_instru
     return per_bank.max(axis=1).reshape(n_instructions, -1).sum(axis=1)
 
 
-def shift_classes(instrs, fields: dict[str, Field], period_bytes: int):
-    """Instructions that differ by a whole number of `period_bytes` ask the same of L1: one of each, and its count.
+def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads):
+    """Instructions that differ by a whole number of `period_bytes` and run on the same threads of the blocks
+    `threads` ask the same of L1: one of each, and its count.
 
     Shifting every address of a warp by a multiple of the sector and the bank
     word moves its sectors and rotates its banks, so sector counts and bank
     cycles are unchanged (by a multiple of the line: its line count too); a
-    stencil's 25 loads fall into a handful of classes.
+    stencil's 25 loads fall into a handful of classes. Guards count by the threads
+    they let run, and whether there are any: a tile's points each have their own,
+    and in the middle of the grid all of them let every thread run.
     """
+    masks: dict = {}
     representatives: dict[tuple, list] = {}
     for instr in instrs:
+        if instr.guards not in masks:
+            mask = active_masks([instr], threads)[0]
+            masks[instr.guards] = (mask.tobytes(), any(instr.guards))
         f = fields[instr.field]
         residue = (f.base_offset_bytes + f.element_bytes * instr.address.offset) % period_bytes
-        key = (instr.field, instr.kind, instr.address.coeffs, instr.guards, residue)
+        key = (instr.field, instr.kind, instr.address.coeffs, masks[instr.guards], residue)
         if key in representatives:
             representatives[key][1] += 1
         else:
@@ -97,7 +104,8 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     are counted apart too: an L1 that does not cache them passes each of their sectors on to L2."""
     threads = block_threads(tuple(block), tuple(bids))
     warp, sector = device.warp_size, device.l1_sector_bytes
-    instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes))
+    instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes),
+                                   threads)
     elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
     byte_addr = byte_addresses(instrs, fields, threads)  # (instructions, blocks, threads)
     mask = active_masks(instrs, threads)
