@@ -39,9 +39,9 @@ class Affine(NamedTuple):
         return coords @ np.asarray(self.coeffs, dtype=np.int64) + self.offset
 
 
-@dataclass(frozen=True)
-class Instruction:
-    """One load or store instruction of every thread, for one block size."""
+class Instruction(NamedTuple):
+    """One load or store instruction of every thread, for one block size (a tuple: a tiled kernel compiles
+    thousands per candidate)."""
 
     field: str
     kind: AccessKind
@@ -326,13 +326,14 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
     rank[np.argsort(first_row)] = np.arange(len(first_row))  # instructions in the order of their first row
     _, pair_first = np.unique(instruction * len(conjunctions) + conj, return_index=True)
     pair_first = pair_first[np.lexsort((pair_first, rank[instruction[pair_first]]))]
-    by_instruction: list[list] = [[] for _ in range(len(first_row))]
-    for r, c in zip(rank[instruction[pair_first]].tolist(), conj[pair_first].tolist()):
-        by_instruction[r].append(conjunctions[c])
+    pair_conjunctions = [conjunctions[c] for c in conj[pair_first].tolist()]
+    bounds = np.searchsorted(rank[instruction[pair_first]], np.arange(len(first_row) + 1)).tolist()
     out = []
-    for k, guards in zip(key[np.sort(first_row)].tolist(), by_instruction):
+    for k, start, stop in zip(key[np.sort(first_row)].tolist(), bounds, bounds[1:]):
         field_name, kind = field_kinds[k[0]]
-        out.append(Instruction(field_name, kind, tuple.__new__(Affine, (tuple(k[1:7]), k[7])), tuple(guards)))
+        guards = pair_conjunctions[start:stop]
+        out.append(tuple.__new__(Instruction, (field_name, kind, tuple.__new__(Affine, (tuple(k[1:7]), k[7])),
+                                                tuple(guards))))
     return tuple(out)
 
 
