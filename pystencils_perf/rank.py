@@ -8,6 +8,7 @@ keep its keys) and CSV.
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import json
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,7 @@ from .hookspecs import hookimpl
 from .launch import DEFAULT_MODEL, LaunchConfig, RankOptions, candidate_space
 from .metrics import VOLUME_FIELDS, Metrics
 from .outputs import write_text
+from .parallel import can_fork, resolve_jobs, run_tasks
 from .plugins import get_plugin_manager
 from .predict import Prediction
 from .resources import launch_resources_note, resources_note, with_launch_resources, with_resources
@@ -233,6 +235,51 @@ def with_measured_resources(pm, kernel, recipe, model, device, options: RankOpti
     return model, space, resources, launch_resources
 
 
+#: fewer candidates than this per worker process are ranked serially: a fork costs about as much as this many
+MIN_CANDIDATES_PER_WORKER = 8
+
+#: what forked workers rank: (plugin manager, folded kernel models by fold, launches, device, options)
+_FORK_CONTEXT: tuple | None = None
+
+
+def _estimate(pm, folded, launch, dev, options) -> RankedCandidate:
+    """One candidate's metrics and prediction."""
+    metrics = pm.hook.perf_estimate(model=folded, launch=launch, device=dev, options=options)
+    metrics = _extras(pm, folded, launch, dev, options, metrics)
+    prediction = pm.hook.perf_predict(model=folded, launch=launch, device=dev, metrics=metrics, options=options)
+    if prediction is None:
+        raise PerfError(f"the performance model {options.model!r} gave no prediction for {launch.label}")
+    return RankedCandidate(launch, prediction, metrics)
+
+
+def _estimate_forked(start: int, stop: int) -> list[RankedCandidate]:
+    """Candidates ``start .. stop-1`` of the ranking this worker was forked from (`_FORK_CONTEXT`)."""
+    pm, folded_models, launches, dev, options = _FORK_CONTEXT
+    return [_estimate(pm, folded_models[lc.fold], lc, dev, options) for lc in launches[start:stop]]
+
+
+def _estimate_all(context: tuple, jobs: int | None, progress) -> list[RankedCandidate]:
+    """Every launch of `context` estimated, in order: in `jobs` forked processes (`parallel.run_tasks`) where
+    the launches are many enough, else here. The harvest's objects outlive the ranking, so the garbage
+    collector is told not to scan them again and again (`gc.freeze`)."""
+    global _FORK_CONTEXT
+    pm, folded_models, launches, dev, options = context
+    workers = min(resolve_jobs(jobs), len(launches) // MIN_CANDIDATES_PER_WORKER)
+    gc.freeze()
+    try:
+        if workers <= 1 or not can_fork():
+            return [_estimate(pm, folded_models[lc.fold], lc, dev, options)
+                    for lc in (progress(launches) if progress else launches)]
+        chunk = -(-len(launches) // (4 * workers))  # a few chunks per worker: the slow ones even out
+        _FORK_CONTEXT = context
+        chunks = run_tasks(_estimate_forked, [(i, i + chunk) for i in range(0, len(launches), chunk)],
+                           jobs=workers, progress=progress)
+        return [candidate for part in chunks for candidate in part]
+    finally:
+        _FORK_CONTEXT = None
+        gc.unfreeze()
+
+
 def rank(
     kernel,
     device="V100",
@@ -249,6 +296,7 @@ def rank(
     recipe=None,
     compile_resources: bool = True,
     progress=None,
+    jobs: int | None = None,
 ) -> Ranking:
     """Rank the launch candidates of a kernel for a device, best predicted first.
 
@@ -299,7 +347,11 @@ def rank(
         Ask the `perf_resources` plugins for each fold's registers (the pystencils
         adapter compiles with nvcc or NVRTC, about a second per fold, cached).
     progress : callable, optional
-        Wraps the iterable of accepted candidates (e.g. ``tqdm``).
+        Wraps an iterable with a length: the accepted candidates, or the chunks of them that worker
+        processes finished (e.g. ``tqdm``).
+    jobs : int, optional
+        Worker processes that estimate the candidates (forked from this one): None or 0 every core, 1 none.
+        The ranking is the same whatever their number.
 
     Returns
     -------
@@ -342,18 +394,8 @@ def rank(
     check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
     kernel_model, space, resources, launch_resources = with_measured_resources(pm, kernel, recipe, kernel_model, dev,
                                                                                options, compile_resources)
-    folded_models = {}
-    ranked = []
-    for launch in progress(space.accepted) if progress else space.accepted:
-        if launch.fold not in folded_models:
-            folded_models[launch.fold] = kernel_model.folded(launch.fold)
-        folded = folded_models[launch.fold]
-        metrics = pm.hook.perf_estimate(model=folded, launch=launch, device=dev, options=options)
-        metrics = _extras(pm, folded, launch, dev, options, metrics)
-        prediction = pm.hook.perf_predict(model=folded, launch=launch, device=dev, metrics=metrics, options=options)
-        if prediction is None:
-            raise PerfError(f"the performance model {options.model!r} gave no prediction for {launch.label}")
-        ranked.append(RankedCandidate(launch, prediction, metrics))
+    folded_models = {fold: kernel_model.folded(fold) for fold in dict.fromkeys(lc.fold for lc in space.accepted)}
+    ranked = _estimate_all((pm, folded_models, space.accepted, dev, options), jobs, progress)
     rejected = list(space.rejected)
     if not ranked:
         reasons = "; ".join(f"{launch.label}: {reason}" for launch, reason in rejected[:3])

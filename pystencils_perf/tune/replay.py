@@ -17,7 +17,8 @@ from pathlib import Path
 from ..devices import Device, get_device
 from ..errors import MeasurementError
 from ..launch import DEFAULT_MODEL
-from ..measure.kernel_tuner import TunableSpec, TunerData, split_parameters
+from ..measure.kernel_tuner import TunableSpec, TunerData, load_tunable_spec, split_parameters
+from ..parallel import can_fork, resolve_jobs, run_tasks
 from ..rank import rank
 from .record import kernel_hash, software_versions
 from .tuner import Candidate, params_key
@@ -32,12 +33,15 @@ class SpecCandidates:
 
 
 def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Device | str, *, model: str | None = None,
-                    backend: str = "auto", progress=None, source: str = "the search space") -> SpecCandidates:
+                    backend: str = "auto", progress=None, source: str = "the search space", jobs: int | None = None,
+                    executor: str = "processes") -> SpecCandidates:
     """Every configuration (tunable parameters by name) that `spec` describes, with the model's time per launch.
 
-    Each variant (the parameters that are neither the block nor fixed) is ranked once, with the kernel that
-    `spec.kernel_for` gives for it, by `model` (default `launch.DEFAULT_MODEL`). `progress` wraps the iteration over the
-    variants, e.g. a progress bar; `source` names where the configurations come from, in errors.
+    Each variant (the parameters that are neither the block nor fixed) is ranked with the kernel that
+    `spec.kernel_for` gives for it, by `model` (default `launch.DEFAULT_MODEL`), in `jobs` processes (every core
+    by default) or on a Ray cluster (``executor="ray"``; `parallel.run_tasks`): a few variants' blocks are split
+    into several tasks, so that every worker has work. `progress` wraps the iteration over the finished tasks,
+    e.g. a progress bar; `source` names where the configurations come from, in errors.
     """
     dev = get_device(device)
     model = model or DEFAULT_MODEL
@@ -49,20 +53,45 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
             groups.setdefault(tuple(sorted(others.items())), []).append((params, launch))
     if not groups:
         raise MeasurementError(f"{source}: no configuration matches the SPEC's fixed parameters {spec.fixed_parameters}")
-    candidates, rejected = [], []
     variants = sorted(groups.items())
-    for others, members in progress(variants) if progress else variants:
-        ranking = rank(spec.kernel(dict(others)), dev, blocks=sorted({launch.block for _, launch in members}),
-                       folds=[(1, 1, 1)], model=model, backend=backend)
-        by_launch = {c.launch: c for c in ranking.candidates}
-        reasons = dict(ranking.rejected)
+    workers = 1 if executor == "processes" and not can_fork() else resolve_jobs(jobs)
+    splits = -(-2 * workers // len(variants)) if workers > 1 else 1
+    tasks = []
+    for others, members in variants:
+        blocks = sorted({launch.block for _, launch in members})
+        size = -(-len(blocks) // splits)
+        tasks += [(spec.path, dict(others), blocks[i:i + size], dev, model, backend) for i in range(0, len(blocks), size)]
+    _SPECS[spec.path] = spec
+    predicted, reasons = {}, {}
+    for variant_predicted, variant_reasons in run_tasks(_variant_predictions, tasks, jobs=workers, executor=executor,
+                                                        progress=progress):
+        predicted.update(variant_predicted)
+        reasons.update(variant_reasons)
+    candidates, rejected = [], []
+    for others, members in variants:
         for params, launch in members:
-            if launch in by_launch:
-                seconds = spec.lattice_updates / by_launch[launch].prediction.lups_per_second
-                candidates.append(Candidate(params, seconds, launch))
+            key = (others, launch)
+            if key in predicted:
+                candidates.append(Candidate(params, spec.lattice_updates / predicted[key], launch))
             else:
-                rejected.append((params, reasons.get(launch, "not a candidate of the model")))
+                rejected.append((params, reasons.get(key, "not a candidate of the model")))
     return SpecCandidates(candidates, rejected)
+
+
+#: SPECs by path: in forked workers the parent's own, in Ray workers each loaded once
+_SPECS: dict[str, TunableSpec] = {}
+
+
+def _variant_predictions(spec_path: str, variant: dict, blocks: list, device: Device, model: str, backend: str):
+    """The model's throughput (updates per second) of one variant's launches with `blocks`, and the reasons of
+    those it rejected, each keyed by (variant items, launch)."""
+    if spec_path not in _SPECS:
+        _SPECS[spec_path] = load_tunable_spec(spec_path)
+    ranking = rank(_SPECS[spec_path].kernel(variant), device, blocks=blocks, folds=[(1, 1, 1)], model=model,
+                   backend=backend, jobs=1)
+    others = tuple(sorted(variant.items()))
+    return ({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates},
+            {(others, launch): reason for launch, reason in ranking.rejected})
 
 
 def replay_candidates(data: TunerData, spec: TunableSpec, device: Device | str, **options) -> SpecCandidates:
