@@ -1,0 +1,90 @@
+"""Ranking in worker processes or on Ray gives the serial ranking, in order; bad `jobs` get one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import pystencils_perf as pp
+from pystencils_perf.catalog import star_3d
+from pystencils_perf.errors import ConfigurationError
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+from pystencils_perf.parallel import can_fork, resolve_jobs, run_tasks
+from pystencils_perf.rank import MIN_CANDIDATES_PER_WORKER
+from pystencils_perf.tune.replay import spec_candidates
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "validation/a100_convolution/convolution.py"
+#: two tiles, one guarded for every block (3 does not divide 4096), and blocks of both kinds
+CONFIGURATIONS = [
+    {"block_size_x": bx, "block_size_y": by, "tile_size_x": tx, "tile_size_y": ty, "read_only": 0, "use_padding": 0,
+     "use_shmem": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+    for tx, ty in ((1, 2), (3, 1)) for bx in (16, 48, 64, 128) for by in (1, 4)
+]
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are forked")
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _rows(ranking):
+    return [(c.launch, c.prediction, c.metrics) for c in ranking.candidates], ranking.rejected
+
+
+@needs_fork
+def test_ranking_in_worker_processes_is_the_serial_ranking():
+    kernel = star_3d(2, (96, 64, 64))
+    serial = pp.rank(kernel, "V100", jobs=1, compile_resources=False)
+    assert len(serial.candidates) >= 3 * MIN_CANDIDATES_PER_WORKER
+    assert _rows(pp.rank(kernel, "V100", jobs=3, compile_resources=False)) == _rows(serial)
+
+
+@needs_fork
+def test_a_specs_variants_in_worker_processes_are_predicted_as_serially():
+    spec = load_tunable_spec(SPEC)
+    serial = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
+    parallel = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=2)
+    assert [(c.params, c.predicted_seconds) for c in parallel.candidates] == \
+        [(c.params, c.predicted_seconds) for c in serial.candidates]
+    assert len(serial.candidates) == len(CONFIGURATIONS)
+
+
+def test_a_specs_variants_on_a_local_ray_instance_are_predicted_as_serially():
+    ray = pytest.importorskip("ray")
+    spec = load_tunable_spec(SPEC)
+    serial = spec_candidates(CONFIGURATIONS[:8], spec, "A100", jobs=1)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        on_ray = spec_candidates(CONFIGURATIONS[:8], spec, "A100", executor="ray")
+    finally:
+        ray.shutdown()
+    assert [(c.params, c.predicted_seconds) for c in on_ray.candidates] == \
+        [(c.params, c.predicted_seconds) for c in serial.candidates]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_tasks_come_back_in_order_and_progress_sees_each_with_the_total(jobs):
+    seen = []
+
+    def progress(finished):
+        seen.append(len(finished))
+        for item in finished:
+            seen.append(item)
+            yield item
+
+    assert run_tasks(_square, [(i,) for i in range(7)], jobs=jobs, progress=progress) == [i * i for i in range(7)]
+    assert seen[0] == 7 and sorted(seen[1:]) == [(i, i * i) for i in range(7)]
+
+
+@pytest.mark.parametrize("jobs", [-1, 1.5, True, "2"])
+def test_a_number_of_jobs_that_is_not_a_count_is_refused(jobs):
+    with pytest.raises(ConfigurationError, match="jobs must be"):
+        resolve_jobs(jobs)
+
+
+def test_an_unknown_executor_is_refused():
+    with pytest.raises(ConfigurationError, match="unknown executor 'threads'"):
+        run_tasks(_square, [(1,)], executor="threads")
