@@ -8,6 +8,7 @@ thread symbols below and loop counters.
 
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -72,25 +73,36 @@ def require_affine(expr, where: str) -> sp.Expr:
     thread or block indices (``tid``/``bid``); blockDim and loop counters may
     multiply them, since both are numbers once a candidate is launched.
     """
-    expr = sp.expand(sp.sympify(expr))
+    expanded, problem = _affine_check(sp.sympify(expr))
+    if problem:
+        raise HarvestError(f"{where}: {expanded} {problem}")
+    return expanded
+
+
+_COORDINATES = frozenset(TID + BID)
+
+
+@functools.lru_cache(maxsize=4096)
+def _affine_check(expr) -> tuple[sp.Basic, str]:
+    """`expr` expanded, and what keeps it from being affine in the coordinates ("" if nothing); cached, since a
+    tiled kernel's variants repeat their loads' expressions."""
+    expr = sp.expand(expr)
     if not isinstance(expr, sp.Expr):
-        raise HarvestError(f"{where}: {expr} is not an integer expression")
-    gens = sorted(expr.free_symbols, key=str)
-    if not gens:
-        if not expr.is_Integer:
-            raise HarvestError(f"{where}: {expr} is not an integer")
-        return expr
-    try:
-        poly = sp.Poly(expr, *gens)
-    except sp.PolynomialError:
-        raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices") from None
-    coords = set(TID + BID)
-    for monom, coeff in poly.terms():
+        return expr, "is not an integer expression"
+    if not expr.free_symbols:
+        return expr, "" if expr.is_Integer else "is not an integer"
+    for monomial, coeff in expr.as_coefficients_dict().items():
         if not coeff.is_Integer:
-            raise HarvestError(f"{where}: {expr} has the non-integer coefficient {coeff}")
-        if sum(e for g, e in zip(gens, monom) if g in coords) > 1:
-            raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices")
-    return expr
+            return expr, f"has the non-integer coefficient {coeff}"
+        degree = 0
+        for factor in sp.Mul.make_args(monomial):
+            base, exponent = factor.as_base_exp()
+            if not (isinstance(base, sp.Symbol) and exponent.is_Integer and exponent > 0) and factor is not sp.S.One:
+                return expr, "is not affine in the thread and block indices"
+            degree += int(exponent) if base in _COORDINATES else 0
+        if degree > 1:
+            return expr, "is not affine in the thread and block indices"
+    return expr, ""
 
 
 @dataclass(frozen=True)
