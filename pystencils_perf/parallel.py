@@ -35,8 +35,9 @@ def resolve_jobs(jobs: int | None) -> int:
 
 
 def can_fork() -> bool:
-    """Whether workers can start as copies of this process, inheriting what it loaded (kernels, plugins)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether workers can start as copies of this process, inheriting what it loaded (kernels, plugins); not
+    in a daemonic worker (one of a `multiprocessing.Pool`), which may not have children."""
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
 def run_tasks(function: Callable, tasks: Sequence[tuple], *, jobs: int | None = None, executor: str = "processes",
