@@ -55,13 +55,13 @@ _PUBLIC = {
     "create_lb_kernel": ".adapters.pystencils.lbm",
 }
 
-#: the submodules that importing the package used to import (and so bind as attributes) with the names above
+#: the submodules that ``import pystencils_perf`` bound as attributes when it imported the names above at once
 _SUBMODULES = ("devices", "errors", "harvesting", "hookspecs", "kernel", "launch", "metrics", "outputs", "plugins",
                "predict", "resources")
 
 
 def __getattr__(name):
-    """A public name, imported from its module when first asked for; its value is kept here after that."""
+    """A public name (or one of `_SUBMODULES`), imported when first asked for and kept here after that."""
     if name in _PUBLIC:
         value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
     elif name in _SUBMODULES:

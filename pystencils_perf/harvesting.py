@@ -16,7 +16,7 @@ def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base
 
     A `KernelModel` is returned as it is. See `HarvestOptions` for the keyword arguments.
     """
-    from .kernel import HarvestOptions, KernelModel  # sympy: only once a kernel is described, not with `rank`
+    from .kernel import HarvestOptions, KernelModel  # sympy: here, so that importing `rank` (a plugin) does not
 
     if isinstance(kernel, KernelModel):
         return kernel

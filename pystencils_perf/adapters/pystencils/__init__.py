@@ -44,16 +44,13 @@ def perf_resources(kernel, recipe, model, folds, device):
 
 
 def __getattr__(name):
-    """`ApplyOptions`, imported from `apply` when first used (PEP 562)."""
+    """`ApplyOptions`, imported from `apply` when first used (PEP 562). No ``__dir__`` names it: registering
+    the plugin looks up every name ``dir()`` gives, which would import pystencils."""
     if name != "ApplyOptions":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .apply import ApplyOptions
 
     return ApplyOptions
-
-
-def __dir__():
-    return sorted({*globals(), "ApplyOptions"})
 
 
 __all__ = ["ApplyOptions", "perf_apply", "perf_harvest", "perf_resources"]
