@@ -8,10 +8,21 @@ measured so far. Plugins may offer further backends (`perf_footprint_backends`).
 
 from __future__ import annotations
 
+import importlib
+
 from ..errors import ConfigurationError
 from ..hookspecs import hookimpl
-from . import footprint_enum, footprint_isl
-from .volumes import estimate_volumes
+
+
+class LazyBackend:
+    """A footprint backend module imported when first used: listing the backends (the command line's choices)
+    loads neither numpy nor islpy."""
+
+    def __init__(self, module: str):
+        self.module = module
+
+    def __getattr__(self, name: str):
+        return getattr(importlib.import_module(self.module), name)
 
 
 def footprint_backends() -> dict:
@@ -21,7 +32,7 @@ def footprint_backends() -> dict:
     backends = {}
     for offered in get_plugin_manager().hook.perf_footprint_backends():
         backends.update(offered or {})
-    return {"auto": backends.get("enum", footprint_enum), **backends}
+    return {"auto": backends["enum"], **backends}
 
 
 def get_backend(name: str):
@@ -34,9 +45,11 @@ def get_backend(name: str):
 
 @hookimpl
 def perf_footprint_backends():
-    return {"enum": footprint_enum, "isl": footprint_isl}
+    return {"enum": LazyBackend(f"{__name__}.footprint_enum"), "isl": LazyBackend(f"{__name__}.footprint_isl")}
 
 
 @hookimpl(trylast=True)
 def perf_estimate(model, launch, device, options):
+    from .volumes import estimate_volumes
+
     return estimate_volumes(model, launch.block, device, get_backend(options.backend))
