@@ -38,6 +38,7 @@ from . import __version__
 from .errors import ConfigurationError, PerfError
 from .launch import DEFAULT_MODEL, parse_triples
 from .outputs import check_writable, check_writable_file, is_special, replacing_file, write_text
+from .parallel import EXECUTORS
 from .tempcache import use_temporary_pystencils_cache
 
 
@@ -263,7 +264,8 @@ def _cmd_rank(args) -> int:
 
         print(COST_NOTE, file=sys.stderr)
     ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model, prune=args.prune or (),
-                   plugin_options=_plugin_options(args), progress=_progress, **_candidate_options(args, domain))
+                   plugin_options=_plugin_options(args), progress=_progress, jobs=args.jobs,
+                   **_candidate_options(args, domain))
     print(_ranking_table(ranking, args.head))
     print(f"best: {_create_kernel_call(select(ranking), args, domain)}")
     if args.json:
@@ -368,7 +370,8 @@ def _validation_inputs(args):
 
     dataset = read_dataset(args.data)
     spec, domain = _load(args)
-    return dataset, spec, dict(align=args.align, domain_shape=domain, backend=args.backend, progress=_progress)
+    return dataset, spec, dict(align=args.align, domain_shape=domain, backend=args.backend, progress=_progress,
+                               jobs=args.jobs)
 
 
 def _validate_kernel_tuner(args):
@@ -379,7 +382,7 @@ def _validate_kernel_tuner(args):
     if args.domain or args.align != "base":
         raise ConfigurationError("--domain and --align do not apply to Kernel Tuner data: its SPEC's kernel_for describes sizes")
     return validate_tuned(read_kernel_tuner(args.data), load_tunable_spec(args.spec), args.device,
-                          backend=args.backend, model=args.model, progress=_progress)
+                          backend=args.backend, model=args.model, progress=_progress, jobs=args.jobs)
 
 
 def _cmd_validate(args) -> int:
@@ -429,16 +432,20 @@ def _replayed(args):
     """Candidates and measurements of a Kernel Tuner cache, described by a `kernel_for` SPEC."""
     from .measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
     from .tune.replay import ReplaySource, replay_candidates, spec_kernel_key
+    from .tune.tuner import FirstMeasurement
 
     if args.domain or args.align != "base" or args.threads or args.blocks or args.fold:
         raise ConfigurationError("--domain, --align, --threads, --blocks and --fold do not apply to --replay: "
                                  "the cache's configurations are the candidates")
     spec, data = load_tunable_spec(args.spec), read_kernel_tuner(args.replay)
-    space = replay_candidates(data, spec, args.device, model=args.model, backend=args.backend, progress=_progress)
+    source = ReplaySource(data)
+    first = FirstMeasurement(source)  # a space that ranks for long is measured once meanwhile
+    space = replay_candidates(data, spec, args.device, model=args.model, backend=args.backend, progress=_progress,
+                              jobs=args.jobs, executor=args.executor, meanwhile=first)
     kernel = spec_kernel_key(spec, space.candidates)
     title = (f"{Path(args.spec).stem} on {data.device_name or args.device}, replayed from {Path(args.replay).name}: "
              f"{len(space.candidates)} candidates, {len(space.rejected)} rejected for {args.device}")
-    return title, space.candidates, ReplaySource(data), kernel
+    return title, space.candidates, source, kernel, first.measured
 
 
 def _cmd_tune(args) -> int:
@@ -446,8 +453,9 @@ def _cmd_tune(args) -> int:
     from .tune.tuner import tune
 
     if args.replay:
-        title, candidates, source, kernel = _replayed(args)
-        result = tune(candidates, source, budget=args.budget, kernel=kernel, store=RecordStore())
+        title, candidates, source, kernel, measured = _replayed(args)
+        result = tune(candidates, source, budget=args.budget, kernel=kernel, store=RecordStore(),
+                      measured_before=measured)
     else:
         from .adapters.pystencils.gpu import require_cupy, runnable
         from .adapters.pystencils.tuning import tune_on_gpu
@@ -460,7 +468,7 @@ def _cmd_tune(args) -> int:
         if recipe is None and not args.fold:  # a generated kernel has its folding: only assignments can be folded
             options["folds"] = [(1, 1, 1)]
         ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model,
-                       progress=_progress, **options)
+                       progress=_progress, jobs=args.jobs, **options)
         title = f"{ranking.kernel} on {args.device} (this machine's GPU): {len(ranking.candidates)} candidates"
         result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align)
     print(title)
@@ -526,6 +534,10 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         p.add_argument("--model", default=DEFAULT_MODEL, type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
                        help=f"performance model (default {DEFAULT_MODEL}; `plugins` lists the installed ones)")
 
+    def jobs_arg(p):
+        p.add_argument("--jobs", type=_argument_type(_int_at_least(0)), default=0,
+                       help="worker processes that rank the candidates (default 0: every core; 1: none)")
+
     def data_args(p):
         p.add_argument("data", help="measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...), or a Kernel Tuner cache "
                                     "(.json, .json.gz) or CSV with block_size_x,... and a time column")
@@ -549,6 +561,7 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         p.add_argument("--json", type=_argument_type(_output_file), help="write the ranking as JSON")
         p.add_argument("--csv", type=_argument_type(_output_file), help="write the ranking as CSV")
         p.add_argument("--head", type=_argument_type(_positive_int), help="print only the best N candidates and N rejected")
+        jobs_arg(p)
         p.set_defaults(run=_cmd_rank, plugin_dests=_add_plugin_options(p, plugins()))
 
     def measure_args(p):
@@ -570,11 +583,13 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         data_args(p)
         model_arg(p)
         p.add_argument("--out", type=_argument_type(_output_folder), help="folder for report.md and the plots")
+        jobs_arg(p)
         p.set_defaults(run=_cmd_validate)
 
     def calibrate_args(p):
         data_args(p)
         p.add_argument("--out", type=_argument_type(_output_file), help="device file to write (default DEVICE-calibrated.toml here)")
+        jobs_arg(p)
         p.set_defaults(run=_cmd_calibrate)
 
     def tune_args(p):
@@ -591,6 +606,10 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
                        type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
                        help=f"performance model whose order the search starts from (default {DEFAULT_MODEL})")
         p.add_argument("--json", type=_argument_type(_output_file), help="write the measurements and the best as JSON")
+        jobs_arg(p)
+        p.add_argument("--executor", choices=EXECUTORS, default="processes",
+                       help="with --replay: rank the SPEC's variants in worker processes (default) or on the Ray "
+                            "cluster that RAY_ADDRESS names (else a local one)")
         p.set_defaults(run=_cmd_tune)
 
     subcommands = [

@@ -60,13 +60,13 @@ def run_tasks(function: Callable, tasks: Sequence[tuple], *, jobs: int | None = 
         finished = ((i, function(*task)) for i, task in enumerate(tasks))
     else:
         finished = _in_processes(function, tasks, min(resolve_jobs(jobs), len(tasks)))
-    finished = _Sized(finished, len(tasks))
+    finished = SizedIterable(finished, len(tasks))
     for i, result in progress(finished) if progress else finished:
         results[i] = result
     return results
 
 
-class _Sized:
+class SizedIterable:
     """An iterable with a length, so that a progress bar knows its total."""
 
     def __init__(self, iterable, length: int):

@@ -60,12 +60,13 @@ class Pair:
 
 
 def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-                    model=DEFAULT_MODEL, progress=None, variant: str = "") -> tuple[Ranking, list[Pair], list[str]]:
+                    model=DEFAULT_MODEL, progress=None, variant: str = "",
+                    jobs: int | None = None) -> tuple[Ranking, list[Pair], list[str]]:
     """Rank the blocks x foldings of `dataset` and pair every row with its candidate's prediction; a measured
     launch that the model rejects (it says the launch cannot run, yet it was measured: registers compiled for
     another binary than the measured one, say) is left out, and a warning names it and the reason."""
     ranking = rank(kernel, device, blocks=dataset.blocks, folds=dataset.folds, align=align,
-                   domain_shape=domain_shape, backend=backend, model=model, progress=progress)
+                   domain_shape=domain_shape, backend=backend, model=model, progress=progress, jobs=jobs)
     by_launch = {c.launch: c for c in ranking.candidates}
     rejected = dict(ranking.rejected)
     pairs, left_out = [], []
@@ -264,13 +265,13 @@ def _other_gpu(name: str, recorded: set[str], device: Device) -> list[str]:
 
 
 def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-             model=DEFAULT_MODEL, progress=None) -> Validation:
+             model=DEFAULT_MODEL, progress=None, jobs: int | None = None) -> Validation:
     """Predict every measured candidate of `dataset` and compare (see the module docstring); first check that the
     data was measured on the SPEC's kernel (`measured_kernel_warnings`)."""
     dev = get_device(device)
     warnings = measured_kernel_warnings(dataset, harvest(kernel, domain_shape=domain_shape, align=align), dev)
     ranking, pairs, left_out = predict_dataset(dataset, kernel, dev, align=align, domain_shape=domain_shape,
-                                               backend=backend, model=model, progress=progress)
+                                               backend=backend, model=model, progress=progress, jobs=jobs)
     return _validation(dataset, ranking, pairs, [*warnings, *left_out])
 
 
@@ -281,7 +282,7 @@ def _validation(dataset: Dataset, ranking: Ranking, pairs: list[Pair], warnings:
 
 
 def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto", model=DEFAULT_MODEL,
-                   progress=None, keep_variant=None) -> Validation:
+                   progress=None, keep_variant=None, jobs: int | None = None) -> Validation:
     """Kernel Tuner data: rank each variant's measured blocks with its own kernel, then compare all pairs pooled.
 
     :param keep_variant: optional predicate on a variant's parameters (dict); others are left out.
@@ -295,7 +296,7 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
     for variant in chosen:
         ranking, variant_pairs, left_out = predict_dataset(variant.dataset, spec.kernel(variant.params), dev,
                                                            backend=backend, model=model, progress=progress,
-                                                           variant=variant.label)
+                                                           variant=variant.label, jobs=jobs)
         pairs += variant_pairs
         warnings += left_out
         candidates += ranking.candidates

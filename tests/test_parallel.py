@@ -52,6 +52,17 @@ def test_a_specs_variants_in_worker_processes_are_predicted_as_serially():
     assert len(serial.candidates) == len(CONFIGURATIONS)
 
 
+def test_a_tuner_may_measure_once_while_the_rest_of_a_slow_space_is_ranked():
+    """`meanwhile` is called once, with the candidates of the tasks finished so far, while others still run."""
+    spec, seen = load_tunable_spec(SPEC), []
+    space = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1, meanwhile=seen.append, meanwhile_after_s=0.0)
+    assert len(seen) == 1
+    assert {c.params["tile_size_x"] for c in seen[0]} == {1} and len(seen[0]) == len(CONFIGURATIONS) // 2
+    assert [c.predicted_seconds for c in seen[0]] == [c.predicted_seconds for c in space.candidates[:len(seen[0])]]
+    spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1, meanwhile=seen.append, meanwhile_after_s=60.0)
+    assert len(seen) == 1  # a space ranked in less time measures nothing meanwhile
+
+
 def test_a_specs_variants_on_a_local_ray_instance_are_predicted_as_serially():
     ray = pytest.importorskip("ray")
     spec = load_tunable_spec(SPEC)

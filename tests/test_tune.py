@@ -14,6 +14,7 @@ import pytest
 
 from pystencils_perf.errors import ConfigurationError
 from pystencils_perf.tune import Candidate, RecordStore, tune
+from pystencils_perf.tune.tuner import FirstMeasurement
 from pystencils_perf.tune.search import ModelGuidedSearch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,6 +153,22 @@ def test_record_is_read_back(tmp_path):
     second = tune(candidates(), source, budget=5, kernel="k", store=store, early_stop=False)
     assert second.measured_now == 0 and source.count == 5
     assert second.record.measured == first.record.measured and second.best == first.best
+
+
+def test_a_measurement_made_while_ranking_counts_as_the_calls_first(tmp_path):
+    """`FirstMeasurement` measures the best of the candidates ranked so far; `tune` records it first, learns from
+    it and spends one measurement less of the budget."""
+    source = FakeSource()
+    ranked_so_far = candidates(lambda bx, by, fma: bx * by - 100 * fma)[:6]
+    first = FirstMeasurement(source)
+    first(ranked_so_far)
+    pick = min(ranked_so_far, key=lambda c: c.predicted_seconds)
+    assert [c for c, _ in first.measured] == [pick] and source.count == 1
+    result = tune(candidates(), source, budget=4, kernel="k", store=RecordStore(tmp_path), early_stop=False,
+                  measured_before=first.measured)
+    assert result.record.measured[0] == {"params": pick.params, "time_ms": first.measured[0][1]}
+    assert result.measured_now == 4 and source.count == 4 and len(result.record.measured) == 4
+    assert len({str(m["params"]) for m in result.record.measured}) == 4  # not measured twice
 
 
 @pytest.mark.parametrize("part", ["kernel", *FINGERPRINT])

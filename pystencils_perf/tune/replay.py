@@ -11,6 +11,7 @@ markers) costs a measurement and returns no time, as it would on the GPU.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from ..devices import Device, get_device
 from ..errors import MeasurementError
 from ..launch import DEFAULT_MODEL
 from ..measure.kernel_tuner import TunableSpec, TunerData, load_tunable_spec, split_parameters
-from ..parallel import can_fork, resolve_jobs, run_tasks
+from ..parallel import SizedIterable, can_fork, resolve_jobs, run_tasks
 from ..rank import rank
 from .record import kernel_hash, software_versions
 from .tuner import Candidate, params_key
@@ -34,7 +35,7 @@ class SpecCandidates:
 
 def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Device | str, *, model: str | None = None,
                     backend: str = "auto", progress=None, source: str = "the search space", jobs: int | None = None,
-                    executor: str = "processes") -> SpecCandidates:
+                    executor: str = "processes", meanwhile=None, meanwhile_after_s: float = 5.0) -> SpecCandidates:
     """Every configuration (tunable parameters by name) that `spec` describes, with the model's time per launch.
 
     Each variant (the parameters that are neither the block nor fixed) is ranked with the kernel that
@@ -42,6 +43,10 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
     by default) or on a Ray cluster (``executor="ray"``; `parallel.run_tasks`): a few variants' blocks are split
     into several tasks, so that every worker has work. `progress` wraps the iteration over the finished tasks,
     e.g. a progress bar; `source` names where the configurations come from, in errors.
+
+    `meanwhile`, where given, is called once with the candidates predicted so far when a task finishes
+    `meanwhile_after_s` seconds or more after the start and others are still running: a tuner measures the best
+    of them while the rest is ranked (its first measurement need not wait for a space that takes minutes).
     """
     dev = get_device(device)
     model = model or DEFAULT_MODEL
@@ -63,10 +68,27 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
         tasks += [(spec.path, dict(others), blocks[i:i + size], dev, model, backend) for i in range(0, len(blocks), size)]
     _SPECS[spec.path] = spec
     predicted, reasons = {}, {}
-    for variant_predicted, variant_reasons in run_tasks(_variant_predictions, tasks, jobs=workers, executor=executor,
-                                                        progress=progress):
-        predicted.update(variant_predicted)
-        reasons.update(variant_reasons)
+    start, finished = time.perf_counter(), 0
+
+    def collect(results):
+        nonlocal meanwhile, finished
+        for index, result in results:
+            predicted.update(result[0])
+            reasons.update(result[1])
+            finished += 1
+            if meanwhile and finished < len(tasks) and time.perf_counter() - start >= meanwhile_after_s:
+                meanwhile(_candidates(variants, predicted, reasons, spec).candidates)
+                meanwhile = None
+            yield index, result
+
+    run_tasks(_variant_predictions, tasks, jobs=workers, executor=executor,
+              progress=(lambda results: progress(SizedIterable(collect(results), len(results)))) if progress
+              else collect)
+    return _candidates(variants, predicted, reasons, spec)
+
+
+def _candidates(variants, predicted: dict, reasons: dict, spec: TunableSpec) -> SpecCandidates:
+    """The configurations of `variants` as candidates with the model's time, where `predicted` has it."""
     candidates, rejected = [], []
     for others, members in variants:
         for params, launch in members:

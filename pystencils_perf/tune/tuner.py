@@ -122,9 +122,23 @@ def _progress_bar(total: int, initial: int):
                 disable=not sys.stderr.isatty(), leave=False)
 
 
+class FirstMeasurement:
+    """A `spec_candidates` ``meanwhile``: measures the best predicted candidate ranked so far, while the rest of
+    the space is ranked, and keeps it for `tune` (``measured_before``)."""
+
+    def __init__(self, source: MeasurementSource):
+        self.source = source
+        self.measured: tuple[tuple[Candidate, float | None], ...] = ()
+
+    def __call__(self, candidates: list[Candidate]) -> None:
+        if candidates:
+            pick = min(candidates, key=lambda c: (c.predicted_seconds, params_key(c.params)))
+            self.measured = ((pick, self.source.time_ms(pick)),)
+
+
 def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int, kernel: str,
          store: RecordStore | None = None, settings: SearchSettings = SearchSettings(),
-         early_stop: bool = True) -> TuneResult:
+         early_stop: bool = True, measured_before: tuple[tuple[Candidate, float | None], ...] = ()) -> TuneResult:
     """Measure up to `budget` candidates (counting those of an earlier call's record) in the search's order.
 
     Parameters
@@ -143,6 +157,9 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
         The search's constants.
     early_stop : bool, default True
         Stop before the budget when the search says nothing better is likely.
+    measured_before : sequence of (Candidate, time in ms or None)
+        Measurements this call made before the search began (while the space was being ranked,
+        `FirstMeasurement`): recorded and learnt from like the search's own.
 
     Returns
     -------
@@ -184,8 +201,14 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
                             f"{settings.stop_within:.0%} faster than the best measured")
         return "", ""
 
-    done = record.complete and (record.stopped_by != "budget" or len(record.measured) >= budget)
     measured_now = 0
+    for candidate, time_ms in measured_before:
+        if params_key(candidate.params) in index and index[params_key(candidate.params)] not in search.measured:
+            search.observe(index[params_key(candidate.params)], time_ms)
+            record.measured.append({"params": candidate.params, "time_ms": time_ms})
+            record.complete = False
+            measured_now += 1
+    done = record.complete and (record.stopped_by != "budget" or len(record.measured) >= budget)
     if not done:
         record.complete = False
         bar = _progress_bar(min(budget, len(candidates)), len(record.measured))

@@ -75,11 +75,13 @@ class ModelGuided:
             interface._STRATEGY_PARALLEL.append(self)
         return self
 
-    def _candidates(self, configurations: list[dict]) -> list[Candidate]:
+    def _candidates(self, configurations: list[dict], meanwhile=None) -> list[Candidate]:
         """The model's candidates among `configurations`, then those no prediction covers at the predictions'
-        geometric mean; configurations the model says the device cannot run are left out."""
+        geometric mean; configurations the model says the device cannot run are left out. `meanwhile` is
+        `spec_candidates`' (a measurement while a slow space is ranked)."""
         if self.predictions is None and self.spec is not None:
-            self.predictions = spec_candidates(configurations, self.spec, self.device, model=self.model)
+            self.predictions = spec_candidates(configurations, self.spec, self.device, model=self.model,
+                                               meanwhile=meanwhile)
         predicted = self.predictions or SpecCandidates([], [])
         keys = {params_key(p) for p in configurations}
         known = [c for c in predicted.candidates if params_key(c.params) in keys]
@@ -92,12 +94,27 @@ class ModelGuided:
         from kernel_tuner.util import StopCriterionReached
 
         names = list(searchspace.tune_params)
-        self.candidates = self._candidates([dict(zip(names, config)) for config in searchspace.list])
-        search = ModelGuidedSearch([c.predicted_seconds for c in self.candidates],
-                                   [c.params for c in self.candidates], self.settings)
         cost_func = CostFunc(searchspace, tuning_options, runner)
         higher = tuning_options.objective_higher_is_better
         higher = higher[0] if isinstance(higher, (list, tuple)) else higher
+        early = {}  # the measurement made while a slow space was ranked
+
+        def as_time(cost: float) -> float | None:  # the search minimises a time: a rate becomes its inverse
+            return None if cost >= sys.float_info.max else (-1.0 / cost if higher else cost)
+
+        def measure_meanwhile(candidates: list[Candidate]) -> None:
+            pick = min(candidates, key=lambda c: c.predicted_seconds, default=None)
+            if pick is not None:
+                early[params_key(pick.params)] = cost_func.eval_all([tuple(pick.params[n] for n in names)],
+                                                                    check_restrictions=False)[0]
+
+        self.candidates = self._candidates([dict(zip(names, config)) for config in searchspace.list],
+                                           measure_meanwhile)
+        search = ModelGuidedSearch([c.predicted_seconds for c in self.candidates],
+                                   [c.params for c in self.candidates], self.settings)
+        for i, c in enumerate(self.candidates):
+            if params_key(c.params) in early:
+                search.observe(i, as_time(early[params_key(c.params)]))
         self.stop_reason = "every candidate measured"
         try:
             while search.unmeasured.size:
@@ -107,8 +124,8 @@ class ModelGuided:
                 picks = search.next_batch(self.batch)
                 costs = cost_func.eval_all([tuple(self.candidates[i].params[n] for n in names) for i in picks],
                                            check_restrictions=False)
-                for i, cost in zip(picks, costs):  # the search minimises a time: a rate becomes its inverse
-                    search.observe(i, None if cost >= sys.float_info.max else (-1.0 / cost if higher else cost))
+                for i, cost in zip(picks, costs):
+                    search.observe(i, as_time(cost))
         except StopCriterionReached:
             self.stop_reason = "Kernel Tuner's budget is spent"
         return cost_func.results
