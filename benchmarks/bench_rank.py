@@ -1,6 +1,6 @@
 """Speed and memory targets of the estimator (issue: "rank a whole space in about a second").
 
-    python benchmarks/bench_rank.py [--repeat N] [--skip-scaling]
+    python benchmarks/bench_rank.py [--repeat N] [--skip-scaling] [--skip-slow] [--scaling-tiles]
 
 Table 1, per candidate space: wall time of ``pystencils_perf.rank`` with the default
 model (harvest included, kernel generation excluded; median of N runs), median time per
@@ -10,15 +10,44 @@ non-zero when a target is missed. Table 2: cost of one candidate against grid
 size and threads per wave (V100: 80 SMs, H100: 132 SMs, 2048 threads each),
 for both footprint backends; an ISL candidate that needs more than
 ``--isl-limit`` seconds is stopped, and larger grids are not tried.
+
+Table 3 (issue 55; `--skip-slow` leaves it out), larger spaces, each run once, the first run in this process:
+wall time, CPU time of this process and its children, peak memory (the largest ``ru_maxrss`` of this process
+and its children so far: a high-water mark, so a row also shows what the rows before it held; a subprocess row
+shows that subprocess and its own children alone), candidates, wall time per candidate and the target
+(`FIRST_RUN_TARGETS_S`; peak memory at most 1 GiB everywhere). A row whose data file is missing is printed as
+skipped and does not fail. Rows:
+
+* the A100 15x15 convolution SPEC without shared memory over every configuration of Kernel Tuner's A100
+  cache (`replay_candidates` with every core; reading the cache and the SPEC excluded);
+* KTT's shared-memory convolution SPEC over every configuration of the RTX 2080 Ti counters (the same);
+* lbmpy's D3Q27 cumulant and the two Allen-Cahn kernels on 256^3, `pp.rank(kernel, "A100")` with the
+  default space, 256 threads for the hydro kernel (harvest and register counts included, lbmpy's kernel
+  generation excluded, as in table 1);
+* ``pystencils-perf tune SPEC --device DEV --replay CACHE --budget 10`` end to end in a fresh subprocess, for
+  each cache `bench_tune.caches()` finds (DEV: the cache's GPU), with a fresh PYSTENCILS_PERF_TUNING_DIR;
+  "first record" is when the record file first appeared in it, i.e. just after the first measurement
+  (a cache look-up), measured from the start of the call.
+
+`--scaling-tiles` adds two tables for the A100 convolution SPEC, serial (``jobs=1``), after one warm-up call:
+the wall time per candidate against the tile size for `TILE_BLOCKS`, and against the number of candidates
+(blocks of the cache, in a fixed random order) for tiles 1x1 and 4x4. Harvesting is timed apart.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import random
+import re
 import resource
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 
@@ -28,12 +57,27 @@ import pystencils_perf as pp  # noqa: E402
 from limits import call_with_limit  # noqa: E402
 from pystencils_perf.catalog import lbm, star_3d  # noqa: E402
 from pystencils_perf.estimate.volumes import occupancy  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
+from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
 
 PEAK_MEMORY_TARGET_BYTES = 1 << 30
 #: the default model's ranking may cost at most this much more than the limiters' (issue 26: the throughput model
 #: became the default at no more than 1.5x the ranking cost of the limiter model it replaced)
 DEFAULT_OVER_LIMITERS_TARGET = 1.5
 SCALING_GRIDS = (16, 32, 64, 128, 256, 512, 1024)
+
+ROOT = Path(__file__).resolve().parents[1]
+A100_SPEC = ROOT / "validation/a100_convolution/convolution.py"
+A100_CACHE = ROOT.parent / "shared/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
+KTT_SPEC = ROOT / "validation/rtx2080ti_convolution/convolution_shmem.py"
+KTT_CSV = ROOT.parent / "shared/data/external/rtx2080ti_convolution15_ktt_counters.csv"
+#: wall-time targets of table 3, seconds
+FIRST_RUN_TARGETS_S = {"a100 cache": 10.0, "ktt csv": 20.0, "lbm": 5.0, "tune": 30.0}
+LBM_DOMAIN = (256, 256, 256)
+#: the blocks of the tile-size table (x, y)
+TILE_BLOCKS = ((16, 1), (32, 4), (48, 2), (64, 1), (64, 4), (128, 1), (128, 2), (256, 1), (32, 8), (16, 16),
+               (144, 4), (96, 2))
+CANDIDATE_COUNTS = (6, 12, 24, 48)
 
 
 def median_wall_s(kernel, repeat, **kwargs) -> float:
@@ -85,6 +129,137 @@ def _time_one_candidate(model, device, backend, block):
     return time.perf_counter() - start
 
 
+def cpu_and_peak() -> tuple[float, int]:
+    """CPU seconds of this process and its waited-for children, and the larger peak RSS of the two (bytes)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+    return cpu_s, 1024 * max(me.ru_maxrss, children.ru_maxrss)  # Linux: KiB
+
+
+def first_run(name, target_s, function, candidates) -> dict:
+    """Time `function()` once; `candidates(result)` counts what it ranked."""
+    cpu_before, _ = cpu_and_peak()
+    start = time.perf_counter()
+    result = function()
+    wall_s = time.perf_counter() - start
+    cpu_after, peak = cpu_and_peak()
+    return run_row(name, target_s, wall_s, cpu_after - cpu_before, peak, candidates(result))
+
+
+def run_row(name, target_s, wall_s, cpu_s, peak_bytes, candidates, note="") -> dict:
+    ok = wall_s <= target_s and peak_bytes <= PEAK_MEMORY_TARGET_BYTES
+    return {"row": name, "candidates": candidates, "wall_s": wall_s, "cpu_s": cpu_s,
+            "peak_rss_MiB": peak_bytes / 2**20, "target_s": target_s, "ok": ok, "note": note}
+
+
+def skipped_row(name, target_s, why) -> dict:
+    return {"row": name, "target_s": target_s, "ok": True, "skipped": why}
+
+
+def replay_row(name, target_s, spec_path, data_path, device) -> dict:
+    if not data_path.exists():
+        return skipped_row(name, target_s, "skipped: cache not found")
+    spec, data = load_tunable_spec(spec_path), read_kernel_tuner(data_path)
+    return first_run(name, target_s, lambda: replay_candidates(data, spec, device, jobs=None),
+                     lambda space: len(space.candidates))
+
+
+def tune_row(cache: Path, device: str) -> dict:
+    """`pystencils-perf tune ... --replay cache --budget 10` in a subprocess; its own rusage from wait4."""
+    command = [shutil.which("pystencils-perf") or "pystencils-perf", "tune", str(A100_SPEC.relative_to(ROOT)),
+               "--device", device, "--replay", str(cache), "--budget", "10"]
+    name = f"tune --replay budget 10, {device}"
+    with tempfile.TemporaryDirectory(prefix="bench-rank-tuning-") as records, tempfile.TemporaryFile() as output:
+        env = {**os.environ, "PYSTENCILS_PERF_TUNING_DIR": records}
+        start = time.perf_counter()
+        child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+        first_record_s = None
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if first_record_s is None and os.listdir(records):
+                first_record_s = time.perf_counter() - start
+            if pid:
+                break
+            time.sleep(0.01)
+        wall_s = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        output.seek(0)
+        text = output.read().decode(errors="replace")
+    if child.returncode:
+        sys.stderr.write(f"{' '.join(command)} failed ({child.returncode}):\n{text}\n")
+        return {**run_row(name, FIRST_RUN_TARGETS_S["tune"], wall_s, 0.0, 0, 0), "ok": False, "note": "FAILED"}
+    candidates = int(re.search(r"(\d+) candidates, \d+ rejected", text)[1])  # the title line
+    note = f"first record {first_record_s:.1f} s" if first_record_s is not None else ""
+    return run_row(name, FIRST_RUN_TARGETS_S["tune"], wall_s, usage.ru_utime + usage.ru_stime,
+                   1024 * usage.ru_maxrss, candidates, note)
+
+
+def first_run_rows():
+    yield replay_row("15x15 conv, no shmem, all tiles, A100", FIRST_RUN_TARGETS_S["a100 cache"], A100_SPEC,
+                     A100_CACHE, "A100")
+    yield replay_row("KTT shmem conv, all tiles, RTX 2080 Ti", FIRST_RUN_TARGETS_S["ktt csv"], KTT_SPEC, KTT_CSV,
+                     "RTX-2080-Ti")
+    # the hydro kernel's 162 registers per thread leave no block of the default 512 threads runnable on the A100
+    for name, build, threads in (("D3Q27 cumulant", lbm.d3q27_cumulant, None),
+                                 ("Allen-Cahn phase field", lbm.allen_cahn_phase_field, None),
+                                 ("Allen-Cahn hydro", lbm.allen_cahn_hydro, 256)):
+        kernel = build(LBM_DOMAIN)  # lbmpy's generation: not timed
+        yield first_run(f"{name} 256^3, A100" + (f", {threads} thr" if threads else ""), FIRST_RUN_TARGETS_S["lbm"],
+                        lambda: pp.rank(kernel, "A100", threads=threads), lambda ranking: len(ranking.candidates))
+    from bench_tune import caches
+
+    for cache in caches():
+        yield tune_row(cache, pp.get_device(read_kernel_tuner(cache).device_name).name)
+
+
+def print_first_run(r) -> None:
+    if "skipped" in r:
+        print(f"{r['row']:<42} {r['skipped']}", flush=True)
+        return
+    per_candidate_ms = 1e3 * r["wall_s"] / r["candidates"] if r["candidates"] else float("nan")
+    print(f"{r['row']:<42} {r['candidates']:>5} {r['wall_s']:>7.2f} {'<= %g' % r['target_s']:>7} {r['cpu_s']:>7.2f} "
+          f"{per_candidate_ms:>8.2f} {r['peak_rss_MiB']:>12.0f}  {'ok' if r['ok'] else 'MISSED'}  {r['note']}".rstrip(),
+          flush=True)
+
+
+def _rank_blocks_ms(kernel, blocks) -> tuple[float, float]:
+    """Wall seconds of a serial ranking of `blocks` (x, y) with folding 1x1x1, and ms per block."""
+    start = time.perf_counter()
+    pp.rank(kernel, "A100", blocks=[(x, y, 1) for x, y in blocks], folds=[(1, 1, 1)], jobs=1)
+    wall_s = time.perf_counter() - start
+    return wall_s, 1e3 * wall_s / len(blocks)
+
+
+def tile_scaling() -> None:
+    spec = load_tunable_spec(A100_SPEC)
+
+    def kernel(tile):
+        return spec.kernel({"tile_size_x": tile, "tile_size_y": tile, "read_only": 0})
+
+    _rank_blocks_ms(kernel(1), TILE_BLOCKS[:1])  # warm-up: imports, device, plugins
+    print(f"A100 convolution SPEC, {len(TILE_BLOCKS)} blocks, serial: wall time per candidate against tile size")
+    print(f"{'tile':>5} {'harvest s':>9} {'rank s':>7} {'ms/cand':>8}")
+    for tile in (1, 2, 4, 8):
+        k = kernel(tile)
+        start = time.perf_counter()
+        pp.harvest(k)  # cached: the ranking below reuses it
+        harvest_s = time.perf_counter() - start
+        wall_s, per_candidate_ms = _rank_blocks_ms(k, TILE_BLOCKS)
+        print(f"{f'{tile}x{tile}':>5} {harvest_s:>9.2f} {wall_s:>7.2f} {per_candidate_ms:>8.1f}", flush=True)
+    if not A100_CACHE.exists():
+        print("against the number of candidates: skipped: cache not found")
+        return
+    data = read_kernel_tuner(A100_CACHE)
+    blocks = sorted({(int(p["block_size_x"]), int(p["block_size_y"])) for p in [r.params for r in data.runs]
+                     + list(data.failed)})
+    random.Random(0).shuffle(blocks)
+    print()
+    print("A100 convolution SPEC, serial: wall time against the number of candidates (blocks of the cache)")
+    print(f"{'tile':>5} {'cands':>5} {'wall s':>7} {'ms/cand':>8}")
+    for tile in (1, 4):
+        for count in CANDIDATE_COUNTS:
+            wall_s, per_candidate_ms = _rank_blocks_ms(kernel(tile), blocks[:count])
+            print(f"{f'{tile}x{tile}':>5} {count:>5} {wall_s:>7.2f} {per_candidate_ms:>8.1f}", flush=True)
 
 
 def scaling_rows(repeat, isl_limit_s):
@@ -115,6 +290,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-scaling", action="store_true")
     parser.add_argument("--isl-limit", type=float, default=120.0, help="seconds per isl candidate before giving up")
+    parser.add_argument("--skip-slow", action="store_true", help="leave out table 3 (the large spaces, tune --replay)")
+    parser.add_argument("--scaling-tiles", action="store_true", help="cost per candidate against tile size and count")
     args = parser.parse_args(argv)
 
     spaces = [
@@ -132,6 +309,16 @@ def main(argv=None) -> int:
             f"{r['per_candidate_ms']:>8.1f} {r['backend']:>7} {r['peak_rss_MiB']:>12.0f} "
             f"{r['over_limiters']:>6.2f}x  {'yes' if r['ok'] else 'MISSED'}"
         )
+    if not args.skip_slow:
+        print()
+        print("first run in this process: wall and CPU (this process and its children) time, peak RSS")
+        print(f"{'row':<42} {'cands':>5} {'wall s':>7} {'target':>7} {'cpu s':>7} {'ms/cand':>8} {'peak RSS MiB':>12}  ok")
+        for r in first_run_rows():
+            failed |= not r["ok"]
+            print_first_run(r)
+    if args.scaling_tiles:
+        print()
+        tile_scaling()
     if not args.skip_scaling:
         print()
         print("one candidate (block 16x8x8) of star3d r4 against grid size and threads per wave, ms per candidate")

@@ -140,25 +140,46 @@ class _FormTable:
 
 
 def _terms(expr: sp.Expr, numeric: set, where: str) -> _Terms:
+    terms, problem = _cached_terms(expr, frozenset(numeric))
+    if problem:
+        raise HarvestError(f"{where}: {problem}")
+    return terms
+
+
+@functools.lru_cache(maxsize=8192)
+def _cached_terms(expr: sp.Expr, numeric: frozenset) -> tuple[_Terms | None, str]:
+    """`_terms` of `expr`, or what keeps it from being a polynomial of them; cached, since the variants of a
+    tiled kernel, and its folds, repeat most expressions."""
+    try:
+        return _uncached_terms(expr, numeric), ""
+    except _NotTerms as e:
+        return None, str(e)
+
+
+class _NotTerms(Exception):
+    pass
+
+
+def _uncached_terms(expr: sp.Expr, numeric: frozenset) -> _Terms:
     expr = sp.expand(expr)
     terms = []
     for monom, coeff in expr.as_coefficients_dict().items():
         if not coeff.is_Integer:
-            raise HarvestError(f"{where}: {expr} has a non-integer coefficient {coeff}")
+            raise _NotTerms(f"{expr} has a non-integer coefficient {coeff}")
         variables = []
         for factor in sp.Mul.make_args(monom):
             if factor is sp.S.One:
                 continue
             base, exponent = factor.as_base_exp()
             if not (isinstance(base, sp.Symbol) and exponent.is_Integer and exponent > 0):
-                raise HarvestError(f"{where}: {expr} is not a polynomial in the thread and block indices")
+                raise _NotTerms(f"{expr} is not a polynomial in the thread and block indices")
             variables += [base] * int(exponent)
         unknown = {v for v in variables if v not in COORDS and v not in numeric}
         if unknown:
-            raise HarvestError(f"{where}: {expr} depends on {sorted(map(str, unknown))}")
+            raise _NotTerms(f"{expr} depends on {sorted(map(str, unknown))}")
         coords = [COORDS.index(v) for v in variables if v in COORDS]
         if len(coords) > 1:
-            raise HarvestError(f"{where}: {expr} is not affine in the thread and block indices")
+            raise _NotTerms(f"{expr} is not affine in the thread and block indices")
         factors = tuple(v for v in variables if v not in COORDS)
         terms.append((int(coeff), coords[0] if coords else -1, factors))
     return _Terms(tuple(terms))

@@ -83,8 +83,25 @@ def parse_block_condition(text: str, scope: Scope, where: str) -> sp.Basic:
     return condition
 
 
+#: accesses parsed before, by their text and the names of their scope: a tiled kernel's variants (read_only on
+#: and off, say) repeat hundreds of the same loads
+_PARSED_ACCESSES: dict[tuple, tuple[str, tuple[sp.Expr, ...]]] = {}
+
+
 def parse_access(text: str, scope: Scope, where: str) -> tuple[str, tuple[sp.Expr, ...]]:
     """``name[i][j]`` or ``name[i, j]`` -> (name, index expressions); `where` names the access."""
+    key = (text, tuple(sorted(scope.constants.items())), tuple(sorted(scope.loops.items())),
+           tuple(sorted(scope.indices.items()))) if isinstance(text, str) else None
+    if key in _PARSED_ACCESSES:
+        return _PARSED_ACCESSES[key]
+    parsed = _parse_access(text, scope, where)
+    if len(_PARSED_ACCESSES) >= 65536:
+        _PARSED_ACCESSES.clear()
+    _PARSED_ACCESSES[key] = parsed
+    return parsed
+
+
+def _parse_access(text: str, scope: Scope, where: str) -> tuple[str, tuple[sp.Expr, ...]]:
     match = _ACCESS.match(text) if isinstance(text, str) else None
     if not match:
         raise HarvestError(f"{where}: not of the form name[index] or name[i][j]")
