@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,16 +67,22 @@ def test_a_tuner_may_measure_once_while_the_rest_of_a_slow_space_is_ranked():
 
 
 def test_a_specs_variants_on_a_local_ray_instance_are_predicted_as_serially():
-    ray = pytest.importorskip("ray")
-    spec = load_tunable_spec(SPEC)
-    serial = spec_candidates(CONFIGURATIONS[:8], spec, "A100", jobs=1)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        on_ray = spec_candidates(CONFIGURATIONS[:8], spec, "A100", executor="ray")
-    finally:
-        ray.shutdown()
-    assert [(c.params, c.predicted_seconds) for c in on_ray.candidates] == \
-        [(c.params, c.predicted_seconds) for c in serial.candidates]
+    """In a process of its own: Ray's threads stay out of this one, whose later tests fork workers."""
+    pytest.importorskip("ray")
+    script = (
+        "import json, sys, ray\n"
+        "from pystencils_perf.measure.kernel_tuner import load_tunable_spec\n"
+        "from pystencils_perf.tune.replay import spec_candidates\n"
+        "ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)\n"
+        f"space = spec_candidates(json.loads(sys.argv[1]), load_tunable_spec({str(SPEC)!r}), 'A100', executor='ray')\n"
+        "ray.shutdown()\n"
+        "print(json.dumps([[c.params, c.predicted_seconds] for c in space.candidates]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(CONFIGURATIONS[:8])], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    serial = spec_candidates(CONFIGURATIONS[:8], load_tunable_spec(SPEC), "A100", jobs=1)
+    assert json.loads(done.stdout.splitlines()[-1]) == [[c.params, c.predicted_seconds] for c in serial.candidates]
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
