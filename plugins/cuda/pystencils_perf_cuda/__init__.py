@@ -4,7 +4,7 @@ Installing this distribution registers `adapter` in the ``pystencils_perf``
 entry-point group, so ``pystencils_perf.rank(CudaKernel(...), ...)`` works.
 """
 
-import importlib
+from pystencils_perf.lazy import lazy_names
 
 #: public name -> the module that defines it
 _PUBLIC = {
@@ -17,17 +17,6 @@ _PUBLIC = {
 }
 
 
-def __getattr__(name):
-    """A public name, imported from its module when first used (PEP 562): the plugin (`adapter`) loads without sympy."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted({*globals(), *_PUBLIC})
-
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)
 
 __all__ = ["DTYPE_BYTES", "Array", "CudaKernel", "CudaKernelModel", "from_dict", "load"]

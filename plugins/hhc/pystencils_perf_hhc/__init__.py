@@ -1,6 +1,6 @@
 """Prajapati et al.'s (PPoPP'17) analytic time model of hybrid hexagonal/classic (HHC) tiled stencils."""
 
-import importlib
+from pystencils_perf.lazy import lazy_names
 
 #: public name -> the module that defines it
 _PUBLIC = {
@@ -27,18 +27,7 @@ _PUBLIC = {
 }
 
 
-def __getattr__(name):
-    """A public name, imported from its module when first used (PEP 562): the plugin (`plugin`) loads without pystencils."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted({*globals(), *_PUBLIC})
-
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)
 
 __all__ = [
     "MIN_PITCH",

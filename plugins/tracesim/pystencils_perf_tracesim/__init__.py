@@ -6,7 +6,7 @@ named like the analytic estimator's metrics, and the predicted kernel time
 ``rank(..., model="tracesim")``.
 """
 
-import importlib
+from pystencils_perf.lazy import lazy_names
 
 #: public name -> the module that defines it
 _PUBLIC = {
@@ -19,17 +19,6 @@ _PUBLIC = {
 }
 
 
-def __getattr__(name):
-    """A public name, imported from its module when first used (PEP 562): the plugin (`plugin`) loads without numpy."""
-    if name not in _PUBLIC:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted({*globals(), *_PUBLIC})
-
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)
 
 __all__ = ["LATENCIES", "MemoryLatencies", "SimulationOptions", "SimulationResult", "latencies_for", "simulate"]
