@@ -202,8 +202,9 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
         return "", ""
 
     measured_now = 0
-    for candidate, time_ms in measured_before:
-        if params_key(candidate.params) in index and index[params_key(candidate.params)] not in search.measured:
+    for candidate, time_ms in measured_before:  # within the budget, and once each
+        if (len(record.measured) < budget and params_key(candidate.params) in index
+                and index[params_key(candidate.params)] not in search.measured):
             search.observe(index[params_key(candidate.params)], time_ms)
             record.measured.append({"params": candidate.params, "time_ms": time_ms})
             record.complete = False
