@@ -13,6 +13,7 @@ if any of them is active).
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import math
@@ -205,7 +206,34 @@ def _loop_symbols(*terms: _Terms) -> set:
     return {f for t in terms for _, _, factors in t.terms for f in factors}
 
 
-@functools.lru_cache(maxsize=16)
+def cached_by_identity(maxsize: int):
+    """`functools.lru_cache` for functions of a big immutable object (a kernel model, a candidate's instructions)
+    and hashable arguments, keyed by the object's identity: hashing a model hashes every access's expression,
+    and a tile's instructions number thousands, which cost more than what is cached. An entry keeps its object
+    alive, so that its id is not reused while the entry lives."""
+
+    def decorate(function):
+        entries: collections.OrderedDict = collections.OrderedDict()
+
+        @functools.wraps(function)
+        def cached(obj, *args):
+            key = (id(obj), *args)
+            if key in entries and entries[key][0] is obj:
+                entries.move_to_end(key)
+                return entries[key][1]
+            value = function(obj, *args)
+            entries[key] = (obj, value)
+            if len(entries) > maxsize:
+                entries.popitem(last=False)
+            return value
+
+        cached.cache_clear = entries.clear
+        return cached
+
+    return decorate
+
+
+@cached_by_identity(maxsize=16)
 def _symbolic_forms(model: KernelModel):
     """Everything symbolic about `model`, done once: terms of addresses, guards and the domain, and the
     accesses (by position) grouped by the loops their address or guard depends on."""
@@ -222,7 +250,7 @@ def _symbolic_forms(model: KernelModel):
     return domain, accesses, by_loops
 
 
-@functools.lru_cache(maxsize=64)
+@cached_by_identity(maxsize=64)
 def _group_table(model: KernelModel, relevant: tuple[int, ...]) -> _FormTable:
     """The address and then the guard's constraints of each access of a loop group (`_symbolic_forms`), in the
     group's order, as one table."""
@@ -251,7 +279,7 @@ def never_satisfied(conjunction: tuple[Affine, ...], block: tuple[int, int, int]
     return False
 
 
-@functools.lru_cache(maxsize=8)
+@cached_by_identity(maxsize=8)
 def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledKernel:
     """Unroll `model`'s loops and fix ``blockDim = block``.
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import Field
-from .addresses import AffineValues, Instruction
+from .addresses import AffineValues, Instruction, cached_by_identity
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
     bx = threads.block[0]
     rows_cache = {}
     families: dict[tuple, list[tuple[tuple, np.ndarray]]] = {}
-    for coeffs, guards, shifts in _shifted_copies(instructions):
+    for coeffs, guards, shifts in shifted_copies(instructions):
         forms = [c for conj in guards for c in conj]
         merge = _mergeable(forms, bx) and coeffs[3] == bx * coeffs[0]
         families.setdefault((coeffs, merge), []).append((guards, shifts))
@@ -253,26 +253,15 @@ def _row_intervals(step: int, lo: np.ndarray, hi: np.ndarray, b: np.ndarray, shi
     return _joined_neighbours(first.ravel(), last.ravel())
 
 
-_SHIFTED_COPIES: dict[int, tuple] = {}
-
-
-def _shifted_copies(instructions) -> list[tuple[tuple[int, ...], tuple, np.ndarray]]:
-    """`instructions` grouped by coefficients and guards: ``(coeffs, guards, sorted offsets)`` per group.
-
-    The grouping depends on the compiled kernel only, so it is kept for the instruction tuple `touched` is
-    called with for every thread set of a candidate (a tiled kernel has thousands of instructions); the tuple
-    itself is kept too, so that its id is not reused while the entry lives."""
-    entry = _SHIFTED_COPIES.get(id(instructions))
-    if entry is None or entry[0] is not instructions:
-        groups: dict[tuple, list[int]] = {}
-        for instr in instructions:
-            groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
-        copies = [(coeffs, guards, np.sort(np.asarray(offsets, dtype=np.int64)))
-                  for (coeffs, guards), offsets in groups.items()]
-        if len(_SHIFTED_COPIES) >= 64:
-            _SHIFTED_COPIES.clear()
-        entry = _SHIFTED_COPIES[id(instructions)] = (instructions, copies)
-    return entry[1]
+@cached_by_identity(maxsize=64)
+def shifted_copies(instructions) -> list[tuple[tuple[int, ...], tuple, np.ndarray]]:
+    """`instructions` grouped by coefficients and guards: ``(coeffs, guards, sorted offsets)`` per group. The
+    grouping depends on the compiled kernel only, so it is kept for the instruction tuple `touched` is called
+    with for every thread set of a candidate."""
+    groups: dict[tuple, list[int]] = {}
+    for instr in instructions:
+        groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
+    return [(coeffs, guards, np.sort(np.asarray(offsets, dtype=np.int64))) for (coeffs, guards), offsets in groups.items()]
 
 
 #: a union is counted on an array of one counter per granule of its span where the span is at most this many

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import AccessKind, Field
-from .addresses import CompiledKernel, active_masks, block_threads, byte_addresses
+from .addresses import (Affine, CompiledKernel, Instruction, active_masks, block_threads, byte_addresses,
+                        cached_by_identity)
 
 _INACTIVE = np.iinfo(np.int64).max
 
@@ -71,9 +72,18 @@ def bank_cycles_per_instruction(word_rows: np.ndarray, bank_count: int, n_instru
     return per_bank.max(axis=1).reshape(n_instructions, -1).sum(axis=1)
 
 
-def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads):
-    """Instructions that differ by a whole number of `period_bytes` and run on the same threads of the blocks
-    `threads` ask the same of L1: one of each, and its count.
+@cached_by_identity(maxsize=16)
+def _offset_groups(instrs) -> list[tuple[tuple, np.ndarray]]:
+    """`instrs` that differ in their offset only, grouped: ``((field, kind, coeffs, guards), offsets)``."""
+    groups: dict[tuple, list[int]] = {}
+    for instr in instrs:
+        groups.setdefault((instr.field, instr.kind, instr.address.coeffs, instr.guards), []).append(instr.address.offset)
+    return [(key, np.asarray(offsets, dtype=np.int64)) for key, offsets in groups.items()]
+
+
+def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, kind: AccessKind | None = None):
+    """Instructions (of `kind`, where given) that differ by a whole number of `period_bytes` and run on the same
+    threads of the blocks `threads` ask the same of L1: one of each, and its count.
 
     Shifting every address of a warp by a multiple of the sector and the bank
     word moves its sectors and rotates its banks, so sector counts and bank
@@ -83,19 +93,23 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads):
     and in the middle of the grid all of them let every thread run.
     """
     masks: dict = {}
-    representatives: dict[tuple, list] = {}
-    for instr in instrs:
-        if instr.guards not in masks:
-            mask = active_masks([instr], threads)[0]
-            masks[instr.guards] = (mask.tobytes(), any(instr.guards))
-        f = fields[instr.field]
-        residue = (f.base_offset_bytes + f.element_bytes * instr.address.offset) % period_bytes
-        key = (instr.field, instr.kind, instr.address.coeffs, masks[instr.guards], residue)
-        if key in representatives:
-            representatives[key][1] += 1
-        else:
-            representatives[key] = [instr, 1]
-    return [r[0] for r in representatives.values()], np.array([r[1] for r in representatives.values()], dtype=np.int64)
+    classes: dict[tuple, list] = {}
+    for (name, instr_kind, coeffs, guards), offsets in _offset_groups(instrs):
+        if kind is not None and instr_kind is not kind:
+            continue
+        if guards not in masks:
+            mask = active_masks([Instruction(name, instr_kind, Affine(coeffs, 0), guards)], threads)[0]
+            masks[guards] = (mask.tobytes(), any(guards))
+        f = fields[name]
+        residues = (f.base_offset_bytes + f.element_bytes * offsets) % period_bytes
+        unique, first, counts = np.unique(residues, return_index=True, return_counts=True)
+        for residue, i, count in zip(unique.tolist(), first.tolist(), counts.tolist()):
+            key = (name, instr_kind, coeffs, masks[guards], residue)
+            if key in classes:
+                classes[key][1] += count
+            else:
+                classes[key] = [Instruction(name, instr_kind, Affine(coeffs, int(offsets[i])), guards), count]
+    return [c[0] for c in classes.values()], np.array([c[1] for c in classes.values()], dtype=np.int64)
 
 
 def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device,

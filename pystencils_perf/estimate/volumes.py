@@ -31,7 +31,7 @@ from ..kernel import AccessKind, KernelModel
 from ..metrics import Metrics
 from . import composition
 from .addresses import CompiledKernel, compile_kernel
-from .footprint_enum import ThreadSet, count_points
+from .footprint_enum import ThreadSet, count_points, shifted_copies
 from .l1 import block_requests
 from .spills import spill_traffic
 
@@ -180,10 +180,11 @@ class FootprintCounter:
 def _uniform_block_shift(instrs, block, bid) -> int | None:
     """Elements by which block `bid` moves every address of `instrs` relative to block 0, if they all move alike
     and every instruction runs on every thread of the block; else None."""
-    moves = {instr.address.coeffs[3:] for instr in instrs}
+    copies = shifted_copies(instrs)  # a few groups of thousands of a tile's instructions
+    moves = {coeffs[3:] for coeffs, _, _ in copies}
     if len(moves) != 1:
         return None
-    for guards in {instr.guards for instr in instrs}:
+    for guards in {guards for _, guards, _ in copies}:
         if not any(all(_min_over_block(c, block, bid) >= 0 for c in conj) for conj in guards):
             return None
     return sum(c * b for c, b in zip(moves.pop(), bid))

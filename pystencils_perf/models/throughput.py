@@ -267,7 +267,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
                             "read_only_l1_tag_passes_per_lup",
                             "individually_guarded_read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
-        loads, weight = shift_classes(loads, fields, device.l1_line_bytes, threads)  # the same lines per warp
+        # the same lines per warp: counted once
+        loads, weight = shift_classes(compiled.instructions, fields, device.l1_line_bytes, threads, AccessKind.LOAD)
         byte_addr = byte_addresses(loads, fields, threads)
         active = active_masks(loads, threads)
         lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
