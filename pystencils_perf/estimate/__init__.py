@@ -43,9 +43,13 @@ def get_backend(name: str):
         raise ConfigurationError(f"unknown footprint backend {name!r}; choose {', '.join(backends)}") from None
 
 
+#: the built-in backends, one object each: what is cached for a backend is kept under its identity
+BUILT_IN_BACKENDS = {"enum": LazyBackend(f"{__name__}.footprint_enum"), "isl": LazyBackend(f"{__name__}.footprint_isl")}
+
+
 @hookimpl
 def perf_footprint_backends():
-    return {"enum": LazyBackend(f"{__name__}.footprint_enum"), "isl": LazyBackend(f"{__name__}.footprint_isl")}
+    return dict(BUILT_IN_BACKENDS)
 
 
 @hookimpl(trylast=True)

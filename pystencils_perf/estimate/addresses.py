@@ -279,11 +279,47 @@ def never_satisfied(conjunction: tuple[Affine, ...], block: tuple[int, int, int]
     return False
 
 
-@cached_by_identity(maxsize=8)
+class _CodeOf:
+    """What of a kernel model its compiled instructions depend on (accesses, loops, guards), hashed once: models
+    that differ elsewhere (a SPEC's ``read_only`` on and off) compile to the same instructions, and share them
+    and what is cached for them (`touched`'s footprints)."""
+
+    __slots__ = ("model", "key", "hash")
+
+    def __init__(self, model: KernelModel):
+        self.model = model  # the first model seen with this code, for its name in errors
+        self.key = (model.accesses, model.loops, model.domain, model.merges_accesses_across_guards,
+                    model.guards_compiled_when)
+        self.hash = hash(self.key)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other) -> bool:
+        return self is other or (isinstance(other, _CodeOf) and self.hash == other.hash and self.key == other.key)
+
+
+@cached_by_identity(maxsize=64)
+def _code_of(model: KernelModel) -> _CodeOf:
+    return _CodeOf(model)
+
+
+#: a variant's blocks (up to about 60 in a Kernel Tuner space), for the next variant with the same code
+COMPILED_KEPT = 128
+
+
 def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledKernel:
     """Unroll `model`'s loops and fix ``blockDim = block``.
 
-    Cached: the volume estimator and the throughput model's request counts compile the same candidate.
+    Cached by the model's code (`_CodeOf`): the volume estimator and the throughput model's request counts
+    compile the same candidate, and so do the variants of a SPEC that differ in ``read_only`` only.
+    """
+    return _compile(_code_of(model), tuple(block))
+
+
+@functools.lru_cache(maxsize=COMPILED_KEPT)
+def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
+    """`compile_kernel` of the first model seen with `code`.
 
     An access that several iterations make at one address is one instruction
     (active where any of them is), unless the model says its code keeps one per
@@ -292,6 +328,7 @@ def compile_kernel(model: KernelModel, block: tuple[int, int, int]) -> CompiledK
     it depends on only; instructions and their guards keep the order of the
     fully unrolled code (iteration, then access).
     """
+    model = code.model
     domain, accesses, by_loops = _symbolic_forms(model)
     if not guards_compiled(model, block):
         # no guards: an access still runs over its guard's loops too, which only repeats its instructions

@@ -22,6 +22,7 @@ grid's edges and returned in bytes per lattice update.
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass
 
@@ -91,6 +92,12 @@ def representative_waves(grid, wave_blocks: int) -> list[int]:
     return sorted({min(max(k, 1), n_full - 1) * wave_blocks for k in (mid - 1, mid, mid + 1)})
 
 
+#: footprints of thread sets (`FootprintCounter._parts`) kept for candidates with the same instructions: a SPEC's
+#: variants that differ in ``read_only`` only compile to the same ones (`addresses.compile_kernel`)
+FOOTPRINTS_KEPT = 4096
+_FOOTPRINTS: collections.OrderedDict = collections.OrderedDict()
+
+
 class FootprintCounter:
     """Footprints of one candidate through a backend, for blocks and waves alike.
 
@@ -102,17 +109,22 @@ class FootprintCounter:
 
     def __init__(self, compiled: CompiledKernel, fields: dict, backend):
         self.compiled, self.fields, self.backend = compiled, fields, backend
-        self._touched = {}
         self._counts = {}
         self._translates = {}
         self._shifts = {}
 
     def _parts(self, name, kind, threads, granule_bytes):
-        key = (name, kind, threads.key, granule_bytes)
-        if key not in self._touched:
-            instrs = self.compiled.for_field(name, kind)
-            self._touched[key] = self.backend.touched(instrs, self.fields[name], threads, granule_bytes)
-        return self._touched[key]
+        instrs = self.compiled.for_field(name, kind)
+        key = (id(instrs), self.fields[name], threads.block, threads.grid, threads.key, granule_bytes, id(self.backend))
+        entry = _FOOTPRINTS.get(key)
+        if entry is not None and entry[0] is instrs and entry[1] is self.backend:  # the ids are of these objects
+            _FOOTPRINTS.move_to_end(key)
+        else:
+            entry = _FOOTPRINTS[key] = (instrs, self.backend,
+                                        self.backend.touched(instrs, self.fields[name], threads, granule_bytes))
+            if len(_FOOTPRINTS) > FOOTPRINTS_KEPT:
+                _FOOTPRINTS.popitem(last=False)
+        return entry[2]
 
     def block(self, kind: AccessKind, block, bid, granule_bytes: int, skip: frozenset[str] = frozenset()) -> int:
         """Distinct granules one block touches; a translate of a block counted before reuses its count.

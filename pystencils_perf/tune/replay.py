@@ -60,12 +60,16 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
         raise MeasurementError(f"{source}: no configuration matches the SPEC's fixed parameters {spec.fixed_parameters}")
     variants = sorted(groups.items())
     workers = 1 if executor == "processes" and not can_fork() else resolve_jobs(jobs)
-    splits = -(-2 * workers // len(variants)) if workers > 1 else 1
+    siblings = _siblings(variants)
+    splits = -(-2 * workers // len(siblings)) if workers > 1 else 1
     tasks = []
-    for others, members in variants:
-        blocks = sorted({launch.block for _, launch in members})
-        size = -(-len(blocks) // splits)
-        tasks += [(spec.path, dict(others), blocks[i:i + size], dev, model, backend) for i in range(0, len(blocks), size)]
+    for family in siblings:
+        blocks = {others: sorted({launch.block for _, launch in members}) for others, members in family}
+        for k in range(splits):  # the k-th part of each sibling's blocks
+            parts = [(dict(others), b[k * -(-len(b) // splits):(k + 1) * -(-len(b) // splits)])
+                     for others, b in blocks.items()]
+            if any(part_blocks for _, part_blocks in parts):
+                tasks.append((spec.path, [part for part in parts if part[1]], dev, model, backend))
     _SPECS[spec.path] = spec
     predicted, reasons = {}, {}
     start, finished = time.perf_counter(), 0
@@ -104,16 +108,37 @@ def _candidates(variants, predicted: dict, reasons: dict, spec: TunableSpec) -> 
 _SPECS: dict[str, TunableSpec] = {}
 
 
-def _variant_predictions(spec_path: str, variant: dict, blocks: list, device: Device, model: str, backend: str):
-    """The model's throughput (updates per second) of one variant's launches with `blocks`, and the reasons of
-    those it rejected, each keyed by (variant items, launch)."""
+def _siblings(variants: list) -> list[list]:
+    """`variants` in families that differ in one parameter only, the one with the fewest values (a switch such
+    as ``read_only``): ranked one after the other in one process, a family shares what its kernels have alike
+    (the same loads under another ``read_only`` compile once, and touch the same memory)."""
+    values: dict[str, set] = {}
+    for others, _ in variants:
+        for name, value in others:
+            values.setdefault(name, set()).add(value)
+    switches = sorted((len(v), name) for name, v in values.items() if len(v) > 1)
+    if not switches:
+        return [[variant] for variant in variants]
+    switch = switches[0][1]
+    families: dict[tuple, list] = {}
+    for others, members in variants:
+        families.setdefault(tuple(item for item in others if item[0] != switch), []).append((others, members))
+    return list(families.values())
+
+
+def _variant_predictions(spec_path: str, parts: list, device: Device, model: str, backend: str):
+    """The model's throughput (updates per second) of each variant's launches with its blocks (`parts`: (variant,
+    blocks) pairs, ranked in turn), and the reasons of those it rejected, each keyed by (variant items, launch)."""
     if spec_path not in _SPECS:
         _SPECS[spec_path] = load_tunable_spec(spec_path)
-    ranking = rank(_SPECS[spec_path].kernel(variant), device, blocks=blocks, folds=[(1, 1, 1)], model=model,
-                   backend=backend, jobs=1)
-    others = tuple(sorted(variant.items()))
-    return ({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates},
-            {(others, launch): reason for launch, reason in ranking.rejected})
+    predicted, reasons = {}, {}
+    for variant, blocks in parts:
+        ranking = rank(_SPECS[spec_path].kernel(variant), device, blocks=blocks, folds=[(1, 1, 1)], model=model,
+                       backend=backend, jobs=1)
+        others = tuple(sorted(variant.items()))
+        predicted.update({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates})
+        reasons.update({(others, launch): reason for launch, reason in ranking.rejected})
+    return predicted, reasons
 
 
 def replay_candidates(data: TunerData, spec: TunableSpec, device: Device | str, **options) -> SpecCandidates:
