@@ -261,12 +261,15 @@ def shifted_copies(instructions) -> list[tuple[tuple[int, ...], tuple, np.ndarra
     groups: dict[tuple, list[int]] = {}
     for instr in instructions:
         groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
-    return [(coeffs, guards, np.sort(np.asarray(offsets, dtype=np.int64))) for (coeffs, guards), offsets in groups.items()]
+    return [(coeffs, guards, np.sort(np.asarray(offsets, dtype=np.int64)))
+            for (coeffs, guards), offsets in groups.items()]
 
 
 #: a union is counted on an array of one counter per granule of its span where the span is at most this many
-#: granules per interval (else by sorting): then counting costs less than sorting, and memory stays bounded
+#: granules per interval (else by sorting), where counting costs less than sorting, and at most
+#: `COUNTED_SPAN_MAX` granules, so that the counters take at most a few tens of MB
 COUNTED_SPAN_PER_INTERVAL = 16
+COUNTED_SPAN_MAX = 1 << 22
 
 
 def _union(firsts: list[np.ndarray], lasts: list[np.ndarray]) -> np.ndarray:
@@ -280,7 +283,7 @@ def _union(firsts: list[np.ndarray], lasts: list[np.ndarray]) -> np.ndarray:
         return np.empty((0, 2), dtype=np.int64)
     low = int(first.min())
     span = int(last.max()) - low + 1
-    if span > COUNTED_SPAN_PER_INTERVAL * len(first):
+    if span > min(COUNTED_SPAN_PER_INTERVAL * len(first), COUNTED_SPAN_MAX):
         return _disjoint(np.sort(first, kind="stable"), np.sort(last, kind="stable"))
     depth = np.cumsum(np.bincount(first - low, minlength=span + 1) - np.bincount(last - low + 1, minlength=span + 1))
     covered = np.zeros(span + 2, dtype=np.int8)
