@@ -24,6 +24,8 @@ skipped and does not fail. Rows:
 * lbmpy's D3Q27 cumulant and the two Allen-Cahn kernels on 256^3, `pp.rank(kernel, "A100")` with the
   default space, 256 threads for the hydro kernel (harvest and register counts included, lbmpy's kernel
   generation excluded, as in table 1);
+* what ``pystencils_perf.create_kernel`` of the README's quick start costs over ``pystencils.create_kernel``
+  (registers compiled afresh);
 * ``pystencils-perf tune SPEC --device DEV --replay CACHE --budget 10`` end to end in a fresh subprocess, for
   each cache `bench_tune.caches()` finds (DEV: the cache's GPU), with a fresh PYSTENCILS_PERF_TUNING_DIR;
   "first measurement" is when the first replayed measurement started, from the start of the call (target
@@ -71,7 +73,7 @@ A100_CACHE = ROOT.parent / "shared/data/external/a100_convolution15_kernel_tuner
 KTT_SPEC = ROOT / "validation/rtx2080ti_convolution/convolution_shmem.py"
 KTT_CSV = ROOT.parent / "shared/data/external/rtx2080ti_convolution15_ktt_counters.csv"
 #: wall-time targets of table 3, seconds
-FIRST_RUN_TARGETS_S = {"a100 cache": 10.0, "ktt csv": 20.0, "lbm": 5.0, "tune": 30.0}
+FIRST_RUN_TARGETS_S = {"a100 cache": 10.0, "ktt csv": 20.0, "lbm": 5.0, "tune": 30.0, "create_kernel": 0.5}
 #: a tune call's first measurement starts at most this long after the call (seconds)
 FIRST_MEASUREMENT_TARGET_S = 10.0
 LBM_DOMAIN = (256, 256, 256)
@@ -208,10 +210,32 @@ def first_run_rows():
         kernel = build(LBM_DOMAIN)  # lbmpy's generation: not timed
         yield first_run(f"{name} 256^3, A100" + (f", {threads} thr" if threads else ""), FIRST_RUN_TARGETS_S["lbm"],
                         lambda: pp.rank(kernel, "A100", threads=threads), lambda ranking: len(ranking.candidates))
+    yield create_kernel_row()
     from bench_tune import caches
 
     for cache in caches():
         yield tune_row(cache, pp.get_device(read_kernel_tuner(cache).device_name).name)
+
+
+def create_kernel_row() -> dict:
+    """What `pp.create_kernel` of the README's quick start (a 7-point stencil on 258^3 doubles, H100) costs over
+    `pystencils.create_kernel` of the same assignments, registers compiled afresh (this process's cache is new)."""
+    import pystencils as ps
+
+    src, dst = ps.fields("src, dst: double[258, 258, 258]")
+    update = ps.Assignment(dst[0, 0, 0], (src[1, 0, 0] + src[-1, 0, 0] + src[0, 1, 0] + src[0, -1, 0]
+                                          + src[0, 0, 1] + src[0, 0, -1]) / 6)
+    start = time.perf_counter()
+    ps.create_kernel([update], ps.CreateKernelConfig(target=ps.Target.CUDA))
+    pystencils_s = time.perf_counter() - start
+    cpu_before, _ = cpu_and_peak()
+    start = time.perf_counter()
+    kernel = pp.create_kernel([update], device="H100")
+    overhead_s = time.perf_counter() - start - pystencils_s
+    cpu_after, peak = cpu_and_peak()
+    return run_row("create_kernel over pystencils', quick start", FIRST_RUN_TARGETS_S["create_kernel"], overhead_s,
+                   cpu_after - cpu_before, peak, len(kernel.metadata["pystencils_perf"].ranking.candidates),
+                   f"pystencils.create_kernel alone {pystencils_s:.2f} s")
 
 
 def print_first_run(r) -> None:
