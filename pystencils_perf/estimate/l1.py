@@ -115,11 +115,21 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, 
 def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device,
                    uncached: frozenset[str] = frozenset()) -> BlockRequests:
     """Totals over the blocks `bids`; warps never straddle two blocks. The loads of the arrays in `uncached`
-    are counted apart too: an L1 that does not cache them passes each of their sectors on to L2."""
-    threads = block_threads(tuple(block), tuple(bids))
-    warp, sector = device.warp_size, device.l1_sector_bytes
-    instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, device.l1_bank_width_bytes),
-                                   threads)
+    are counted apart too: an L1 that does not cache them passes each of their sectors on to L2.
+
+    Cached for the compiled instructions: a SPEC's variants that differ in ``read_only`` only share them."""
+    l1 = (device.warp_size, device.l1_sector_bytes, device.l1_bank_width_bytes, device.l1_bank_count)
+    return _block_requests(compiled, tuple(fields.values()), tuple(block), tuple(map(tuple, bids)), l1,
+                           frozenset(uncached))
+
+
+@cached_by_identity(maxsize=128)
+def _block_requests(compiled: CompiledKernel, field_list: tuple[Field, ...], block, bids, l1: tuple,
+                    uncached: frozenset[str]) -> BlockRequests:
+    fields = {f.name: f for f in field_list}
+    threads = block_threads(block, bids)
+    warp, sector, bank_width, bank_count = l1
+    instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, bank_width), threads)
     elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
     byte_addr = byte_addresses(instrs, fields, threads)  # (instructions, blocks, threads)
     mask = active_masks(instrs, threads)
@@ -135,8 +145,28 @@ def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bi
     cycles = 0
     for eb in np.unique(elem[~is_store]):
         sel = ~is_store & (elem == eb)
-        group = max(1, min(warp, device.l1_bank_count * device.l1_bank_width_bytes // int(eb)))
-        words = rows_of(byte_addr[sel] // device.l1_bank_width_bytes, mask[sel], group)
-        cycles += int(np.dot(bank_cycles_per_instruction(words, device.l1_bank_count, sel.sum()), weight[sel]))
+        group = max(1, min(warp, bank_count * bank_width // int(eb)))
+        words = rows_of(byte_addr[sel] // bank_width, mask[sel], group)
+        cycles += int(np.dot(bank_cycles_per_instruction(words, bank_count, sel.sum()), weight[sel]))
     lups = sum(int(threads.satisfying(conj).sum()) for conj in compiled.points)
     return BlockRequests(cycles, load_sectors, store_sectors, lups, uncached_sectors)
+
+
+@cached_by_identity(maxsize=128)
+def load_lines(compiled: CompiledKernel, field_list: tuple[Field, ...], block: tuple, bids: tuple,
+               sizes: tuple[int, int, int]):
+    """The load classes of a candidate's representative blocks `bids` (loads that ask for the same lines:
+    `shift_classes`), their counts, and per class and warp the lines and the L2 sectors it touches (`sizes`:
+    warp, line and sector bytes). Cached for the compiled instructions: a SPEC's variants that differ in
+    ``read_only`` only share them."""
+    warp, line_bytes, sector_bytes = sizes
+    fields = {f.name: f for f in field_list}
+    threads = block_threads(block, bids)
+    loads, weight = shift_classes(compiled.instructions, fields, line_bytes, threads, AccessKind.LOAD)
+    byte_addr = byte_addresses(loads, fields, threads)
+    active = active_masks(loads, threads)
+    lines = distinct_per_row(rows_of(byte_addr // line_bytes, active, warp)).reshape(len(loads), -1)
+    sectors = distinct_per_row(rows_of(byte_addr // sector_bytes, active, warp)).reshape(len(loads), -1)
+    for shared in (weight, lines, sectors):
+        shared.flags.writeable = False
+    return loads, weight, lines, sectors

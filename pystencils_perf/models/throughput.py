@@ -244,7 +244,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     import numpy as np
 
     from ..estimate.addresses import active_masks, block_threads, byte_addresses, compile_kernel
-    from ..estimate.l1 import distinct_per_row, rows_of, shift_classes
+    from ..estimate.l1 import distinct_per_row, load_lines, rows_of
     from ..estimate.volumes import representative_blocks
     from ..kernel import AccessKind
 
@@ -267,12 +267,9 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
                             "read_only_l1_tag_passes_per_lup",
                             "individually_guarded_read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
-        # the same lines per warp: counted once
-        loads, weight = shift_classes(compiled.instructions, fields, device.l1_line_bytes, threads, AccessKind.LOAD)
-        byte_addr = byte_addresses(loads, fields, threads)
-        active = active_masks(loads, threads)
-        lines = distinct_per_row(rows_of(byte_addr // device.l1_line_bytes, active, warp)).reshape(len(loads), -1)
-        sectors = distinct_per_row(rows_of(byte_addr // device.l2_sector_bytes, active, warp)).reshape(len(loads), -1)
+        loads, weight, lines, sectors = load_lines(compiled, tuple(fields.values()), tuple(block),
+                                                   tuple(map(tuple, representative_blocks(grid))),
+                                                   (warp, device.l1_line_bytes, device.l2_sector_bytes))
         requests = (lines > 0).sum(axis=1) * weight
         passes = np.ceil(lines / tag_lookups_per_pass).sum(axis=1) * weight
         lines = lines.sum(axis=1) * weight
