@@ -206,28 +206,45 @@ def _loop_symbols(*terms: _Terms) -> set:
     return {f for t in terms for _, _, factors in t.terms for f in factors}
 
 
+class KeptByIdentity:
+    """Values kept for big immutable objects (a kernel model, a candidate's instructions, a device) and hashable
+    keys, the least recently used dropped first: keyed by the objects' identity, since hashing a model hashes
+    every access's expression, and a tile's instructions number thousands. An entry keeps its objects alive,
+    so that their ids are not reused while it lives."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.entries: collections.OrderedDict = collections.OrderedDict()
+
+    def get(self, objects: tuple, key: tuple, compute):
+        """The value kept for `objects` and `key`, or `compute()`'s, then kept."""
+        full_key = (tuple(map(id, objects)), key)
+        entry = self.entries.get(full_key)
+        if entry is not None and all(kept is obj for kept, obj in zip(entry[0], objects)):
+            self.entries.move_to_end(full_key)
+            return entry[1]
+        value = compute()
+        self.entries[full_key] = (objects, value)
+        if len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+
 def cached_by_identity(maxsize: int):
-    """`functools.lru_cache` for functions of a big immutable object (a kernel model, a candidate's instructions)
-    and hashable arguments, keyed by the object's identity: hashing a model hashes every access's expression,
-    and a tile's instructions number thousands, which cost more than what is cached. An entry keeps its object
-    alive, so that its id is not reused while the entry lives."""
+    """`functools.lru_cache` for functions of a big immutable object and hashable arguments, keyed by the
+    object's identity (`KeptByIdentity`)."""
 
     def decorate(function):
-        entries: collections.OrderedDict = collections.OrderedDict()
+        kept = KeptByIdentity(maxsize)
 
         @functools.wraps(function)
         def cached(obj, *args):
-            key = (id(obj), *args)
-            if key in entries and entries[key][0] is obj:
-                entries.move_to_end(key)
-                return entries[key][1]
-            value = function(obj, *args)
-            entries[key] = (obj, value)
-            if len(entries) > maxsize:
-                entries.popitem(last=False)
-            return value
+            return kept.get((obj,), args, lambda: function(obj, *args))
 
-        cached.cache_clear = entries.clear
+        cached.cache_clear = kept.clear
         return cached
 
     return decorate

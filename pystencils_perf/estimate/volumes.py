@@ -22,7 +22,6 @@ grid's edges and returned in bytes per lattice update.
 
 from __future__ import annotations
 
-import collections
 import math
 from dataclasses import dataclass
 
@@ -31,7 +30,7 @@ import numpy as np
 from ..kernel import AccessKind, KernelModel
 from ..metrics import Metrics
 from . import composition
-from .addresses import CompiledKernel, compile_kernel
+from .addresses import CompiledKernel, KeptByIdentity, compile_kernel
 from .footprint_enum import ThreadSet, count_points, shifted_copies
 from .l1 import block_requests
 from .spills import spill_traffic
@@ -94,8 +93,10 @@ def representative_waves(grid, wave_blocks: int) -> list[int]:
 
 #: footprints of thread sets (`FootprintCounter._parts`) kept for candidates with the same instructions: a SPEC's
 #: variants that differ in ``read_only`` only compile to the same ones (`addresses.compile_kernel`)
-FOOTPRINTS_KEPT = 4096
-_FOOTPRINTS: collections.OrderedDict = collections.OrderedDict()
+_FOOTPRINTS = KeptByIdentity(4096)
+#: the volumes of a candidate's waves, kept for another with the same instructions, device, block and L2
+#: traffic (a sibling variant)
+_WAVES = KeptByIdentity(256)
 
 
 class FootprintCounter:
@@ -114,17 +115,9 @@ class FootprintCounter:
         self._shifts = {}
 
     def _parts(self, name, kind, threads, granule_bytes):
-        instrs = self.compiled.for_field(name, kind)
-        key = (id(instrs), self.fields[name], threads.block, threads.grid, threads.key, granule_bytes, id(self.backend))
-        entry = _FOOTPRINTS.get(key)
-        if entry is not None and entry[0] is instrs and entry[1] is self.backend:  # the ids are of these objects
-            _FOOTPRINTS.move_to_end(key)
-        else:
-            entry = _FOOTPRINTS[key] = (instrs, self.backend,
-                                        self.backend.touched(instrs, self.fields[name], threads, granule_bytes))
-            if len(_FOOTPRINTS) > FOOTPRINTS_KEPT:
-                _FOOTPRINTS.popitem(last=False)
-        return entry[2]
+        instrs, field = self.compiled.for_field(name, kind), self.fields[name]
+        return _FOOTPRINTS.get((instrs, self.backend), (field, threads.block, threads.grid, threads.key, granule_bytes),
+                               lambda: self.backend.touched(instrs, field, threads, granule_bytes))
 
     def block(self, kind: AccessKind, block, bid, granule_bytes: int, skip: frozenset[str] = frozenset()) -> int:
         """Distinct granules one block touches; a translate of a block counted before reuses its count.
@@ -290,43 +283,12 @@ def reread_load(l2_load: float, l1_compulsory: float, n_lups: int, v_curr: float
     return max(l2_load * n_lups - hits_once, 0.0)
 
 
-def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
-    """Metrics of one (already folded) model for one block size, per lattice update."""
-    compiled = compile_kernel(model, block)
-    fields = {f.name: f for f in model.fields}
-    grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
-    occ = occupancy(model, math.prod(block), device, block)
-    counter = FootprintCounter(compiled, fields, backend)
-    sector, line = device.l1_sector_bytes, device.l1_line_bytes
-
-    # -- L1 and L2 <- L1, per representative block ------------------------------------
-    bids = representative_blocks(grid)
-    # an L1 that caches only the read-only path passes the other arrays' loads on to L2 whole
-    uncached = (frozenset() if device.global_loads_cached_in_l1
-                else frozenset(fields) - model.loads_through_read_only_path())
-    req = block_requests(compiled, fields, block, bids, device, uncached)
-    cycles = req.l1_cycles
-    requested = req.requested_load_sectors * sector
-    uncached_load = req.uncached_load_sectors * sector
-    stores = req.store_sectors * sector
-    lups = max(req.lattice_updates, 1)
-    comp = alloc = 0
-    for bid in bids:
-        comp += counter.block(AccessKind.LOAD, block, bid, sector, skip=uncached) * sector
-        alloc += counter.block(AccessKind.LOAD, block, bid, line, skip=uncached) * line
-    n_rep = len(bids)
-    l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
-    l2_load = float(composition.l2_load(comp, requested - uncached_load, l1_oversubscription,
-                                        uncached_load).evaluate(device.curves)) / lups
-    l1_compulsory = (comp + uncached_load) / lups
-    l2_store = stores / lups
-
-    # -- DRAM <- L2, per representative wave -----------------------------------------
+def wave_volumes(counter: FootprintCounter, compiled: CompiledKernel, block, grid, wave_blocks: int, device,
+                 l2_load: float, l1_compulsory: float, l2_store: float) -> tuple:
+    """DRAM volumes summed over the representative waves, and their compulsory, overlapping and redundant
+    parts, the updates they make, and per wave its L2 coverage, previous-wave ratio and oversubscription."""
     fetch = device.dram_fetch_bytes
     l2_capacity = device.l2_effective_capacity_bytes
-    wave_blocks = max(device.sm_count * max(occ.blocks_per_sm, 1), 1)
-    total_blocks = math.prod(grid)
-    wave_blocks = min(wave_blocks, total_blocks)
     dram_load = dram_store = wave_lups = 0.0
     comp_load = overlap_sum = comp_store = redundant_load = redundant_store = 0.0
     coverages, previous_ratios, l2_oversubs = [], [], []
@@ -368,6 +330,51 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         wave_lups += n_lups
         coverages.append(coverage)
         l2_oversubs.append(l2_oversub)
+    return (dram_load, dram_store, wave_lups, comp_load, overlap_sum, comp_store, redundant_load, redundant_store,
+            coverages, previous_ratios, l2_oversubs)
+
+
+def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
+    """Metrics of one (already folded) model for one block size, per lattice update."""
+    compiled = compile_kernel(model, block)
+    fields = {f.name: f for f in model.fields}
+    grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
+    occ = occupancy(model, math.prod(block), device, block)
+    counter = FootprintCounter(compiled, fields, backend)
+    sector, line = device.l1_sector_bytes, device.l1_line_bytes
+
+    # -- L1 and L2 <- L1, per representative block ------------------------------------
+    bids = representative_blocks(grid)
+    # an L1 that caches only the read-only path passes the other arrays' loads on to L2 whole
+    uncached = (frozenset() if device.global_loads_cached_in_l1
+                else frozenset(fields) - model.loads_through_read_only_path())
+    req = block_requests(compiled, fields, block, bids, device, uncached)
+    cycles = req.l1_cycles
+    requested = req.requested_load_sectors * sector
+    uncached_load = req.uncached_load_sectors * sector
+    stores = req.store_sectors * sector
+    lups = max(req.lattice_updates, 1)
+    comp = alloc = 0
+    for bid in bids:
+        comp += counter.block(AccessKind.LOAD, block, bid, sector, skip=uncached) * sector
+        alloc += counter.block(AccessKind.LOAD, block, bid, line, skip=uncached) * line
+    n_rep = len(bids)
+    l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
+    l2_load = float(composition.l2_load(comp, requested - uncached_load, l1_oversubscription,
+                                        uncached_load).evaluate(device.curves)) / lups
+    l1_compulsory = (comp + uncached_load) / lups
+    l2_store = stores / lups
+
+    # -- DRAM <- L2, per representative wave -----------------------------------------
+    wave_blocks = max(device.sm_count * max(occ.blocks_per_sm, 1), 1)
+    total_blocks = math.prod(grid)
+    wave_blocks = min(wave_blocks, total_blocks)
+    waves = _WAVES.get((compiled, device, backend),
+                       (tuple(fields.values()), tuple(block), grid, wave_blocks, l2_load, l1_compulsory, l2_store),
+                       lambda: wave_volumes(counter, compiled, tuple(block), grid, wave_blocks, device, l2_load,
+                                            l1_compulsory, l2_store))
+    dram_load, dram_store, wave_lups, comp_load, overlap_sum, comp_store, redundant_load, redundant_store = waves[:8]
+    coverages, previous_ratios, l2_oversubs = waves[8:]
     wave_lups = max(wave_lups, 1)
     threads_per_block = math.prod(block)
     spills = spill_traffic(*model.spills_for(model.fold, block), lups / (n_rep * threads_per_block),
