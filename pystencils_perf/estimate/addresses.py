@@ -151,10 +151,13 @@ def _terms(expr: sp.Expr, numeric: set, where: str) -> _Terms:
 def _cached_terms(expr: sp.Expr, numeric: frozenset) -> tuple[_Terms | None, str]:
     """`_terms` of `expr`, or what keeps it from being a polynomial of them; cached, since the variants of a
     tiled kernel, and its folds, repeat most expressions."""
-    try:
-        return _uncached_terms(expr, numeric), ""
-    except _NotTerms as e:
-        return None, str(e)
+    try:  # products expanded first, at half the cost of every expansion: see `kernel.require_affine`
+        return _uncached_terms(sp.expand_mul(expr), numeric), ""
+    except _NotTerms:
+        try:
+            return _uncached_terms(sp.expand(expr), numeric), ""
+        except _NotTerms as e:
+            return None, str(e)
 
 
 class _NotTerms(Exception):
@@ -162,7 +165,6 @@ class _NotTerms(Exception):
 
 
 def _uncached_terms(expr: sp.Expr, numeric: frozenset) -> _Terms:
-    expr = sp.expand(expr)
     terms = []
     for monom, coeff in expr.as_coefficients_dict().items():
         if not coeff.is_Integer:
