@@ -61,7 +61,7 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
     variants = sorted(groups.items())
     workers = 1 if executor == "processes" and not can_fork() else resolve_jobs(jobs)
     siblings = _siblings(variants)
-    splits = -(-2 * workers // len(siblings)) if workers > 1 else 1
+    splits = -(-8 * workers // len(siblings)) if workers > 1 else 1  # about 8 tasks a worker: the last ones are short
     tasks = []
     for family in siblings:
         blocks = {others: sorted({launch.block for _, launch in members}) for others, members in family}
