@@ -109,12 +109,13 @@ class Ranking:
         tied = self.tied
         if len(tied) < 2:
             return ""
-        chosen = tie_break(tied, self.device.warp_size)
+        chosen = select(self)  # what the `perf_select` plugins choose, as `as_json` and the table's > say
+        why = (f"by {TIE_BREAK}" if chosen is tie_break(tied, self.device.warp_size)
+               else "as an installed selection plugin (perf_select) chooses")
         error = self.best.prediction.relative_error
         where = (f"lie within {error:.1%} of the best, the model's measured error" if error
                  else "are predicted equally fast (the model states no error)")
-        return (f"  {len(tied)} candidates (marked = or >) {where}: a tie; select() takes {chosen.launch.label} "
-                f"by {TIE_BREAK}")
+        return f"  {len(tied)} candidates (marked = or >) {where}: a tie; select() takes {chosen.launch.label} {why}"
 
     def as_json(self) -> dict:
         chosen = select(self)

@@ -153,3 +153,31 @@ def test_create_kernel_refuses_the_same_fold():
     assignments = load_spec(JACOBI_2D).kernel
     with pytest.raises(pp.PerfError, match="fold z = 2 exceeds the 1 point"):
         pp.create_kernel(assignments, device="V100", folds=[(1, 1, 2)], nvcc=False)
+
+
+def test_the_table_and_the_json_name_the_pick_of_an_installed_selection_plugin(ranking):
+    """A third-party `perf_select` plugin: the tie line, the row marked > and the JSON's "selected" all name its
+    pick, not the built-in tie-break's."""
+    assert len(ranking.tied) > 1
+    default = tie_break(ranking.tied, 32)
+    other = next(c for c in ranking.tied if c is not default)
+
+    class PickOther:
+        @pp.hookspecs.hookimpl(tryfirst=True)
+        def perf_select(self, ranking):
+            return other
+
+    pm = pp.get_plugin_manager()
+    plugin = PickOther()
+    pm.register(plugin)
+    try:
+        table = ranking.table()
+        selected = ranking.as_json()["selected"]
+    finally:
+        pm.unregister(plugin)
+    assert f"select() takes {other.launch.label} as an installed selection plugin (perf_select) chooses" in table
+    marked = [line for line in table.splitlines() if line.startswith(">")]
+    assert len(marked) == 1 and marked[0][1:].split()[1:3] == ["x".join(map(str, other.launch.block)),
+                                                               "x".join(map(str, other.launch.fold))]
+    assert (tuple(selected["block"]), tuple(selected["fold"])) == (other.launch.block, other.launch.fold)
+    assert TIE_BREAK in ranking.table()  # the built-in rule again once the plugin is gone
