@@ -13,12 +13,13 @@ its own temporary copy, and the one that finishes last replaces the other's
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, PerfError
 
 
 def check_writable(folder: Path) -> None:
@@ -47,23 +48,34 @@ def check_writable_file(path: Path) -> None:
         raise ConfigurationError(f"cannot write to {path} (permission denied)")
 
 
+#: what writing a file may meet that is the disk's, not the program's: one line, not a traceback
+WRITE_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
+
+
 @contextlib.contextmanager
 def replacing_file(path, mode: str = "w", **open_args):
     """An open temporary file beside `path` that replaces `path` when the block ends without an exception
     (a special file such as /dev/stdout is written to directly)."""
     path = Path(path)
     if is_special(path):
-        with open(path, mode, **open_args) as fh:
-            yield fh
+        try:
+            with open(path, mode, **open_args) as fh:
+                yield fh
+        except OSError as e:
+            if e.errno in WRITE_FAILURES:
+                raise PerfError(f"cannot write to {path} ({e.strerror})") from None
+            raise
         return
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
         with open(fd, mode, **open_args) as fh:
             yield fh
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(e, OSError) and e.errno in WRITE_FAILURES:
+            raise PerfError(f"cannot write {path} ({e.strerror}); it is left as it was") from None
         raise
 
 

@@ -49,13 +49,21 @@ def installed_plugins() -> dict[str, str]:
     return {**_source_tree_builtins(), **found}
 
 
-def check_block_names(names) -> None:
-    """Refuse to block a name no installed plugin has: a misspelt name would block nothing, silently."""
+#: built-in plugins every ranking needs, and what for: blocking one is refused, since nothing could rank
+CORE_PLUGINS = {"estimator": "it estimates every candidate's metrics",
+                "select": "it chooses the candidate a ranking applies"}
+
+
+def check_block_names(names, source: str = "--block-plugin") -> None:
+    """Refuse to block a name no installed plugin has (a misspelt name would block nothing, silently), or a core
+    plugin (`CORE_PLUGINS`); `source` says where the names came from, in the message."""
     installed = installed_plugins()
     for name in names:
         if name not in installed:
-            raise PerfError(f"--block-plugin {name}: no installed plugin has that name; "
+            raise PerfError(f"{source} {name}: no installed plugin has that name; "
                             f"installed: {', '.join(sorted(installed))}")
+        if name in CORE_PLUGINS:
+            raise PerfError(f"{source} {name}: a core plugin cannot be blocked ({CORE_PLUGINS[name]})")
 
 
 def blocked_adapters() -> list[str]:
@@ -74,7 +82,15 @@ def blocked_adapters() -> list[str]:
 
 def get_plugin_manager() -> pluggy.PluginManager:
     """The process-wide plugin manager with every installed plugin that is not blocked."""
-    return _plugin_manager(blocked_names())
+    blocked = blocked_names()
+    _check_blocked_by_environment(blocked)
+    return _plugin_manager(blocked)
+
+
+@functools.cache
+def _check_blocked_by_environment(blocked: tuple[str, ...]) -> None:
+    """`check_block_names` for the names the environment blocks, once per set of names."""
+    check_block_names(blocked, f"{BLOCK_ENV}:")
 
 
 @functools.cache

@@ -534,3 +534,49 @@ def test_rank_empty_or_extra_names_are_one_line(capsys, traced_spec, argv_tail, 
 def test_measure_counts_are_checked_before_the_gpu(capsys, tmp_path, traced_spec, argv_tail, message):
     assert main(["measure", str(traced_spec), "--device", "H100", "--out", str(tmp_path / "m.csv"), *argv_tail]) == 2
     assert message in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("name", ["estimator", "select"])
+@pytest.mark.parametrize("where", ["option", "environment"])
+def test_a_core_plugin_cannot_be_blocked(capsys, traced_spec, monkeypatch, name, where):
+    """Blocking the estimator or the selection left a ranking that failed with a traceback deep inside."""
+    from pystencils_perf.plugins import BLOCK_ENV
+
+    monkeypatch.setenv(BLOCK_ENV, name if where == "environment" else "")
+    argv = ["--block-plugin", name] if where == "option" else []
+    assert main([*argv, "rank", str(traced_spec), "--device", "V100"]) == 2
+    assert f"{name}: a core plugin cannot be blocked" in one_line_error(capsys)
+
+
+def test_a_misspelt_plugin_in_the_environment_is_refused(capsys, traced_spec, monkeypatch):
+    from pystencils_perf.plugins import BLOCK_ENV
+
+    monkeypatch.setenv(BLOCK_ENV, "nosuch")
+    assert main(["rank", str(traced_spec), "--device", "V100"]) == 2
+    assert f"{BLOCK_ENV}: nosuch: no installed plugin has that name" in one_line_error(capsys)
+
+
+def test_fields_of_four_spatial_dimensions_are_one_line(capsys, tmp_path):
+    spec = tmp_path / "four.py"
+    spec.write_text('import pystencils as ps\nsrc, dst = ps.fields("src, dst: double[8, 8, 8, 4]")\n'
+                    'assignments = [ps.Assignment(dst[0, 0, 0, 0], src[1, 0, 0, 0] + src[-1, 0, 0, 0])]\n')
+    for command in (["rank", str(spec), "--device", "V100"], ["accesses", str(spec)]):
+        assert main(command) == 2
+        assert "field 'dst' has 4 spatial dimensions: a GPU kernel's threads span at most 3" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("kind", ["device", "spec"])
+def test_a_toml_file_that_is_not_utf8_is_one_line(capsys, tmp_path, kind):
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'\xff\xfe name = "x"\n')
+    argv = (["rank", str(ROOT / "examples/star3d_r4.py"), "--device", str(bad)] if kind == "device"
+            else ["rank", str(bad), "--device", "V100"])
+    assert main(argv) == 2
+    assert f"{bad}" in (err := one_line_error(capsys)) and "not UTF-8 text (byte 0: invalid start byte)" in err
+
+
+def test_a_json_output_onto_a_full_device_is_one_line(capsys, traced_spec):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full here")
+    assert main(["rank", str(traced_spec), "--device", "V100", "--json", "/dev/full"]) == 2
+    assert "cannot write to /dev/full (No space left on device)" in capsys.readouterr().err

@@ -449,6 +449,8 @@ def _parse(path: Path) -> Device:
         raise DeviceError(f"device file {path} does not exist") from None
     except tomllib.TOMLDecodeError as e:
         raise DeviceError(f"device file {path} is not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise DeviceError(f"device file {path} is not UTF-8 text (byte {e.start}: {e.reason})") from None
 
     _check_version(path, raw)
     for key in ("name", "vendor", "architecture"):

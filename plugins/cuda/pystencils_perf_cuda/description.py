@@ -325,6 +325,8 @@ def _read_toml(path) -> dict:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as err:
         raise HarvestError(f"{path}: not valid TOML ({err})") from None
+    except UnicodeDecodeError as err:
+        raise HarvestError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason})") from None
 
 
 def load(path) -> CudaKernel:

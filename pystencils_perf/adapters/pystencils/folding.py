@@ -287,12 +287,17 @@ def _pystencils_errors() -> tuple[type[Exception], ...]:
 
 def _check_offsets(assignments) -> None:
     """Refuse a field access whose offset is a symbol (``src[k, 0, 0]``): pystencils cannot size its ghost layers
-    (it fails converting the symbol to an int), and the model needs offsets fixed at generation time."""
+    (it fails converting the symbol to an int), and the model needs offsets fixed at generation time; and a field
+    of more than 3 spatial dimensions, whose iteration space pystencils' GPU backend cannot map to threads."""
     import pystencils as ps
 
     listed = assignments.all_assignments if isinstance(assignments, ps.AssignmentCollection) else assignments
     for assignment in listed:
         for access in sorted(assignment.atoms(ps.Field.Access), key=str):
+            if access.field.spatial_dimensions > 3:
+                raise HarvestError(f"field {access.field.name!r} has {access.field.spatial_dimensions} spatial "
+                                   "dimensions: a GPU kernel's threads span at most 3 (declare the others as index "
+                                   "dimensions, e.g. ps.fields('f(4): double[16, 16, 16]'))")
             variable = [o for o in access.offsets if not sp.sympify(o).is_Integer]
             if variable and not access.is_absolute_access:
                 text = f"{access.field.name}[{', '.join(map(str, access.offsets))}]"
