@@ -452,10 +452,11 @@ def _cmd_tune(args) -> int:
     from .tune.record import RecordStore
     from .tune.tuner import tune
 
+    store = RecordStore()
+    store.check_writable()  # before minutes of ranking
     if args.replay:
         title, candidates, source, kernel, measured = _replayed(args)
-        result = tune(candidates, source, budget=args.budget, kernel=kernel, store=RecordStore(),
-                      measured_before=measured)
+        result = tune(candidates, source, budget=args.budget, kernel=kernel, store=store, measured_before=measured)
     else:
         from .adapters.pystencils.gpu import require_cupy, runnable
         from .adapters.pystencils.tuning import tune_on_gpu
@@ -470,7 +471,8 @@ def _cmd_tune(args) -> int:
         ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model,
                        progress=_progress, jobs=args.jobs, **options)
         title = f"{ranking.kernel} on {args.device} (this machine's GPU): {len(ranking.candidates)} candidates"
-        result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align)
+        result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align,
+                             store=store)
     print(title)
     print(result.table())
     if result.record_path:
@@ -655,6 +657,19 @@ def _refuse_shared_outputs(args) -> None:
         seen[path] = option
 
 
+def _check_pystencils_cache() -> None:
+    """Refuse a ``PYSTENCILS_CACHE_DIR`` that cannot be created, which pystencils would fail on deep inside the
+    SPEC's import of it."""
+    from .tempcache import CACHE_ENV
+
+    folder = os.environ[CACHE_ENV]
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise ConfigurationError(f"{CACHE_ENV}={folder}: cannot create pystencils' cache folder ({e.strerror or e})"
+                                 ) from None
+
+
 def _block_plugins(argv: list[str]) -> None:
     """Apply ``--block-plugin NAME`` before the plugin manager is built (the parser asks it for choices)."""
     early = argparse.ArgumentParser(add_help=False)
@@ -673,6 +688,7 @@ def main(argv=None) -> int:
     use_temporary_pystencils_cache()
     argv = _attach_dash_values(sys.argv[1:] if argv is None else list(argv))
     try:
+        _check_pystencils_cache()
         _block_plugins(argv)
         args = build_parser(lazy=True).parse_args(argv)
         _refuse_shared_outputs(args)

@@ -580,3 +580,39 @@ def test_a_json_output_onto_a_full_device_is_one_line(capsys, traced_spec):
         pytest.skip("no /dev/full here")
     assert main(["rank", str(traced_spec), "--device", "V100", "--json", "/dev/full"]) == 2
     assert "cannot write to /dev/full (No space left on device)" in capsys.readouterr().err
+
+
+A4000_CACHE = ROOT / "validation/data/external/a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"
+TILE1X1_SPEC = ROOT / "validation/a100_convolution/convolution_tile1x1.py"
+
+
+@pytest.mark.parametrize("where", ["a file", "below /proc"])
+def test_a_tuning_folder_that_cannot_hold_records_is_one_line_before_ranking(capsys, tmp_path, monkeypatch, where):
+    folder = tmp_path / "a_file" if where == "a file" else Path("/proc/no-such-folder")
+    if where == "a file":
+        folder.write_text("")
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(folder))
+    assert main(["tune", str(TILE1X1_SPEC), "--device", "RTX-A4000", "--replay", str(A4000_CACHE), "--budget", "2"]) == 2
+    assert f"PYSTENCILS_PERF_TUNING_DIR={folder}: cannot create the tuning record folder" in one_line_error(capsys)
+
+
+def test_a_pystencils_cache_that_cannot_be_created_is_one_line(capsys, tmp_path, monkeypatch, traced_spec):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("PYSTENCILS_CACHE_DIR", str(blocker / "cache"))
+    assert main(["rank", str(traced_spec), "--device", "V100"]) == 2
+    assert f"PYSTENCILS_CACHE_DIR={blocker / 'cache'}: cannot create pystencils' cache folder" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+@pytest.mark.parametrize("line, message", [
+    ("fixed_parameters = 5", "fixed_parameters = 5 is not a dict of parameter names to values"),
+    ("block_parameters = 'bx'", "block_parameters = 'bx' is not a sequence of parameter names"),
+    ("lattice_updates = True", "lattice_updates = True is not a positive integer"),
+])
+def test_a_tuning_spec_with_a_malformed_value_is_one_line(capsys, tmp_path, monkeypatch, line, message):
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
+    spec = tmp_path / "spec.py"
+    spec.write_text(f"def kernel_for(params):\n    raise AssertionError\nlattice_updates = 100\n{line}\n")
+    assert main(["tune", str(spec), "--device", "RTX-A4000", "--replay", str(A4000_CACHE), "--budget", "2"]) == 2
+    assert message in one_line_error(capsys)

@@ -242,10 +242,16 @@ def load_tunable_spec(path: str | Path) -> TunableSpec:
         if name not in namespace:
             raise PerfError(f"SPEC file {path} lacks `{name}`, which validating Kernel Tuner data needs")
     updates = namespace["lattice_updates"]
-    if not isinstance(updates, int) or updates < 1:
+    if isinstance(updates, bool) or not isinstance(updates, int) or updates < 1:
         raise PerfError(f"SPEC file {path}: lattice_updates = {updates!r} is not a positive integer")
-    return TunableSpec(str(path), namespace["kernel_for"], updates, dict(namespace.get("fixed_parameters", {})),
-                       tuple(namespace.get("block_parameters", BLOCK_PARAMETERS)))
+    fixed = namespace.get("fixed_parameters", {})
+    if not isinstance(fixed, dict) or not all(isinstance(k, str) for k in fixed):
+        raise PerfError(f"SPEC file {path}: fixed_parameters = {fixed!r:.80} is not a dict of parameter names "
+                        "to values")
+    blocks = namespace.get("block_parameters", BLOCK_PARAMETERS)
+    if isinstance(blocks, str) or not isinstance(blocks, (tuple, list)) or not all(isinstance(b, str) for b in blocks):
+        raise PerfError(f"SPEC file {path}: block_parameters = {blocks!r:.80} is not a sequence of parameter names")
+    return TunableSpec(str(path), namespace["kernel_for"], updates, dict(fixed), tuple(blocks))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..outputs import replacing_file
+from ..errors import ConfigurationError
+from ..outputs import check_writable, replacing_file
 
 #: the environment variable that overrides where records are kept
 TUNING_DIR_ENV = "PYSTENCILS_PERF_TUNING_DIR"
@@ -121,6 +122,19 @@ class RecordStore:
 
     def path(self, key: RecordKey) -> Path:
         return self.folder / key.file_name
+
+    def check_writable(self) -> None:
+        """Create the folder and refuse one that cannot hold records, before any ranking or measurement."""
+        source = f"{TUNING_DIR_ENV}={os.environ[TUNING_DIR_ENV]}: " if os.environ.get(TUNING_DIR_ENV) else ""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ConfigurationError(f"{source}cannot create the tuning record folder {self.folder} "
+                                     f"({e.strerror or e})") from None
+        try:
+            check_writable(self.folder)
+        except ConfigurationError as e:
+            raise ConfigurationError(f"{source}{e}") from None
 
     def load(self, key: RecordKey) -> TuningRecord | None:
         """The record of `key`, or None (with a one-line warning if a file is there but unusable)."""
