@@ -127,8 +127,8 @@ def _output_file(text: str) -> str:
     """A file to write: its folder exists and takes new files (or it is /dev/stdout or the like), and it is
     not itself a folder."""
     path = Path(text)
-    if path.is_dir():
-        raise ConfigurationError(f"{path} is a folder, not a file")
+    if path.is_dir() or text.endswith(("/", os.sep)):
+        raise ConfigurationError(f"{text} is a folder, not a file")
     _existing_folder(path.parent)
     check_writable_file(path)
     return text
@@ -245,6 +245,18 @@ def _ranking_table(ranking, head: int | None) -> str:
     return "\n".join([*lines, f"  ... {len(ranking.rejected) - head} more rejected"])
 
 
+def _best_line(best, kernel, args, domain) -> str:
+    """What to do with the pick: for pystencils assignments or kernels the `pystencils_perf.create_kernel` call
+    that generates the SPEC's kernel with its launch, for any other kernel (a CUDA description, loopy) the
+    launch itself."""
+    from .adapters.pystencils.apply import is_pystencils_kernel
+
+    if is_pystencils_kernel(kernel):
+        return _create_kernel_call(best, args, domain)
+    block, fold = "x".join(map(str, best.launch.block)), "x".join(map(str, best.launch.fold))
+    return f"blocks of {block} threads" + (f", each thread updating {fold} points" if fold != "1x1x1" else "")
+
+
 def _create_kernel_call(best, args, domain) -> str:
     """The `pystencils_perf.create_kernel` call that generates the SPEC's kernel with `best`'s launch."""
     options = [f"device={args.device!r}", f"blocks=[{tuple(best.launch.block)}]", f"folds=[{tuple(best.launch.fold)}]"]
@@ -267,7 +279,7 @@ def _cmd_rank(args) -> int:
                    plugin_options=_plugin_options(args), progress=_progress, jobs=args.jobs,
                    **_candidate_options(args, domain))
     print(_ranking_table(ranking, args.head))
-    print(f"best: {_create_kernel_call(select(ranking), args, domain)}")
+    print(f"best: {_best_line(select(ranking), spec.kernel, args, domain)}")
     if args.json:
         ranking.write_json(args.json)
     if args.csv:

@@ -158,6 +158,9 @@ class RankOptions:
         """From the user's arguments: blocks and folds as `parse_triples` takes them, None for the default."""
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigurationError(f"threads per block must be a positive integer, got {threads!r}")
+        if threads is not None and blocks is not None:
+            raise ConfigurationError("give threads (per block of the default shapes) or explicit blocks, not both: "
+                                     "explicit blocks fix their own threads")
         return RankOptions(
             threads=threads,
             blocks=parse_triples(blocks, "block"),

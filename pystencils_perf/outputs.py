@@ -48,6 +48,13 @@ def check_writable_file(path: Path) -> None:
         raise ConfigurationError(f"cannot write to {path} (permission denied)")
 
 
+def _umask() -> int:
+    """The process's file mode creation mask (read by setting it, then setting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 #: what writing a file may meet that is the disk's, not the program's: one line, not a traceback
 WRITE_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EROFS})
 
@@ -70,6 +77,7 @@ def replacing_file(path, mode: str = "w", **open_args):
     try:
         with open(fd, mode, **open_args) as fh:
             yield fh
+        os.chmod(temporary, 0o666 & ~_umask())  # as open() would have made it: mkstemp's file is the owner's alone
         os.replace(temporary, path)
     except BaseException as e:
         with contextlib.suppress(OSError):
@@ -98,6 +106,7 @@ def replacing_folder(path, last: str = ""):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial"))
+    os.chmod(temporary, 0o777 & ~_umask())  # a folder made by mkdtemp is the owner's alone
     try:
         yield temporary
         written = sorted(temporary.iterdir(), key=lambda p: p.name == last)

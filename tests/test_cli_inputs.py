@@ -616,3 +616,30 @@ def test_a_tuning_spec_with_a_malformed_value_is_one_line(capsys, tmp_path, monk
     spec.write_text(f"def kernel_for(params):\n    raise AssertionError\nlattice_updates = 100\n{line}\n")
     assert main(["tune", str(spec), "--device", "RTX-A4000", "--replay", str(A4000_CACHE), "--budget", "2"]) == 2
     assert message in one_line_error(capsys)
+
+
+def test_an_output_path_that_ends_in_a_slash_is_a_folder(capsys, tmp_path, traced_spec):
+    """`--csv newdir/` wrote a file named newdir."""
+    assert main(["rank", str(traced_spec), "--device", "V100", "--csv", f"{tmp_path / 'newdir'}/"]) == 2
+    assert f"{tmp_path / 'newdir'}/ is a folder, not a file" in one_line_error(capsys)
+    assert not (tmp_path / "newdir").exists() and not traced_spec.with_suffix(".ran").exists()
+
+
+def test_the_best_line_of_a_kernel_pystencils_did_not_generate_names_the_launch(capsys, tmp_path):
+    """A hand-written CUDA description cannot go through `pystencils_perf.create_kernel`."""
+    spec = tmp_path / "copy.py"
+    spec.write_text('from pystencils_perf_cuda import Array, CudaKernel\n'
+                    'kernel = CudaKernel(name="copy", arrays=(Array("a", "float", (1 << 20,)), '
+                    'Array("b", "float", (1 << 20,))), threads=(1 << 20,), '
+                    'indices={"x": "blockIdx.x * blockDim.x + threadIdx.x"}, loads=("a[x]",), stores=("b[x]",))\n')
+    assert main(["rank", str(spec), "--device", "V100", "--blocks", "128x1x1,256x1x1"]) == 0
+    best = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("best: "))
+    assert re.fullmatch(r"best: blocks of (128|256)x1x1 threads", best), best
+
+
+def test_threads_and_explicit_blocks_together_are_refused():
+    import pystencils_perf as pp
+    from pystencils_perf.catalog import star_3d
+
+    with pytest.raises(pp.ConfigurationError, match="give threads .* or explicit blocks, not both"):
+        pp.rank(star_3d(1, (32, 32, 32)), "V100", threads=64, blocks=[(32, 4, 1)])

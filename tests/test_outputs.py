@@ -1,5 +1,8 @@
 """Outputs are written whole or not at all: a temporary file or folder beside the destination, renamed when complete."""
 
+import os
+import stat
+
 import pytest
 
 from pystencils_perf.outputs import replacing_file, replacing_folder, write_text
@@ -37,3 +40,16 @@ def test_an_existing_folder_keeps_its_other_files(tmp_path):
     assert {p.name: p.read_text() for p in out.iterdir()} == {"README.md": "mine", "report.md": "new"}
     assert [p.name for p in tmp_path.iterdir()] == ["report"]
 
+
+
+def test_written_files_and_folders_get_the_modes_the_umask_allows(tmp_path):
+    """They were 0600 and 0700 (mkstemp's, mkdtemp's) whatever the umask."""
+    old = os.umask(0o022)
+    try:
+        write_text(tmp_path / "table.csv", "a,b\n")
+        with replacing_folder(tmp_path / "report") as folder:
+            (folder / "report.md").write_text("done\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "table.csv").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "report").stat().st_mode) == 0o755

@@ -11,6 +11,17 @@ from .folding import create_folded_kernel
 from .targets import target_for
 
 
+def is_pystencils_kernel(obj) -> bool:
+    """pystencils assignments (also as `ApplyOptions`) or a kernel pystencils generated (lbmpy's included)."""
+    if isinstance(obj, ApplyOptions):
+        return True
+    if type(obj).__module__.split(".")[0] not in ("pystencils", "lbmpy", "builtins"):
+        return False  # another generator's kernel: pystencils is not imported for it
+    from pystencils.codegen.kernel import GpuKernel
+
+    return isinstance(obj, GpuKernel) or is_assignments(obj)
+
+
 def is_assignments(obj) -> bool:
     """pystencils assignments: an `AssignmentCollection` or a non-empty list of `Assignment`."""
     import pystencils as ps
