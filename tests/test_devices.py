@@ -267,6 +267,16 @@ def test_user_device_file(tmp_path):
                        '[last_level_cache_bandwidth_gbs]\nvalue = 1900.0\nkind = "datasheet"\nsource = "x"\n',
          "last_level_cache_bytes is not above l2_capacity_bytes"),
         (lambda t: t + '\n[l2_channel_count]\nvalue = 0\nkind = "datasheet"\nsource = "x"\n', "'l2_channel_count' must be a positive number"),
+        # issue 58: values that ranked silently
+        (lambda t: t.replace("[clock_ghz]\nvalue = 1.38", "[clock_ghz]\nvalue = 1e-30"),
+         "'clock_ghz' = 1e-30 is outside the plausible range 0.1 to 5"),
+        (lambda t: t.replace("[clock_ghz]\nvalue = 1.38", "[clock_ghz]\nvalue = 1e300"), "'clock_ghz' = 1e\\+300 is outside"),
+        (lambda t: t.replace("[sm_count]\nvalue = 80", "[sm_count]\nvalue = 100000000"), "'sm_count' = 100000000 is outside"),
+        (lambda t: t.replace("[l1_capacity_bytes]\nvalue = 131072", "[l1_capacity_bytes]\nvalue = 1"),
+         "'l1_capacity_bytes' = 1 is outside the plausible range 1024"),
+        (lambda t: t.replace('vendor = "nvidia"', 'vendor = "intel"'), "unknown vendor 'intel'; known: nvidia, amd"),
+        (lambda t: t.replace('architecture = "volta"', 'architecture = "banana"'),
+         "unknown nvidia architecture 'banana'; known: maxwell, pascal, volta"),
     ],
 )
 def test_malformed_device_file(tmp_path, mutate, message):

@@ -408,6 +408,37 @@ def _curve(path: Path, name: str, c) -> Curve:
         _fail(path, f"curve [curves.{name}] needs numbers a, b, c and a source ({e})")
 
 
+#: the GPU generations the model's tables may know, by vendor: another name is a typo or a new GPU, which needs
+#: data of its own (docs/devices.md); the newest generations are listed though the library has no file of them
+ARCHITECTURES = {
+    "nvidia": ("maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"),
+    "amd": ("gcn5", "cdna1", "cdna2", "cdna3", "cdna4", "rdna2", "rdna3", "rdna4"),
+}
+
+#: plausible ranges of the quantities a misplaced digit or unit puts far off: (low, high), both included
+PLAUSIBLE_RANGES = {
+    "clock_ghz": (0.1, 5.0),
+    "sm_count": (1, 1024),
+    "warp_size": (32, 64),
+    "l1_capacity_bytes": (1024, 4 << 20),
+    "l2_capacity_bytes": (64 << 10, 1 << 30),
+    "dram_bandwidth_gbs": (10.0, 100_000.0),
+    "l2_bandwidth_gbs": (10.0, 1_000_000.0),
+}
+
+
+def _check_known_values(path: Path, raw: dict, v: dict) -> None:
+    """A known vendor and architecture, and quantities within `PLAUSIBLE_RANGES`."""
+    if raw["vendor"] not in ARCHITECTURES:
+        _fail(path, f"unknown vendor {raw['vendor']!r}; known: {', '.join(ARCHITECTURES)}")
+    if raw["architecture"] not in ARCHITECTURES[raw["vendor"]]:
+        _fail(path, f"unknown {raw['vendor']} architecture {raw['architecture']!r}; known: "
+                    f"{', '.join(ARCHITECTURES[raw['vendor']])}")
+    for name, (low, high) in PLAUSIBLE_RANGES.items():
+        if name in v and not low <= v[name] <= high:
+            _fail(path, f"'{name}' = {v[name]!r} is outside the plausible range {low:g} to {high:g}")
+
+
 def _check_across_fields(path: Path, v: dict) -> None:
     """Relations between numbers that a typo or a misread datasheet breaks."""
     checks = [
@@ -480,6 +511,7 @@ def _parse(path: Path) -> Device:
             notes[f.name] = note
     if not isinstance(values["max_block_dim"], tuple) or len(values["max_block_dim"]) != 3:
         _fail(path, "'max_block_dim' must be a list of three integers")
+    _check_known_values(path, raw, values)
     _check_across_fields(path, values)
 
     raw_curves = raw.get("curves", {})
