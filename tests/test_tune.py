@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pystencils_perf.errors import ConfigurationError
+from pystencils_perf.errors import ConfigurationError, PerfError
 from pystencils_perf.tune import Candidate, RecordStore, tune
 from pystencils_perf.tune.tuner import FirstMeasurement
 from pystencils_perf.tune.search import ModelGuidedSearch
@@ -368,3 +368,23 @@ def test_the_search_starts_from_the_default_model_on_every_device():
 
     assert DEFAULT_MODEL == "throughput"
     assert inspect.signature(spec_candidates).parameters["model"].default is None  # None: DEFAULT_MODEL
+
+
+@pytest.mark.parametrize("predicted", [float("nan"), -1.0, 0.0, float("inf")])
+def test_a_prediction_that_is_not_a_positive_time_is_refused(tmp_path, predicted):
+    """NaN and negative predictions reached the search (issue 58)."""
+    cands = candidates()
+    cands[3] = Candidate(cands[3].params, predicted)
+    with pytest.raises(ConfigurationError, match=f"the predicted time {predicted!r} is not a positive finite number"):
+        tune(cands, FakeSource(), budget=3, kernel="k", store=RecordStore(tmp_path))
+
+
+@pytest.mark.parametrize("measured", [float("nan"), -2.0, 0.0, float("inf")])
+def test_a_measured_time_that_is_not_a_positive_time_is_one_line(tmp_path, measured):
+    """A negative time was a 'math domain error' deep in the search (issue 58)."""
+    class Broken(FakeSource):
+        def time_ms(self, candidate):
+            return measured
+
+    with pytest.raises(PerfError, match=f"the measured time {measured!r} ms is not a positive finite number"):
+        tune(candidates(), Broken(), budget=3, kernel="k", store=RecordStore(tmp_path))

@@ -7,12 +7,14 @@ tuning on a GPU and replaying measurements without one.
 
 from __future__ import annotations
 
+import math
+import numbers
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, MeasurementError
 from ..launch import LaunchConfig
 from .record import RecordKey, RecordStore, TuningRecord, kernel_hash
 from .search import ModelGuidedSearch, SearchSettings
@@ -136,6 +138,18 @@ class FirstMeasurement:
             self.measured = ((pick, self.source.time_ms(pick)),)
 
 
+def _positive_finite(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and 0 < value < math.inf
+
+
+def _checked_time(candidate: Candidate, time_ms: float | None) -> float | None:
+    """A measured time as the search takes it (None: the candidate failed to run), or a one-line error."""
+    if time_ms is not None and not _positive_finite(time_ms):
+        raise MeasurementError(f"candidate {params_key(candidate.params)}: the measured time {time_ms!r} ms is not a "
+                               "positive finite number")
+    return time_ms
+
+
 def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int, kernel: str,
          store: RecordStore | None = None, settings: SearchSettings = SearchSettings(),
          early_stop: bool = True, measured_before: tuple[tuple[Candidate, float | None], ...] = ()) -> TuneResult:
@@ -178,6 +192,10 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
         raise ConfigurationError(f"the tuning budget must be at least 1 measurement, got {budget}")
     if not candidates:
         raise ConfigurationError("nothing to tune: every candidate was rejected")
+    for c in candidates:
+        if not _positive_finite(c.predicted_seconds):
+            raise ConfigurationError(f"candidate {params_key(c.params)}: the predicted time {c.predicted_seconds!r} "
+                                     "is not a positive finite number")
     keys = [params_key(c.params) for c in candidates]
     if len(set(keys)) != len(keys):
         raise ConfigurationError("two candidates have the same parameters; the record could not tell them apart")
@@ -203,6 +221,7 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
 
     measured_now = 0
     for candidate, time_ms in measured_before:  # within the budget, and once each
+        _checked_time(candidate, time_ms)
         if (len(record.measured) < budget and params_key(candidate.params) in index
                 and index[params_key(candidate.params)] not in search.measured):
             search.observe(index[params_key(candidate.params)], time_ms)
@@ -216,7 +235,7 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
         try:
             while not (stop := finished())[0]:
                 pick = candidates[search.next_batch(1)[0]]
-                time_ms = source.time_ms(pick)
+                time_ms = _checked_time(pick, source.time_ms(pick))
                 search.observe(index[params_key(pick.params)], time_ms)
                 record.measured.append({"params": pick.params, "time_ms": time_ms})
                 measured_now += 1
