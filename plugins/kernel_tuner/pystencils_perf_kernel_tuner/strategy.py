@@ -6,8 +6,8 @@ space with pystencils-perf (the SPEC describes the kernel of each combination
 of the non-block parameters, as for ``pystencils-perf validate``), then asks
 Kernel Tuner's runner for the candidates that `pystencils_perf.tune.search`
 picks, one batch at a time, until ``max_fevals`` is spent or nothing better is
-likely. Configurations the SPEC does not describe, or that the model says the
-device cannot run, are never measured.
+likely. Configurations the SPEC does not describe start from no prediction;
+those the model says the device cannot run are never measured.
 
 The runner is Kernel Tuner's: the sequential one on a GPU, the simulation one
 on a cache (``simulation_mode=True``), or the Ray-based parallel one. Kernel
