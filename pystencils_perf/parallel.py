@@ -54,12 +54,13 @@ def run_tasks(function: Callable, tasks: Sequence[tuple], *, jobs: int | None = 
     if executor not in EXECUTORS:
         raise ConfigurationError(f"unknown executor {executor!r}; choose {', '.join(EXECUTORS)}")
     results: list = [None] * len(tasks)
+    workers = min(resolve_jobs(jobs), len(tasks))
     if executor == "ray":
         finished = _on_ray(function, tasks)
-    elif min(resolve_jobs(jobs), len(tasks)) <= 1 or not can_fork():
+    elif workers <= 1 or not can_fork():
         finished = ((i, function(*task)) for i, task in enumerate(tasks))
     else:
-        finished = _in_processes(function, tasks, min(resolve_jobs(jobs), len(tasks)))
+        finished = _in_processes(function, tasks, workers)
     finished = SizedIterable(finished, len(tasks))
     for i, result in progress(finished) if progress else finished:
         results[i] = result

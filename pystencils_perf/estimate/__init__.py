@@ -21,8 +21,10 @@ class LazyBackend:
     def __init__(self, module: str):
         self.module = module
 
-    def __getattr__(self, name: str):
-        return getattr(importlib.import_module(self.module), name)
+    def __getattr__(self, name: str):  # only for names not resolved yet: each is kept on the object
+        value = getattr(importlib.import_module(self.module), name)
+        setattr(self, name, value)
+        return value
 
 
 def footprint_backends() -> dict:

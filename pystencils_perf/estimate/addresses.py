@@ -511,16 +511,21 @@ def block_threads(block: tuple[int, int, int], bids: tuple[tuple[int, int, int],
     return BlockThreads(block, bids)
 
 
+def guards_mask(guards, threads: BlockThreads) -> np.ndarray:
+    """Which threads of `threads` some conjunction of `guards` (an instruction's) lets run."""
+    mask = np.zeros(threads.coords.shape[:-1], dtype=bool)
+    for conj in guards:
+        mask |= threads.satisfying(conj)
+    return mask
+
+
 def active_masks(instructions, threads: BlockThreads) -> np.ndarray:
     """Which threads run each instruction, shape (instructions, blocks, threads); instructions under the same
     guards (a stencil's loads) share one evaluation of them."""
     masks: dict = {}
     for instr in instructions:
         if instr.guards not in masks:
-            mask = np.zeros(threads.coords.shape[:-1], dtype=bool)
-            for conj in instr.guards:
-                mask |= threads.satisfying(conj)
-            masks[instr.guards] = mask
+            masks[instr.guards] = guards_mask(instr.guards, threads)
     if not instructions:
         return np.zeros((0, *threads.coords.shape[:-1]), dtype=bool)
     return np.stack([masks[i.guards] for i in instructions])
@@ -538,6 +543,17 @@ def byte_addresses(instructions, fields: dict, threads: BlockThreads) -> np.ndar
              np.array([fields[i.field].base_offset_bytes for i in instructions], dtype=np.int64))
     offset, element_bytes, base = (a.reshape(-1, 1, 1) for a in extra)
     return base + element_bytes * (elements + offset)
+
+
+@cached_by_identity(maxsize=64)
+def offset_groups(instructions) -> list[tuple[tuple, np.ndarray]]:
+    """`instructions` that differ in their offset only, grouped: ``((field, kind, coeffs, guards), offsets)``, the
+    offsets in the instructions' order. A tile's thousands of instructions form a few groups; the grouping
+    depends on the compiled kernel only, so it is kept for the instruction tuple."""
+    groups: dict[tuple, list[int]] = {}
+    for instr in instructions:
+        groups.setdefault((instr.field, instr.kind, instr.address.coeffs, instr.guards), []).append(instr.address.offset)
+    return [(key, np.asarray(offsets, dtype=np.int64)) for key, offsets in groups.items()]
 
 
 def thread_coords(block: tuple[int, int, int], bid: tuple[int, int, int]) -> np.ndarray:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import Field
-from .addresses import AffineValues, Instruction, cached_by_identity
+from .addresses import AffineValues, Instruction, cached_by_identity, offset_groups
 
 
 @dataclass(frozen=True)
@@ -255,14 +255,10 @@ def _row_intervals(step: int, lo: np.ndarray, hi: np.ndarray, b: np.ndarray, shi
 
 @cached_by_identity(maxsize=64)
 def shifted_copies(instructions) -> list[tuple[tuple[int, ...], tuple, np.ndarray]]:
-    """`instructions` grouped by coefficients and guards: ``(coeffs, guards, sorted offsets)`` per group. The
-    grouping depends on the compiled kernel only, so it is kept for the instruction tuple `touched` is called
-    with for every thread set of a candidate."""
-    groups: dict[tuple, list[int]] = {}
-    for instr in instructions:
-        groups.setdefault((instr.address.coeffs, instr.guards), []).append(instr.address.offset)
-    return [(coeffs, guards, np.sort(np.asarray(offsets, dtype=np.int64)))
-            for (coeffs, guards), offsets in groups.items()]
+    """`instructions` (of one field and kind) grouped by coefficients and guards: ``(coeffs, guards, sorted
+    offsets)`` per group (`addresses.offset_groups`), kept for the instruction tuple `touched` is called with for
+    every thread set of a candidate."""
+    return [(coeffs, guards, np.sort(offsets)) for (_, _, coeffs, guards), offsets in offset_groups(instructions)]
 
 
 #: a union is counted on an array of one counter per granule of its span where the span is at most this many

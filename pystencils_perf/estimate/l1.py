@@ -17,7 +17,7 @@ import numpy as np
 
 from ..kernel import AccessKind, Field
 from .addresses import (Affine, CompiledKernel, Instruction, active_masks, block_threads, byte_addresses,
-                        cached_by_identity)
+                        cached_by_identity, guards_mask, offset_groups)
 
 _INACTIVE = np.iinfo(np.int64).max
 
@@ -72,15 +72,6 @@ def bank_cycles_per_instruction(word_rows: np.ndarray, bank_count: int, n_instru
     return per_bank.max(axis=1).reshape(n_instructions, -1).sum(axis=1)
 
 
-@cached_by_identity(maxsize=16)
-def _offset_groups(instrs) -> list[tuple[tuple, np.ndarray]]:
-    """`instrs` that differ in their offset only, grouped: ``((field, kind, coeffs, guards), offsets)``."""
-    groups: dict[tuple, list[int]] = {}
-    for instr in instrs:
-        groups.setdefault((instr.field, instr.kind, instr.address.coeffs, instr.guards), []).append(instr.address.offset)
-    return [(key, np.asarray(offsets, dtype=np.int64)) for key, offsets in groups.items()]
-
-
 def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, kind: AccessKind | None = None):
     """Instructions (of `kind`, where given) that differ by a whole number of `period_bytes` and run on the same
     threads of the blocks `threads` ask the same of L1: one of each, and its count.
@@ -94,12 +85,11 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, 
     """
     masks: dict = {}
     classes: dict[tuple, list] = {}
-    for (name, instr_kind, coeffs, guards), offsets in _offset_groups(instrs):
+    for (name, instr_kind, coeffs, guards), offsets in offset_groups(instrs):
         if kind is not None and instr_kind is not kind:
             continue
         if guards not in masks:
-            mask = active_masks([Instruction(name, instr_kind, Affine(coeffs, 0), guards)], threads)[0]
-            masks[guards] = (mask.tobytes(), any(guards))
+            masks[guards] = (guards_mask(guards, threads).tobytes(), any(guards))
         f = fields[name]
         residues = (f.base_offset_bytes + f.element_bytes * offsets) % period_bytes
         unique, first, counts = np.unique(residues, return_index=True, return_counts=True)

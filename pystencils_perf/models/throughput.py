@@ -254,7 +254,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     fields = {f.name: f for f in model.fields}
     read_only = set(getattr(model, "read_only_fields", ()))
     grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
-    threads = block_threads(tuple(block), tuple(representative_blocks(grid)))
+    bids = tuple(map(tuple, representative_blocks(grid)))
+    threads = block_threads(tuple(block), bids)
     loads = [i for i in compiled.instructions if i.kind is AccessKind.LOAD]
     stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
     updating = [threads.satisfying(conj) for conj in compiled.points]
@@ -267,8 +268,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
                             "read_only_l1_tag_passes_per_lup",
                             "individually_guarded_read_only_l1_tag_passes_per_lup"), 0.0)
     if loads:
-        loads, weight, lines, sectors = load_lines(compiled, tuple(fields.values()), tuple(block),
-                                                   tuple(map(tuple, representative_blocks(grid))),
+        loads, weight, lines, sectors = load_lines(compiled, tuple(fields.values()), tuple(block), bids,
                                                    (warp, device.l1_line_bytes, device.l2_sector_bytes))
         requests = (lines > 0).sum(axis=1) * weight
         passes = np.ceil(lines / tag_lookups_per_pass).sum(axis=1) * weight

@@ -66,10 +66,13 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
     for family in siblings:
         blocks = {others: sorted({launch.block for _, launch in members}) for others, members in family}
         for k in range(splits):  # the k-th part of each sibling's blocks
-            parts = [(dict(others), b[k * -(-len(b) // splits):(k + 1) * -(-len(b) // splits)])
-                     for others, b in blocks.items()]
-            if any(part_blocks for _, part_blocks in parts):
-                tasks.append((spec.path, [part for part in parts if part[1]], dev, model, backend))
+            parts = []
+            for others, b in blocks.items():
+                size = -(-len(b) // splits)
+                if part := b[k * size:(k + 1) * size]:
+                    parts.append((dict(others), part))
+            if parts:
+                tasks.append((spec.path, parts, dev, model, backend))
     _SPECS[spec.path] = spec
     predicted, reasons = {}, {}
     start, finished = time.perf_counter(), 0

@@ -237,7 +237,7 @@ def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None, 
     cfg = gpu_config(config, device)
     if block is not None:
         _set_block(cfg, block)
-    _check_offsets(assignments)
+    _check_accesses(assignments)
     driver = DefaultKernelCreationDriver(cfg) if fold == NO_FOLD else _folding_driver(cfg, fold)
     try:
         return driver(assignments)
@@ -285,7 +285,7 @@ def _pystencils_errors() -> tuple[type[Exception], ...]:
     return (CodegenError, *(c for _, c in inspect.getmembers(backend, inspect.isclass) if issubclass(c, Exception)))
 
 
-def _check_offsets(assignments) -> None:
+def _check_accesses(assignments) -> None:
     """Refuse a field access whose offset is a symbol (``src[k, 0, 0]``): pystencils cannot size its ghost layers
     (it fails converting the symbol to an int), and the model needs offsets fixed at generation time; and a field
     of more than 3 spatial dimensions, whose iteration space pystencils' GPU backend cannot map to threads."""
