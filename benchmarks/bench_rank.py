@@ -69,9 +69,9 @@ SCALING_GRIDS = (16, 32, 64, 128, 256, 512, 1024)
 
 ROOT = Path(__file__).resolve().parents[1]
 A100_SPEC = ROOT / "validation/a100_convolution/convolution.py"
-A100_CACHE = ROOT.parent / "shared/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
+A100_CACHE = ROOT / "validation/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
 KTT_SPEC = ROOT / "validation/rtx2080ti_convolution/convolution_shmem.py"
-KTT_CSV = ROOT.parent / "shared/data/external/rtx2080ti_convolution15_ktt_counters.csv"
+KTT_CSV = ROOT / "validation/data/external/rtx2080ti_convolution15_ktt_counters.csv"
 #: wall-time targets of table 3, seconds
 FIRST_RUN_TARGETS_S = {"a100 cache": 10.0, "ktt csv": 20.0, "lbm": 5.0, "tune": 30.0, "create_kernel": 0.5}
 #: a tune call's first measurement starts at most this long after the call (seconds)

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_tune.py [--repeats 10] [--out validation/tuning] [--predictions DIR]
 
-The NVIDIA convolution caches of validation/data/external, ../shared/data/external and validation/hopper/data/h100
+The NVIDIA convolution caches of validation/data/external and validation/hopper/data/h100
 (`CACHE_FILES`; the H100's is our own measurement) are replayed in Kernel Tuner's simulation mode, over the
 configurations its SPEC describes (the 15x15 convolution without shared memory or padding,
 `validation/a100_convolution/convolution.py`). Our strategy (`pystencils_perf_kernel_tuner.ModelGuided`,
@@ -47,7 +47,7 @@ from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "validation/a100_convolution/convolution.py"
-CACHE_FOLDERS = (ROOT / "validation/data/external", ROOT.parent / "shared/data/external", ROOT / "validation/hopper/data/h100")
+CACHE_FOLDERS = (ROOT / "validation/data/external", ROOT / "validation/hopper/data/h100")
 BUDGETS = (5, 10, 20, 50)
 LONGEST_RUN = 50
 OURS = "pystencils-perf"
@@ -63,7 +63,7 @@ CACHE_FILES = ("a100_convolution15_kernel_tuner_cache.json.gz", "a4000_convoluti
 
 
 def caches() -> list[Path]:
-    """CACHE_FILES where they are (this repository's validation data or the shared data)."""
+    """CACHE_FILES where they are (this repository's validation data)."""
     return [next(p for folder in CACHE_FOLDERS if (p := folder / name).exists()) for name in CACHE_FILES]
 
 

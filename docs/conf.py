@@ -40,6 +40,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax served from the built pages, not a CDN: formulas render offline
     "sphinxarg.ext",
     "repo_files",
 ]

@@ -9,6 +9,10 @@ for a V100 and once for an H100.
     python3 examples/allen_cahn_choose.py
 """
 
+import signal
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends it quietly
+
 # pystencils creates its disk cache when it is imported, in ~/.cache/pystencils unless
 # PYSTENCILS_CACHE_DIR names another folder: here a temporary one, removed at exit.
 from pystencils_perf.tempcache import use_temporary_pystencils_cache

@@ -8,6 +8,10 @@ whose launch configuration carries the choice.
     python3 examples/star3d_r4_choose.py
 """
 
+import signal
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends it quietly
+
 # pystencils creates its disk cache when it is imported, in ~/.cache/pystencils unless
 # PYSTENCILS_CACHE_DIR names another folder: here a temporary one, removed at exit.
 from pystencils_perf.tempcache import use_temporary_pystencils_cache

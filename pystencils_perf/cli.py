@@ -30,12 +30,13 @@ import os
 import re
 import shlex
 import sys
+import warnings
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 from . import __version__
-from .errors import ConfigurationError, PerfError
+from .errors import ConfigurationError, PerfError, PerfWarning
 from .launch import DEFAULT_MODEL, parse_triples
 from .outputs import check_writable, check_writable_file, is_special, replacing_file, write_text
 from .parallel import EXECUTORS
@@ -116,6 +117,13 @@ def _triples(what: str):
     return triples
 
 
+def _path(text: str) -> Path:
+    """`text` as a path, refused where empty: ``Path("")`` is the current folder, which messages would blame."""
+    if not text:
+        raise ConfigurationError("the path is empty")
+    return Path(text)
+
+
 def _existing_folder(folder: Path) -> None:
     if not folder.exists():
         raise ConfigurationError(f"folder {folder} does not exist")
@@ -126,7 +134,7 @@ def _existing_folder(folder: Path) -> None:
 def _output_file(text: str) -> str:
     """A file to write: its folder exists and takes new files (or it is /dev/stdout or the like), and it is
     not itself a folder."""
-    path = Path(text)
+    path = _path(text)
     if path.is_dir() or text.endswith(("/", os.sep)):
         raise ConfigurationError(f"{text} is a folder, not a file")
     _existing_folder(path.parent)
@@ -135,7 +143,7 @@ def _output_file(text: str) -> str:
 
 
 def _existing_file(text: str) -> str:
-    if not Path(text).is_file():
+    if not _path(text).is_file():
         raise ConfigurationError(f"file {text} does not exist")
     return text
 
@@ -143,7 +151,7 @@ def _existing_file(text: str) -> str:
 def _output_folder(text: str) -> str:
     """A folder to write into (created with its parents): neither it nor its nearest existing parent is a file,
     and that parent takes new files (the report is written beside the folder first, see `replacing_folder`)."""
-    path = Path(text)
+    path = _path(text)
     if path.exists() and not path.is_dir():
         raise ConfigurationError(f"{path} is a file, not a folder")
     nearest = next(p for p in path.absolute().parents if p.exists())
@@ -205,6 +213,15 @@ def _load(args):
     spec = load_spec(args.spec)
     domain = args.domain or spec.domain_shape
     return spec, domain
+
+
+def _check_threads(args) -> None:
+    """``--threads`` within the device's threads per block, checked before the SPEC is run."""
+    from .devices import get_device
+    from .launch import check_threads
+
+    if args.threads:
+        check_threads(args.threads, get_device(args.device), "argument --threads")
 
 
 def _candidate_options(args, domain) -> dict:
@@ -270,6 +287,7 @@ def _create_kernel_call(best, args, domain) -> str:
 def _cmd_rank(args) -> int:
     from .rank import rank, select
 
+    _check_threads(args)
     spec, domain = _load(args)
     if args.backend == "isl":
         from .estimate.footprint_isl import COST_NOTE
@@ -350,6 +368,7 @@ def _cmd_measure(args) -> int:
     from .adapters.pystencils.gpu import require_cupy
     from .measure.ncu import profile
 
+    _check_threads(args)
     require_cupy()  # one clear line and exit 2 on a machine without cupy or a GPU
     spec, domain = _load(args)
     options = _candidate_options(args, domain)
@@ -375,6 +394,14 @@ def _warn(lines) -> None:
     """One line each on stderr, where it does not mix with the tables on stdout."""
     for line in lines:
         print(f"pystencils-perf: warning: {line}", file=sys.stderr)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """`warnings.showwarning`: pystencils-perf's own warnings (`PerfWarning`) one line each, as `_warn` prints."""
+    if issubclass(category, PerfWarning):
+        _warn([str(message)])
+    else:
+        print(warnings.formatwarning(message, category, filename, lineno, line), file=sys.stderr, end="")
 
 
 def _validation_inputs(args):
@@ -418,16 +445,21 @@ def _cmd_validate(args) -> int:
 
 def _cmd_calibrate(args) -> int:
     from .devices import get_device, load_device_file
-    from .estimate.capacity import calibrate, write_device_file
+    from .estimate.capacity import calibrate, refuse_library_path, write_device_file
+    from .measure.kernel_tuner import is_kernel_tuner_file
     from .validate import validate
 
+    if is_kernel_tuner_file(args.data):  # else it is read as a data set: "not CSV text", "lacks the columns"
+        raise ConfigurationError(f"calibrate needs a CSV of measured volumes (bx,by,bz,fx,fy,fz,meas_...), and "
+                                 f"{args.data} is Kernel Tuner data, which validate and tune --replay read")
     dataset, spec, options = _validation_inputs(args)
     device = get_device(args.device)
+    out = Path(args.out or f"{Path(device.path).stem}-calibrated.toml")
+    refuse_library_path(out)  # before the validation's minutes
     before = validate(dataset, spec.kernel, device, **options)
     _warn(before.warnings)
     points = [(p.measured.values, p.candidate.metrics) for p in before.pairs]
     result = calibrate(points, device.curves, unified_l2=device.unified_l2)
-    out = Path(args.out or f"{Path(device.path).stem}-calibrated.toml")
     provenance = {"data": args.data, "points_in_data": len(dataset.rows), "spec": args.spec, "align": args.align,
                   "date": date.today().isoformat(), "base_device_file": Path(device.path).name}
     write_device_file(device, result, out, provenance)
@@ -442,6 +474,7 @@ def _cmd_calibrate(args) -> int:
 
 def _replayed(args):
     """Candidates and measurements of a Kernel Tuner cache, described by a `kernel_for` SPEC."""
+    from .measure.dataset import other_gpu
     from .measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
     from .tune.replay import ReplaySource, replay_candidates, spec_kernel_key
     from .tune.tuner import FirstMeasurement
@@ -450,7 +483,8 @@ def _replayed(args):
         raise ConfigurationError("--domain, --align, --threads, --blocks and --fold do not apply to --replay: "
                                  "the cache's configurations are the candidates")
     spec, data = load_tunable_spec(args.spec), read_kernel_tuner(args.replay)
-    source = ReplaySource(data)
+    source = ReplaySource(data, args.device)
+    _warn(other_gpu(Path(args.replay).name, {data.device_name} - {""}, source.device))
     first = FirstMeasurement(source)  # a space that ranks for long is measured once meanwhile
     space = replay_candidates(data, spec, args.device, model=args.model, backend=args.backend, progress=_progress,
                               jobs=args.jobs, executor=args.executor, meanwhile=first)
@@ -474,7 +508,9 @@ def _cmd_tune(args) -> int:
         from .adapters.pystencils.tuning import tune_on_gpu
         from .rank import rank
 
-        require_cupy()  # before anything slow: fail in a second on machines without a GPU
+        _check_threads(args)
+        # before anything slow: fail in a second on machines without a GPU
+        require_cupy("tune", "; without a GPU, tune SPEC --replay CACHE.json[.gz] replays a Kernel Tuner cache")
         spec, domain = _load(args)
         kernel, recipe = runnable(spec.kernel)
         options = _candidate_options(args, domain)
@@ -552,12 +588,14 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         p.add_argument("--jobs", type=_argument_type(_int_at_least(0)), default=0,
                        help="worker processes that rank the candidates (default 0: every core; 1: none)")
 
-    def data_args(p):
-        p.add_argument("data", help="measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...), or a Kernel Tuner cache "
-                                    "(.json, .json.gz) or CSV with block_size_x,... and a time column")
+    def data_args(p, kernel_tuner: bool):
+        tuner = (", or a Kernel Tuner cache (.json, .json.gz) or CSV with block_size_x,... and a time column"
+                 if kernel_tuner else "")
+        p.add_argument("data", help=f"measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...){tuner}")
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
-        p.add_argument("--spec", required=True, help="SPEC of the measured kernel (Python file defining `kernel`; "
-                                                     "for Kernel Tuner data `kernel_for(params)` and `lattice_updates`)")
+        tuned = "; for Kernel Tuner data `kernel_for(params)` and `lattice_updates`" if kernel_tuner else ""
+        p.add_argument("--spec", required=True,
+                       help=f"SPEC of the measured kernel (Python file defining `kernel`{tuned})")
         p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend")
         layout_args(p)
 
@@ -594,14 +632,14 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         p.set_defaults(run=_cmd_measure)
 
     def validate_args(p):
-        data_args(p)
+        data_args(p, kernel_tuner=True)
         model_arg(p)
         p.add_argument("--out", type=_argument_type(_output_folder), help="folder for report.md and the plots")
         jobs_arg(p)
         p.set_defaults(run=_cmd_validate)
 
     def calibrate_args(p):
-        data_args(p)
+        data_args(p, kernel_tuner=False)
         p.add_argument("--out", type=_argument_type(_output_file), help="device file to write (default DEVICE-calibrated.toml here)")
         jobs_arg(p)
         p.set_defaults(run=_cmd_calibrate)
@@ -704,7 +742,9 @@ def main(argv=None) -> int:
         _block_plugins(argv)
         args = build_parser(lazy=True).parse_args(argv)
         _refuse_shared_outputs(args)
-        status = args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            status = args.run(args)
         sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
         return status
     except PerfError as e:

@@ -29,3 +29,8 @@ class MeasurementError(PerfError):
 
 class CalibrationError(PerfError):
     """A data set cannot determine a capacity-miss curve (too few points, too flat)."""
+
+
+class PerfWarning(UserWarning):
+    """Input that is ranked, but likely not as meant (a kernel that races, or reads outside its fields): its
+    message is one line naming the culprit, which the CLI prints as ``pystencils-perf: warning: ...``."""

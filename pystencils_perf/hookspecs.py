@@ -13,6 +13,7 @@ The flow of one ranking::
     model = perf_harvest(kernel, options)                      # first adapter that recognises the kernel
     resources = perf_resources(kernel, recipe, model, folds, device)  # registers per fold, where a compiler says
     resources = perf_launch_resources(kernel, model, launches, device)  # or per launch (block size compiled in)
+    reason = perf_resources_unavailable(kernel, device)        # where neither compiled: why, for the note
     for launch in perf_candidates(model, device, options):     # all plugins contribute candidates
         reasons = perf_check_candidate(model, launch, device)    # any reason rejects the candidate
         metrics = perf_estimate(model, launch, device, options)  # the estimator's typed Metrics
@@ -103,6 +104,16 @@ def perf_launch_resources(
     :return: resources by launch (launches it cannot compile left out), or None if this plugin cannot
         compile `kernel` per launch. Asked after `perf_resources`; where both answer, a launch's own
         count is used.
+    """
+
+
+@hookspec(firstresult=True)
+def perf_resources_unavailable(kernel: Any, device: Device) -> str | None:
+    """Why `perf_resources` compiles nothing of a kernel this plugin recognises, for the ranking's note that
+    occupancy is assumed: without it the note could only blame a missing compiler.
+
+    :return: one short clause naming the kernel and the reason (code for another target, a description
+        without source), or None where the kernel is not this plugin's or could be compiled.
     """
 
 

@@ -219,6 +219,9 @@ class KernelModel:
     #: a condition on ``blockDim`` (Kernel Tuner's ``#if``): for block sizes where it is false the code
     #: has no guard at all, every access runs and every point is active
     guards_compiled_when: sp.Basic = sp.true
+    #: the language of code generated for one vendor's GPUs ("CUDA" or "HIP", the runtimes of `launch.GRID_LIMITS`),
+    #: which `rank` warns about on another vendor's; "" where the code follows the device (assignments)
+    language: str = ""
 
     def field_by_name(self, name: str) -> Field:
         for f in self.fields:

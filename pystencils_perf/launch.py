@@ -185,10 +185,19 @@ class CandidateSpace:
         return sorted({launch.fold for launch in self.accepted}, key=lambda f: (f != (1, 1, 1), f))
 
 
+def check_threads(threads: int | None, device, name: str = "threads") -> None:
+    """Refuse more threads per block than `device` runs (`name` is the argument's): no block of them exists, so no
+    candidate would be proposed, and the message would blame the plugins."""
+    if threads is not None and threads > device.max_threads_per_block:
+        raise ConfigurationError(f"{name}: {threads} exceeds {device.name}'s limit of {device.max_threads_per_block} "
+                                 "threads per block")
+
+
 def candidate_space(model, device, options: RankOptions, pm=None) -> CandidateSpace:
     """The one enumeration of candidates that `rank`, `create_kernel` and `measure` share."""
     from .plugins import get_plugin_manager
 
+    check_threads(options.threads, device)
     pm = pm or get_plugin_manager()
     seen, accepted, rejected = set(), [], []
     for contributed in pm.hook.perf_candidates(model=model, device=device, options=options):

@@ -372,6 +372,12 @@ def rank(
     PerfError
         No candidate can run on the device.
 
+    Warns
+    -----
+    PerfWarning
+        A kernel that ranks but cannot run as ranked (`checks`): fields beyond any GPU's memory, code in the
+        other vendor's language, an access outside its field, a load of what another thread stores.
+
     See Also
     --------
     select : the candidate the `perf_select` plugins choose from the ranking.
@@ -384,6 +390,7 @@ def rank(
     >>> ranking = pp.rank(star_3d(4, (640, 512, 512)), device="V100")  # doctest: +SKIP
     >>> print(ranking.table(head=10))  # doctest: +SKIP
     """
+    from .checks import warn_about_kernel
     from .estimate import get_backend
 
     dev = get_device(device)
@@ -396,6 +403,8 @@ def rank(
     kernel_model, space, resources, launch_resources = with_measured_resources(pm, kernel, recipe, kernel_model, dev,
                                                                                options, compile_resources)
     folded_models = {fold: kernel_model.folded(fold) for fold in dict.fromkeys(lc.fold for lc in space.accepted)}
+    if space.accepted:  # a kernel that races, or reads outside its fields, ranks as well as a right one: warn first
+        warn_about_kernel(kernel_model, space.accepted[0].block, dev)
     ranked = _estimate_all((pm, folded_models, space.accepted, dev, options), jobs, progress)
     rejected = list(space.rejected)
     if not ranked:
@@ -413,7 +422,8 @@ def rank(
         note = "registers per fold given with the kernel model: " + ", ".join(
             f"{'x'.join(map(str, f))}: {r}" for f, r in kernel_model.registers_by_fold)
     elif compile_resources or resources:
-        note = resources_note(resources, space.folds, dev)
+        unavailable = None if resources else pm.hook.perf_resources_unavailable(kernel=kernel, device=dev)
+        note = resources_note(resources, space.folds, dev, unavailable)
     else:
         note = "occupancy assumed from threads per block: register measurement switched off"
     return Ranking(dev, kernel_model.name, ranked, rejected, resources, note, launch_resources)

@@ -123,13 +123,14 @@ def launch_resources_note(resources: dict) -> str:
             + (f", {spilling} of them spill" if spilling else ""))
 
 
-def resources_note(resources: ResourcesByFold, folds, device=None) -> str:
-    """One line for reports: what the registers come from, or that occupancy is assumed; and where the code
-    was built for another architecture than `device`'s, that it was a stand-in."""
+def resources_note(resources: ResourcesByFold, folds, device=None, unavailable: str | None = None) -> str:
+    """One line for reports: what the registers come from, or that occupancy is assumed and why (`unavailable`:
+    what the kernel's plugin says, `perf_resources_unavailable`); and where the code was built for another
+    architecture than `device`'s, that it was a stand-in."""
     if not resources:
         hint = COMPILER_HINTS.get(getattr(device, "vendor", ""), COMPILER_HINTS["nvidia"])
-        return (f"occupancy assumed from threads per block: no plugin measured registers ({hint}, or a kernel "
-                "they cannot compile)")
+        why = unavailable or f"{hint}, or a kernel they cannot compile"
+        return f"occupancy assumed from threads per block: no plugin measured registers ({why})"
     measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))
     missing = [f for f in folds if f not in resources]
     tail = f"; folds {', '.join('x'.join(map(str, f)) for f in missing)} assume the unfolded count" if missing else ""

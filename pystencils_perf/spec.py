@@ -30,11 +30,15 @@ def spec_namespace(path: str | os.PathLike) -> dict:
     """The names a SPEC file defines: a plugin's reading (`perf_load_spec`, e.g. TOML) or the Python file run."""
     from .plugins import get_plugin_manager
 
+    if not os.fspath(path):  # Path("") is the current folder
+        raise PerfError("the SPEC file's path is empty")
     path = Path(path)
     if not path.exists():
         raise PerfError(f"SPEC file {path} does not exist")
-    if not path.is_file():
+    if path.is_dir():
         raise PerfError(f"SPEC file {path} is a folder, not a file")
+    if not path.is_file():
+        raise PerfError(f"SPEC file {path} is not a regular file (a device, a pipe or a socket): give a Python file")
     use_temporary_pystencils_cache()
     if path.suffix != ".py":
         namespace = get_plugin_manager().hook.perf_load_spec(path=str(path))
@@ -66,9 +70,14 @@ def _failure(error: BaseException, path: Path) -> str:
 def load_spec(path: str | os.PathLike) -> Spec:
     """Read a SPEC file and return what it defines; problems name the file."""
     namespace = spec_namespace(path)
-    kernel = namespace.get("kernel", namespace.get("assignments"))
-    if kernel is None:
+    name = "kernel" if "kernel" in namespace else "assignments"
+    if name not in namespace:
         raise PerfError(f"SPEC file {path} defines neither `kernel` nor `assignments`")
+    kernel = namespace[name]
+    if kernel is None:  # `kernel` wins over `assignments`: a None there is a mistake, not a request to fall back
+        unused = (": its `assignments` are not used; remove `kernel = None` to rank them"
+                  if "assignments" in namespace else "")
+        raise PerfError(f"SPEC file {path} sets `{name}` to None{unused}")
     try:
         shape = parse_domain(namespace.get("domain_shape"))
     except PerfError as e:

@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from .devices import Device, get_device
-from .errors import DeviceError, MeasurementError
+from .errors import MeasurementError
 from .harvesting import harvest
 from .kernel import KernelModel
 from .launch import DEFAULT_MODEL, LaunchConfig
-from .measure.dataset import METRICS, Dataset, Measurement, Metric, kernel_record
+from .measure.dataset import METRICS, Dataset, Measurement, Metric, kernel_record, other_gpu
 from .measure.kernel_tuner import TunableSpec, TunerData, variants
 from .outputs import replacing_folder
 from .rank import RankedCandidate, Ranking, rank
@@ -243,25 +243,12 @@ def measured_kernel_warnings(dataset: Dataset, model: KernelModel, device: Devic
     record = kernel_record(model)
     if not any(dataset.recorded(column) for column in record):
         return [f"{dataset.name} does not say which kernel it measured: check that it is the SPEC's "
-                f"({record['fields']}; {record['accesses']})", *_other_gpu(dataset.name, dataset.recorded("device"), device)]
+                f"({record['fields']}; {record['accesses']})", *other_gpu(dataset.name, dataset.recorded("device"), device)]
     for column, value in record.items():
         if dataset.recorded(column) != {value}:
             raise MeasurementError(f"{dataset.name} was measured on {column} {' | '.join(sorted(dataset.recorded(column)))}, "
                                    f"but the SPEC's kernel has {column} {value}: give the SPEC (and --domain) it was measured with")
-    return _other_gpu(dataset.name, dataset.recorded("device"), device)
-
-
-def _other_gpu(name: str, recorded: set[str], device: Device) -> list[str]:
-    """A warning where the data names a library GPU other than `device` (a calibrated file keeps its GPU's name)."""
-    others = set()
-    for gpu in recorded:
-        try:
-            measured = get_device(gpu)
-        except DeviceError:  # a GPU the library does not know: nothing to compare
-            continue
-        if measured.name != device.name:
-            others.add(gpu)
-    return [f"{name} was measured on {', '.join(sorted(others))}, not on {device.name}"] if others else []
+    return other_gpu(dataset.name, dataset.recorded("device"), device)
 
 
 def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
@@ -288,7 +275,7 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
     :param keep_variant: optional predicate on a variant's parameters (dict); others are left out.
     """
     dev = get_device(device)
-    warnings = [*_problem_size_warnings(data, spec), *_other_gpu(Path(data.path).name, {data.device_name} - {""}, dev)]
+    warnings = [*_problem_size_warnings(data, spec), *other_gpu(Path(data.path).name, {data.device_name} - {""}, dev)]
     pairs, candidates, rejected, rows = [], [], [], []
     chosen = [v for v in variants(data, spec, dev.l2_sector_bytes) if keep_variant is None or keep_variant(v.params)]
     if not chosen:

@@ -210,3 +210,16 @@ def test_a_symbolic_offset_names_the_access():
         pp.rank(assignments, "V100")
     with pytest.raises(pp.HarvestError, match=message):
         pp.create_kernel(assignments, device="V100", nvcc=False)
+
+
+@pytest.mark.parametrize("config, named", [("CUDA", "the str 'CUDA'"), (64, "the int 64")])
+def test_a_config_that_is_not_a_create_kernel_config_is_named(star_r1, config, named):
+    """``create_kernel(assignments, "CUDA")`` ended in "'str' object has no attribute 'copy'"."""
+    with pytest.raises(pp.ConfigurationError, match=f"config must be a pystencils CreateKernelConfig or None, got {named}"):
+        pp.create_kernel(star_r1, config, device="V100", nvcc=False)
+
+
+def test_the_summary_says_that_nvcc_false_switched_registers_off(star_r1):
+    choice = pp.create_kernel(star_r1, device="V100", blocks=BLOCKS[:1], folds=FOLDS[:1], nvcc=False
+                              ).metadata["pystencils_perf"]
+    assert choice.summary().endswith("registers not measured (nvcc=False)")

@@ -92,3 +92,34 @@ def test_cli_refusal_is_one_line(tmp_path, capsys):
     assert warning.startswith("pystencils-perf: warning: three.csv does not say which kernel it measured")
     assert "determine none of the capacity-miss curves" in err and "need at least 4" in err
     assert not (tmp_path / "x.toml").exists()
+
+
+def test_refuses_a_degenerate_fit(v100_validation):
+    """A DRAM load of 1 B/Lup at every candidate passed the checks of the data and was written as a fit with the
+    L2 curve at a = 0 (zero everywhere) and b = 1.07e13, the edge of the range fitted (issue 58)."""
+    flat = [({"dram_load": 1.0}, m) for _, m in _points(v100_validation)]
+    with pytest.raises(CalibrationError, match=r"l2_load_capacity_miss: the fit is degenerate "
+                                               r"\(a = 0, b = 1\.069e\+13"):
+        calibrate(flat, get_device("V100").curves, unified_l2=True)
+
+
+@pytest.mark.parametrize("out", ["the file", "a link to it", "the default name"])
+def test_refuses_to_write_into_the_device_library(tmp_path, capsys, monkeypatch, out):
+    """--device V100 names the library's file by alias, so that --out naming that file was not seen as an input:
+    calibrate replaced it, or wrote a second device of the V100's aliases beside it (issue 58)."""
+    from pystencils_perf.devices import DATA_DIR
+
+    library = DATA_DIR / "v100-pcie-32gb.toml"
+    before = library.read_bytes()
+    argv = ["calibrate", str(DATA), "--device", "V100", "--spec", str(SPEC), "--align", "interior"]
+    if out == "a link to it":
+        (tmp_path / "v100.toml").symlink_to(library)
+        argv += ["--out", str(tmp_path / "v100.toml")]
+    elif out == "the file":
+        argv += ["--out", str(library)]
+    else:
+        monkeypatch.chdir(DATA_DIR)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is in pystencils-perf's device library" in err and "elsewhere (--out)" in err
+    assert library.read_bytes() == before and not list(DATA_DIR.glob("*calibrated*"))

@@ -643,3 +643,117 @@ def test_threads_and_explicit_blocks_together_are_refused():
 
     with pytest.raises(pp.ConfigurationError, match="give threads .* or explicit blocks, not both"):
         pp.rank(star_3d(1, (32, 32, 32)), "V100", threads=64, blocks=[(32, 4, 1)])
+
+
+# -- issue 58, item 5: each message names the real problem -------------------------------------------------
+
+CONVOLUTION_SPEC = ROOT / "validation/a100_convolution/convolution.py"
+
+
+def test_an_empty_device_name_is_named(capsys, traced_spec):
+    assert main(["rank", str(traced_spec), "--device", ""]) == 2
+    assert "the device name is empty" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("option", ["--json", "--csv"])
+def test_an_empty_output_path_is_named(capsys, traced_spec, option):
+    assert main(["rank", str(traced_spec), "--device", "V100", option, ""]) == 2
+    assert f"argument {option}: the path is empty" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("path, message", [
+    ("", "the SPEC file's path is empty"),
+    ("/dev/null", "SPEC file /dev/null is not a regular file"),
+    ("missing.py", "SPEC file missing.py does not exist"),
+])
+def test_a_spec_path_that_names_no_file_says_what_it_names(capsys, path, message):
+    assert main(["rank", path, "--device", "V100"]) == 2
+    assert message in one_line_error(capsys)
+
+
+def test_a_spec_whose_kernel_is_none_says_so(capsys, tmp_path):
+    """`assignments` and ``kernel = None``: the None is named, not a missing definition."""
+    spec = tmp_path / "spec.py"
+    spec.write_text(JACOBI_ASSIGNMENTS + "kernel = None\n")
+    assert main(["rank", str(spec), "--device", "V100"]) == 2
+    assert f"SPEC file {spec} sets `kernel` to None" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("threads", [str(2**62), "2048"])
+def test_threads_beyond_the_devices_limit_are_named(capsys, traced_spec, threads):
+    assert main(["rank", str(traced_spec), "--device", "V100", "--threads", threads]) == 2
+    assert (f"argument --threads: {threads} exceeds V100-PCIe-32GB's limit of 1024 threads per block"
+            in one_line_error(capsys))
+    assert not traced_spec.with_suffix(".ran").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "tune"])
+def test_a_kernel_tuner_cache_without_rows_says_so(capsys, tmp_path, monkeypatch, command):
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"device_name": "NVIDIA A100-PCIE-40GB", "cache": {}}))
+    argv = {"validate": ["validate", str(empty), "--device", "A100", "--spec", str(CONVOLUTION_SPEC)],
+            "tune": ["tune", str(CONVOLUTION_SPEC), "--device", "A100", "--replay", str(empty)]}[command]
+    assert main(argv) == 2
+    assert f"{empty} holds no measurements (its cache table is empty)" in one_line_error(capsys)
+
+
+def test_a_kernel_tuner_cache_whose_every_run_failed_says_so(capsys, tmp_path):
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps({"cache": {"32,1,0": {"block_size_x": 32, "block_size_y": 1, "use_shmem": 0,
+                                                        "time": "RuntimeFailedConfig"}}}))
+    assert main(["validate", str(cache), "--device", "A100", "--spec", str(CONVOLUTION_SPEC)]) == 2
+    assert f"{cache}: all 1 configurations failed when measured: none has a time" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("command", ["validate", "tune"])
+def test_kernel_for_returning_none_is_named(capsys, tmp_path, monkeypatch, command):
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
+    spec = tmp_path / "spec.py"
+    spec.write_text("lattice_updates = 100\nfixed_parameters = {'use_shmem': 0}\n\ndef kernel_for(params):\n"
+                    "    return None\n")
+    cache = tmp_path / "cache.json"
+    cache.write_text(json.dumps({"cache": {"32,1,0": {"block_size_x": 32, "block_size_y": 1, "use_shmem": 0,
+                                                        "time": 1.0}}}))
+    argv = {"validate": ["validate", str(cache), "--device", "A100", "--spec", str(spec)],
+            "tune": ["tune", str(spec), "--device", "A100", "--replay", str(cache)]}[command]
+    assert main(argv) == 2
+    err = one_line_error(capsys)
+    assert f"SPEC file {spec}: kernel_for(" in err and ") returned None, not a kernel" in err
+
+
+@pytest.mark.parametrize("command", ["validate", "calibrate"])
+@pytest.mark.parametrize("data", ["volumes", "kernel tuner"])
+def test_a_semicolon_separated_csv_is_named(capsys, tmp_path, command, data):
+    source = V100_DATA if data == "volumes" else ROOT / "validation/data/external/a100_convolution15_noshmem.csv"
+    semicolons = tmp_path / "data.csv"
+    semicolons.write_text("\n".join(line.replace(",", ";") for line in source.read_text().splitlines()[:5]) + "\n")
+    assert main([command, str(semicolons), "--device", "V100", "--spec", str(V100_DATA.parent / "star3d_r2.py")]) == 2
+    assert f"data file {semicolons} separates its columns with ';', not ','" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("cache", [A4000_CACHE, "plain"])
+def test_calibrate_on_a_kernel_tuner_cache_says_what_it_needs(capsys, tmp_path, cache):
+    if cache == "plain":
+        cache = tmp_path / "cache.json"
+        cache.write_text(json.dumps({"cache": {}}))
+    assert main(["calibrate", str(cache), "--device", "A100", "--spec", str(CONVOLUTION_SPEC)]) == 2
+    err = one_line_error(capsys)
+    assert f"calibrate needs a CSV of measured volumes (bx,by,bz,fx,fy,fz,meas_...), and {cache} is Kernel Tuner " \
+           "data, which validate and tune --replay read" in err
+
+
+def test_tune_without_cupy_says_what_needs_it_and_how_to_replay(capsys, traced_spec, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError, as where it is not installed
+    assert main(["tune", str(traced_spec), "--device", "V100"]) == 2
+    err = one_line_error(capsys)
+    assert "tune needs cupy and a CUDA GPU, but cupy cannot be imported" in err and "measure needs" not in err
+    assert "without a GPU, tune SPEC --replay CACHE.json[.gz] replays a Kernel Tuner cache" in err
+
+
+def test_threads_beyond_the_devices_limit_are_refused_by_rank():
+    import pystencils_perf as pp
+    from pystencils_perf.catalog import star_3d
+
+    with pytest.raises(pp.ConfigurationError, match="threads: 2048 exceeds V100-PCIe-32GB's limit of 1024 threads per block"):
+        pp.rank(star_3d(1, (32, 32, 32)), "V100", threads=2048)

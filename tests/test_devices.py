@@ -24,7 +24,7 @@ LIBRARY = {
     "V100-PCIe-32GB", "P100-PCIe-16GB", "GTX-TITAN-X", "GTX-1080-Ti", "RTX-2080-Ti", "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIe-40GB",
     "A40", "RTX-A6000", "RTX-A4000", "RTX-3090", "H100-SXM5-80GB", "H100-PCIe-80GB", "GH200-96GB",
     "H200-SXM-141GB", "L40", "L40S", "MI210", "MI100", "MI50", "MI250X-GCD", "MI300A", "MI300X", "RX-6900-XT", "Radeon-PRO-W6600",
-    "Radeon-PRO-W7800",
+    "Radeon-PRO-W7800", "TITAN-RTX", "RTX-3060-Laptop",
 }
 #: the AMD devices by architecture: CDNA runs wave64 on 4 SIMD16 per CU, RDNA wave32 (HIP's default there) on 2 SIMD32
 CDNA = ("MI100", "MI210", "MI250X-GCD", "MI300A", "MI300X")
@@ -83,6 +83,25 @@ def test_unknown_device_names_the_key():
 def test_unknown_device_suggests_the_closest(typo, meant):
     with pytest.raises(pp.DeviceError, match=f"unknown device '{typo}'; did you mean {re.escape(meant)}[ ?]"):
         pp.get_device(typo)
+
+
+@pytest.mark.parametrize("typo", ["TITAN Xp", "RTX 4090", "RTX 3080", "A6000 Ada", "W7900", "GTX 1070"])
+def test_another_card_is_not_suggested_on_a_weak_match(typo):
+    """TITAN RTX (Turing) got "did you mean GTX-TITAN-X?" (Maxwell), RTX 4090 (Ada) RTX-3090 (Ampere): a name
+    far from a spelling, or another model number, is another card, not a typo."""
+    with pytest.raises(pp.DeviceError) as error:
+        pp.get_device(typo)
+    assert "did you mean" not in str(error.value)
+
+
+@pytest.mark.parametrize("alias, name, architecture, compute_capability", [
+    ("TITAN RTX", "TITAN-RTX", "turing", "7.5"), ("NVIDIA TITAN RTX", "TITAN-RTX", "turing", "7.5"),
+    ("RTX 3060 Laptop GPU", "RTX-3060-Laptop", "ampere", "8.6"),
+    ("NVIDIA GeForce RTX 3060 Laptop GPU", "RTX-3060-Laptop", "ampere", "8.6"),
+])
+def test_titan_rtx_and_rtx_3060_laptop(alias, name, architecture, compute_capability):
+    device = pp.get_device(alias)
+    assert (device.name, device.architecture, device.compute_capability) == (name, architecture, compute_capability)
 
 
 def test_the_known_devices_include_the_short_aliases():

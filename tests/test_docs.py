@@ -85,10 +85,11 @@ def test_docs_extra_brings_what_conf_py_loads():
     import tomllib
 
     extra = " ".join(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["docs"])
-    for package in ("sphinx", "myst-nb", "furo", "sphinx-argparse", "ipykernel", "matplotlib"):
+    for package in ("sphinx", "myst-nb", "furo", "sphinx-argparse", "ipykernel", "matplotlib", "sphinx-mathjax-offline"):
         assert re.search(rf"(^| ){package}\b", extra), package
     conf = conf_values()
-    assert {"myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxarg.ext"} <= set(conf["extensions"])
+    assert {"myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxarg.ext",
+            "sphinx-mathjax-offline"} <= set(conf["extensions"])
     assert conf["html_theme"] == "furo"
 
 

@@ -36,3 +36,17 @@ def test_quick_start():
     _, device, bx, by, bz = SUMMARY.findall(summary)[0][:5]
     assert device == "H100-SXM5-80GB"
     assert launch.startswith(f"(({bx}, {by}, {bz}), ")  # the generated kernel's (block, grid)
+
+
+@pytest.mark.parametrize("script", ["quickstart.py",
+                                    pytest.param("star3d_r4_choose.py", marks=pytest.mark.slow),
+                                    pytest.param("allen_cahn_choose.py", marks=pytest.mark.slow)])
+def test_an_example_piped_into_a_reader_that_stops_ends_quietly(script):
+    """`python3 examples/quickstart.py | head -1` ended in a BrokenPipeError traceback (issue 58, item 3)."""
+    import signal
+
+    child = subprocess.Popen([sys.executable, str(EXAMPLES / script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child.stdout.close()  # the reader is gone before the first line
+    error = child.stderr.read().decode()
+    assert child.wait(timeout=600) in (0, -signal.SIGPIPE)
+    assert error == ""

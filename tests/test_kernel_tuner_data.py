@@ -19,7 +19,7 @@ from pystencils_perf.measure.kernel_tuner import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data" / "external"
+SHARED = ROOT / "validation" / "data" / "external"
 N = 4096
 
 SPEC = f'''
@@ -191,7 +191,6 @@ def test_cli_validate_on_a_cache_with_a_model(tmp_path, capsys):
     assert main(["validate", str(cache), "--device", "A100", "--spec", str(tmp_path / "spec.py"), "--align", "interior"]) == 2
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared measured data is not beside this checkout")
 def test_the_a100_convolution_cache_and_its_flat_extract_agree():
     spec = load_tunable_spec(ROOT / "validation/a100_convolution/convolution.py")
     from_cache = variants(read_kernel_tuner(SHARED / "a100_convolution15_kernel_tuner_cache.json.gz"), spec)
@@ -200,7 +199,6 @@ def test_the_a100_convolution_cache_and_its_flat_extract_agree():
     assert sum(len(v.dataset.rows) for v in from_cache) == sum(len(v.dataset.rows) for v in from_csv) == 1789
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared measured data is not beside this checkout")
 def test_ktt_shared_memory_convolution_l2_loads_on_the_2080_ti():
     """KTT's counters of the shared-memory convolution: its copy's L2 loads are the sectors of each block's
     tile plus halo, and the description's shared memory is KTT's per block size (PADDING = 0)."""

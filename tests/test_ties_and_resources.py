@@ -181,3 +181,42 @@ def test_the_table_and_the_json_name_the_pick_of_an_installed_selection_plugin(r
                                                                "x".join(map(str, other.launch.fold))]
     assert (tuple(selected["block"]), tuple(selected["fold"])) == (other.launch.block, other.launch.fold)
     assert TIE_BREAK in ranking.table()  # the built-in rule again once the plugin is gone
+
+
+def _jacobi_2d_assignments():
+    import pystencils as ps
+
+    src, dst = ps.fields("src, dst: double[66, 66]")
+    return [ps.Assignment(dst[0, 0], (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)]
+
+
+def _unmeasured_note(kernel, device) -> str:
+    ranking = pp.rank(kernel, device, blocks=[(32, 1, 1)], folds=[(1, 1, 1)])
+    assert ranking.resources == {}
+    return ranking.resources_note
+
+
+@pytest.mark.skipif(cuda_compiler.compiler_for("7.0") is None, reason="neither nvcc nor NVRTC: the note names them")
+def test_registers_not_measured_with_a_compiler_installed_name_the_kernel():
+    """With nvcc or NVRTC installed the note blamed their absence: it names the kernel that cannot be compiled."""
+    import dataclasses
+
+    import pystencils as ps
+    from pystencils_perf_cuda import Array, CudaKernel
+
+    from pystencils_perf.errors import PerfWarning
+
+    hip = ps.create_kernel(_jacobi_2d_assignments(), ps.CreateKernelConfig(target=ps.Target.HIP))
+    with pytest.warns(PerfWarning, match="does not run there"):
+        hip_note = _unmeasured_note(hip, "V100")
+    assert "kernel 'kernel' is Target.HIP code, and V100-PCIe-32GB, an NVIDIA GPU, runs Target.CUDA code" in hip_note
+    copy = CudaKernel(name="copy", arrays=(Array("a", "float", (4096,)), Array("b", "float", (4096,))),
+                      threads=(4096,), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x"}, loads=("a[x]",),
+                      stores=("b[x]",))
+    copy_note = _unmeasured_note(copy, "V100")
+    assert "CUDA kernel 'copy' is a description without `source`: no code to compile" in copy_note
+    intel = dataclasses.replace(pp.get_device("V100"), vendor="intel")
+    cuda = ps.create_kernel(_jacobi_2d_assignments(), ps.CreateKernelConfig(target=ps.Target.CUDA))
+    intel_note = _unmeasured_note(cuda, intel)
+    assert "pystencils-perf compiles for no GPU of vendor 'intel'" in intel_note
+    assert not any("neither nvcc" in note for note in (hip_note, copy_note, intel_note))

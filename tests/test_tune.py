@@ -6,6 +6,7 @@ import gzip
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -388,3 +389,59 @@ def test_a_measured_time_that_is_not_a_positive_time_is_one_line(tmp_path, measu
 
     with pytest.raises(PerfError, match=f"the measured time {measured!r} ms is not a positive finite number"):
         tune(candidates(), Broken(), budget=3, kernel="k", store=RecordStore(tmp_path))
+
+
+# -- replayed caches that were accepted silently (issue 58, item 4) ----------------------------------------------
+
+def _cache(path: Path, entries: list[dict], device_name: str = "Test GPU") -> Path:
+    """A Kernel Tuner cache of `entries` (parameters and time each), filter 5 as the SPEC fixes it."""
+    cache = {str(i): {"filter": 5, **entry} for i, entry in enumerate(entries)}
+    path.write_text(json.dumps({"device_name": device_name, "cache": cache}))
+    return path
+
+
+def test_a_cache_of_another_gpu_warns_and_each_device_keeps_its_own_record(replay_files, tmp_path, monkeypatch,
+                                                                           capsys):
+    """The record's key ignored --device: a replay for the V100 answered one for the A100 from the V100's
+    order of measurements; and a cache measured on an A100 replayed for a V100 said nothing."""
+    from pystencils_perf.cli import main
+
+    spec, _ = replay_files
+    entries = [{"block_size_x": bx, "block_size_y": 1, "use_fma": 1, "time": synthetic_time_ms(bx, 1, 1)}
+               for bx in BLOCKS_X]
+    cache = _cache(tmp_path / "a100.json", entries, "NVIDIA A100-PCIE-40GB")
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
+    assert main(["tune", str(spec), "--device", "V100", "--replay", str(cache), "--jobs", "1"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "pystencils-perf: warning: a100.json was measured on NVIDIA A100-PCIE-40GB, not on V100-PCIe-32GB"]
+    assert main(["tune", str(spec), "--device", "A100-PCIe-40GB", "--replay", str(cache), "--jobs", "1"]) == 0
+    assert capsys.readouterr().err == ""
+    assert len(list((tmp_path / "records").glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("block", [32.5, "32"])
+def test_a_block_size_that_is_not_an_integer_is_refused(tmp_path, block):
+    """int() took 32.5 and "32" for 32: another configuration than the one measured, or a duplicate of it."""
+    from pystencils_perf.measure.kernel_tuner import TunableSpec, read_kernel_tuner, variants
+
+    cache = _cache(tmp_path / "cache.json", [{"block_size_x": block, "block_size_y": 1, "time": 1.0}])
+    spec = TunableSpec("spec.py", lambda params: None, 64 * 64, {"filter": 5})
+    with pytest.raises(PerfError, match=re.escape(f"block_size_x = {block!r} is not a positive integer")):
+        variants(read_kernel_tuner(cache), spec)
+
+
+@pytest.mark.parametrize("time", [1e300, 1e-300])
+def test_an_implausible_time_is_refused(tmp_path, time):
+    """1e300 ms gave throughputs of 300 digits, 1e-300 ms zero ones."""
+    from pystencils_perf.measure.kernel_tuner import read_kernel_tuner
+
+    cache = _cache(tmp_path / "cache.json", [{"block_size_x": 32, "block_size_y": 1, "time": time}])
+    with pytest.raises(PerfError, match=re.escape(f"cache entry '0': time {time!r} milliseconds is outside the "
+                                                  "plausible 1 ns to 1 day of one launch")):
+        read_kernel_tuner(cache)
+
+
+def test_a_lone_candidate_is_named_in_the_best_line(tmp_path):
+    """With one candidate every parameter is shared, and the best line named none of them."""
+    result = tune(candidates()[:1], FakeSource(), budget=3, kernel="k", store=None)
+    assert result.table().splitlines()[-1].startswith("best: bx=8 by=1 fma=0 at ")

@@ -264,3 +264,29 @@ def test_a_measured_launch_the_model_rejects_is_left_out_with_a_warning(tmp_path
     assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC), "--align", "interior"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "no launch candidate of kernel 'star3d_r2' can run on V100-PCIe-32GB" in err
+
+
+# -- data sets that were accepted silently (issue 58, item 4) -------------------------------------------------------
+
+def _data_set(tmp_path, row: str) -> Path:
+    """A data set of one candidate's row after the shared V100 header."""
+    path = tmp_path / "one.csv"
+    path.write_text(DATA.read_text().splitlines()[0] + "\n" + row + "\n")
+    return path
+
+
+def test_a_row_with_more_cells_than_its_header_is_refused(tmp_path):
+    """csv.DictReader keeps the cells beyond the header under None, which nothing read."""
+    from pystencils_perf.errors import MeasurementError
+    from pystencils_perf.measure.dataset import read_dataset
+
+    data = _data_set(tmp_path, "4,16,16,1,1,1,10.20,8.00,30.17,8.00,,7.5")
+    with pytest.raises(MeasurementError, match=r"one\.csv line 2 has 1 more cells than the 11 columns of its header"):
+        read_dataset(data)
+
+
+def test_an_implausible_volume_is_refused(tmp_path, capsys):
+    data = _data_set(tmp_path, "4,16,16,1,1,1,1e300,8.00,30.17,8.00,")
+    assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC)]) == 2
+    assert capsys.readouterr().err.strip() == (f"pystencils-perf: error: {data} line 2: DRAM load of 1e+300 B/Lup is "
+                                               "beyond the plausible 1e+06 B per lattice update")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import os
 import re
 from dataclasses import replace
 from datetime import date
@@ -29,21 +28,20 @@ HEADER = ("| rows | Spearman | predicted best / measured best | measured best's 
           "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
 
 
-def shared_external_data(name: str) -> Path:
-    """A measured data file of ``external/`` in the shared data folder: ``$PYSTENCILS_PERF_SHARED_DATA``, else
-    ``shared/data`` beside the checkout."""
-    root = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-    return root / "external" / name
+#: measured data of other projects, and the compiler reports of the measured kernel per configuration, by
+#: architecture (data/external/README.md)
+EXTERNAL_DATA = Path(__file__).resolve().parent / "data" / "external"
 
 
-#: the compiler reports of the measured kernel per configuration, by architecture (data/external/README.md)
-REGISTER_TABLES = Path(__file__).resolve().parent / "data" / "external"
+def external_data(name: str) -> Path:
+    """A measured data file of ``data/external`` (its README gives each file's source and licence)."""
+    return EXTERNAL_DATA / name
 
 
 def _table_module():
     """``data/external/compile_convolution_registers.py``, which writes the tables and reads them (`read_table`)."""
     spec = importlib.util.spec_from_file_location("compile_convolution_registers",
-                                                  REGISTER_TABLES / "compile_convolution_registers.py")
+                                                  EXTERNAL_DATA / "compile_convolution_registers.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -62,7 +60,7 @@ class CompiledRegisters:
     Register the plugin with ``get_plugin_manager().register(CompiledRegisters())``.
     """
 
-    def __init__(self, folder: Path = REGISTER_TABLES):
+    def __init__(self, folder: Path = EXTERNAL_DATA):
         self.folder = folder
 
     def table_for(self, device) -> Path | None:

@@ -3,7 +3,8 @@
     nice -n 10 python3 validation/default_model.py [--cache DIR]
 
 writes the table to `validation/default_model.md` and into README.md (between its
-``<!-- default-model table -->`` marks).
+``<!-- default-model table -->`` marks), and says so; `--only` writes nothing. Every data file it reads is in
+the repository (`validation/data`).
 
 Each data set is ranked with the default model (`pystencils_perf.launch.DEFAULT_MODEL`) and no
 flags, as a user would get it. Where run times were measured (the Kernel Tuner convolution caches)
@@ -35,7 +36,7 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import (read_only, shared_external_data, tile, use_compiled_registers,  # noqa: E402
+from convolution_summary import (read_only, external_data, tile, use_compiled_registers,  # noqa: E402
                                  variant_params)
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
@@ -51,7 +52,6 @@ from pystencils_perf.validate import spearman, validate, validate_tuned  # noqa:
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-EXTERNAL = HERE / "data" / "external"
 #: the convolution caches' kernel description (every variant of the 15x15 convolution without shared memory)
 CONVOLUTION = HERE / "a100_convolution" / "convolution.py"
 
@@ -139,9 +139,8 @@ class DataSet:
         return spearman(first, second)
 
     def source_path(self) -> Path:
-        """A cache of data/external, one of our own measurements (a path in the repository), or the shared data's."""
-        local = next((path for path in (EXTERNAL / self.source, REPO / self.source) if path.exists()), None)
-        return local or shared_external_data(self.source)
+        """A file of data/external, or one of our own measurements (a path in the repository)."""
+        return external_data(self.source) if external_data(self.source).exists() else REPO / self.source
 
 
 DATA_SETS = (
@@ -770,6 +769,7 @@ def main(argv=None) -> int:
                      f"{HELD_OUT_SIBLING_EXPLANATION}\n")
         with replacing_file(README) as fh:
             fh.write(readme)
+        print(f"wrote {args.out} and the table between README.md's {README_MARK} marks", file=sys.stderr)
     return 0
 
 

@@ -575,6 +575,9 @@ def get_device(name_or_path: str | Path | Device) -> Device:
     if isinstance(name_or_path, Device):
         return name_or_path
     text = str(name_or_path)
+    if not text.strip():  # Path("") is the current folder: the folder check below would blame it
+        raise DeviceError("the device name is empty: give a library name or alias (`pystencils-perf devices` lists "
+                          "them) or a device .toml file")
     if text.endswith(".toml") or Path(text).is_file():
         return load_device_file(text)
     index = alias_index()
@@ -598,15 +601,35 @@ def _known_devices() -> str:
     return ", ".join(f"{d.name} ({_short_alias(d)})" if _short_alias(d) else d.name for d in list_devices())
 
 
+def _edits(a: str, b: str) -> int:
+    """Characters inserted, deleted or replaced between `a` and `b` (along difflib's alignment)."""
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+               if tag != "equal")
+
+
+def _could_be_a_typo(typed: str, spelling: str) -> bool:
+    """Whether `typed` (normalised) may be `spelling` misspelt: its digits, where it has any, begin the
+    spelling's (another model number is another card: RTX 4090 is not an RTX 3090), and it is a part of the
+    spelling or two edits from it (TITAN RTX, Turing, is five from GTX TITAN X, Maxwell)."""
+    digits = "".join(ch for ch in typed if ch.isdigit())
+    if not "".join(ch for ch in spelling if ch.isdigit()).startswith(digits):
+        return False
+    return typed in spelling or _edits(typed, spelling) <= 2
+
+
 def _did_you_mean(text: str) -> str:
     """``; did you mean H100 (H100-SXM5-80GB)?``: the closest name or alias of each device close to a misspelt
-    one, at most three devices; "" if none is close."""
+    one (`_could_be_a_typo`), those that contain it alone where some do (V100 PCIe is not P100-PCIe), at most
+    three devices; "" if none is close."""
     spelled = {}
     for dev in list_devices():
         for name in (dev.name, *dev.aliases):
             spelled.setdefault(_normalise(name), (name, dev))
     suggestions: dict[str, str] = {}  # device name -> the closest spelling, closest devices first
-    for key in difflib.get_close_matches(_normalise(text), spelled, n=len(spelled), cutoff=0.7):
+    typed = _normalise(text)
+    close = [key for key in difflib.get_close_matches(typed, spelled, n=len(spelled), cutoff=0.7)
+             if _could_be_a_typo(typed, key)]
+    for key in [key for key in close if typed in key] or close:
         name, dev = spelled[key]
         suggestions.setdefault(dev.name, name if name == dev.name else f"{name} ({dev.name})")
     if not suggestions:

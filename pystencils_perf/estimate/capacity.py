@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..devices import Curve, Device
-from ..errors import CalibrationError
+from ..devices import DATA_DIR, Curve, Device
+from ..errors import CalibrationError, ConfigurationError
 from ..outputs import write_text
 from . import composition
 from .composition import CurveTerm, VolumeFormula
@@ -129,6 +129,9 @@ def check_term(obs: Observation, term: CurveTerm, curves: dict[str, Curve]) -> t
 class _Coefficients:
     """Maps the free coefficients of several curves to one vector: a, log b, log |c| (c keeps its sign)."""
 
+    #: the range the fit keeps each of a (a ratio stays a ratio), log b and log |c| in
+    BOUNDS = ((0.0, 1.0), (-30.0, 30.0), (-10.0, 5.0))
+
     def __init__(self, curves: dict[str, Curve], names: list[str]):
         self.curves, self.names = curves, names
 
@@ -141,10 +144,24 @@ class _Coefficients:
 
     def project(self, v: np.ndarray) -> np.ndarray:
         v = v.copy()
-        v[0::3] = np.clip(v[0::3], 0.0, 1.0)  # a ratio stays a ratio
-        v[1::3] = np.clip(v[1::3], -30.0, 30.0)
-        v[2::3] = np.clip(v[2::3], -10.0, 5.0)
+        for k, (low, high) in enumerate(self.BOUNDS):
+            v[k::3] = np.clip(v[k::3], low, high)
         return v
+
+    def degenerate(self, v: np.ndarray) -> dict[str, str]:
+        """Why the data do not determine each curve whose fit `v` ran to a bound, by name: at a = 0 the curve is
+        zero and b and c are free; log b or log |c| at a bound is a step or a constant (a flat data set). a = 1, a
+        ratio that saturates, is a fit."""
+        reasons = {}
+        for i, name in enumerate(self.names):
+            a, log_b, log_c = (float(x) for x in v[3 * i:3 * i + 3])
+            edges = ["a = 0"] if a == self.BOUNDS[0][0] else []
+            edges += [f"{k} = {math.exp(log):.4g}" for k, log, bounds in zip("bc", (log_b, log_c), self.BOUNDS[1:])
+                      if log in bounds]
+            if edges:
+                reasons[name] = (f"the fit is degenerate ({', '.join(edges)} at the edge of the range fitted): "
+                                 "the data do not determine the curve")
+        return reasons
 
     def curves_at(self, v: np.ndarray) -> dict[str, Curve]:
         out = dict(self.curves)
@@ -198,14 +215,20 @@ def fit_observation(obs: Observation, curves: dict[str, Curve]) -> ObservationFi
     free = [name for name, (_, reason) in checks.items() if not reason]
     before = _rms(obs.relative_residual(curves))
     new = curves
-    if free:
+    while free:  # a curve the fit leaves degenerate is kept, and the others fitted again without it
         coeffs = _Coefficients(curves, free)
 
         def residual(v):
             return np.nan_to_num(obs.relative_residual(coeffs.curves_at(v)), nan=1e3, posinf=1e3, neginf=-1e3)
 
-        best = coeffs.curves_at(_least_squares(residual, coeffs.vector(), coeffs.project))
-        new = {**curves, **{name: _rounded(best[name]) for name in free}}
+        fitted = _least_squares(residual, coeffs.vector(), coeffs.project)
+        degenerate = coeffs.degenerate(fitted)
+        if not degenerate:
+            best = coeffs.curves_at(fitted)
+            new = {**curves, **{name: _rounded(best[name]) for name in free}}
+            break
+        checks.update({name: (checks[name][0], reason) for name, reason in degenerate.items()})
+        free = [name for name in free if name not in degenerate]
     fits = tuple(
         CurveFit(name, obs.metric, curves[name], new[name] if name in free else None, n, reason)
         for name, (n, reason) in checks.items()
@@ -336,12 +359,22 @@ def _toml_table(table: dict, prefix: tuple[str, ...] = ()) -> list[str]:
     return lines
 
 
+def refuse_library_path(path) -> None:
+    """Refuse to write a calibrated device file into pystencils-perf's own device library (a link to a library
+    file is the library file): it would replace a library GPU's numbers, or name a second device by its aliases."""
+    if Path(path).resolve().parent == DATA_DIR.resolve():
+        raise ConfigurationError(f"{path} is in pystencils-perf's device library ({DATA_DIR}), which the package "
+                                 "owns: write the calibrated device file elsewhere (--out)")
+
+
 def write_device_file(device: Device, calibration: Calibration, path, provenance: dict) -> None:
-    """The device file of `device` with the fitted curves, each with its provenance.
+    """The device file of `device` with the fitted curves, each with its provenance (never into the device
+    library: `refuse_library_path`).
 
     :param provenance: what every fitted curve records besides its points and
         residuals, e.g. ``{"data": ..., "date": ..., "spec": ...}``.
     """
+    refuse_library_path(path)
     with open(device.path, "rb") as fh:
         raw = tomllib.load(fh)
     for f in calibration.curve_fits:

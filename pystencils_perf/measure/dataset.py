@@ -15,7 +15,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MeasurementError
+from ..devices import Device, get_device
+from ..errors import DeviceError, MeasurementError
 from ..launch import LaunchConfig
 from ..outputs import replacing_file
 
@@ -63,6 +64,9 @@ METRICS = (
 METRIC_BY_NAME = {m.name: m for m in METRICS}
 #: the columns of the shared V100 file, in its order (L1 wavefronts are our addition)
 SCHEMA = LAUNCH_COLUMNS + tuple(m.column for m in METRICS if m.name != "l1_load")
+#: the most bytes one lattice update may plausibly move: the largest kernels here (D3Q27 in double, 2 x 27 x 8 =
+#: 432 B) move under a kilobyte, so a megabyte is a unit or counter error (1e300 B/Lup), not a measurement
+MAX_BYTES_PER_LUP = 1e6
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,27 @@ class Dataset:
         return sorted({r.launch.fold for r in self.rows})
 
 
+def other_gpu(name: str, recorded: set[str], device: Device) -> list[str]:
+    """A warning where the data names a library GPU other than `device` (a calibrated file keeps its GPU's name)."""
+    others = set()
+    for gpu in recorded:
+        try:
+            measured = get_device(gpu)
+        except DeviceError:  # a GPU the library does not know: nothing to compare
+            continue
+        if measured.name != device.name:
+            others.add(gpu)
+    return [f"{name} was measured on {', '.join(sorted(others))}, not on {device.name}"] if others else []
+
+
+def check_volume(where: str, metric: str, value: float) -> float:
+    """`value` of `metric` (a data-set metric name) if it is not a volume beyond `MAX_BYTES_PER_LUP`."""
+    if METRIC_BY_NAME[metric].unit == "B/Lup" and value > MAX_BYTES_PER_LUP:
+        raise MeasurementError(f"{where}: {METRIC_BY_NAME[metric].label} of {value:.6g} B/Lup is beyond the plausible "
+                               f"{MAX_BYTES_PER_LUP:.0e} B per lattice update")
+    return value
+
+
 def _integer(path, line, column, text) -> int:
     try:
         return int(text)
@@ -125,7 +150,17 @@ def read_csv(path: Path) -> tuple[list[str], list[dict]]:
     try:
         with open(path, newline="") as fh:
             reader = csv.DictReader(fh)
-            return list(reader.fieldnames or []), list(reader)
+            # a ';'-separated file reads as one column, and the columns it has would be called missing
+            if len(reader.fieldnames or ()) == 1 and ";" in reader.fieldnames[0]:
+                raise MeasurementError(f"data file {path} separates its columns with ';', not ',': save it as "
+                                       "comma-separated CSV (with '.' as the decimal point)")
+            rows = []
+            for row in reader:
+                if None in row:  # DictReader keeps the cells beyond the header under None
+                    raise MeasurementError(f"{path} line {reader.line_num} has {len(row[None])} more cells than "
+                                           f"the {len(reader.fieldnames)} columns of its header")
+                rows.append(row)
+            return list(reader.fieldnames or []), rows
     except FileNotFoundError:
         raise MeasurementError(f"data file {path} does not exist") from None
     except OSError as e:
@@ -159,7 +194,7 @@ def read_dataset(path: str | Path) -> Dataset:
         for m in METRICS:
             v = _measured(path, line, m.column, raw.get(m.column))
             if v is not None:
-                values[m.name] = v
+                values[m.name] = check_volume(f"{path} line {line}", m.name, v)
         run = {c: raw[c] for c in RUN_COLUMNS if raw.get(c)}
         rows.append(Measurement(launch, values, run))
     if not rows:

@@ -30,13 +30,17 @@ from typing import Any
 
 from ..errors import MeasurementError, PerfError
 from ..launch import LaunchConfig
-from .dataset import Dataset, Measurement, read_csv
+from .dataset import Dataset, Measurement, check_volume, read_csv
 from .ncu import SPILL_COUNTERS, counters_per_lattice_update
 
 #: Kernel Tuner's default names of the block-size parameters
 BLOCK_PARAMETERS = ("block_size_x", "block_size_y", "block_size_z")
 #: the units a time column may be in: name -> (milliseconds per unit, the unit's name in errors)
 TIME_UNITS = {"ms": (1.0, "milliseconds"), "us": (1e-3, "microseconds")}
+#: the plausible time of one launch, in ms: a launch takes a microsecond or more (its latency alone), and no tuning
+#: run waits a day for one; a time outside (1e300, 1e-300) is a unit or export error, which would give throughputs
+#: of hundreds of digits or zero
+LAUNCH_MS_RANGE = (1e-6, 86_400_000.0)
 #: columns a flat CSV may give the mean kernel time under, first match wins: name -> unit
 TIME_COLUMNS = {"time": "ms", "time_ms_mean": "ms", "time_ms": "ms", "duration_us": "us"}
 #: fields that are results (Kernel Tuner's, and what KTT reports of a launch), not tunable parameters
@@ -92,7 +96,12 @@ def _time(path, where, value, unit: str = "ms") -> float | None:
         value = _number(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
         raise MeasurementError(f"{path} {where}: time {value!r} is not a positive number of {TIME_UNITS[unit][1]}")
-    return float(value) * TIME_UNITS[unit][0]
+    time_ms = float(value) * TIME_UNITS[unit][0]
+    low, high = LAUNCH_MS_RANGE
+    if not low <= time_ms <= high:
+        raise MeasurementError(f"{path} {where}: time {value!r} {TIME_UNITS[unit][1]} is outside the plausible "
+                               "1 ns to 1 day of one launch")
+    return time_ms
 
 
 def _counter(path, where: str, name: str, value) -> float:
@@ -188,7 +197,11 @@ def read_kernel_tuner(path: str | Path) -> TunerData:
     path = Path(path)
     if not path.exists():
         raise MeasurementError(f"data file {path} does not exist")
-    return _read_csv(path) if path.suffix == ".csv" else _read_json(path)
+    data = _read_csv(path) if path.suffix == ".csv" else _read_json(path)
+    if not data.runs and not data.failed:  # else the SPEC's fixed parameters would be blamed for matching none
+        empty = "it has no rows" if path.suffix == ".csv" else "its cache table is empty"
+        raise MeasurementError(f"{path} holds no measurements ({empty})")
+    return data
 
 
 def is_kernel_tuner_file(path: str | Path) -> bool:
@@ -225,11 +238,14 @@ class TunableSpec:
         """`kernel_for` of a variant's parameters, with the fixed ones; its failure is one line naming both."""
         params = {**self.fixed_parameters, **variant}
         try:
-            return self.kernel_for(params)
+            kernel = self.kernel_for(params)
         except PerfError:
             raise
         except Exception as e:
             raise PerfError(f"SPEC file {self.path}: kernel_for({params}) failed: {type(e).__name__}: {e}") from None
+        if kernel is None:  # a missing return: no adapter would recognise the None
+            raise PerfError(f"SPEC file {self.path}: kernel_for({params}) returned None, not a kernel")
+        return kernel
 
 
 def load_tunable_spec(path: str | Path) -> TunableSpec:
@@ -269,11 +285,15 @@ class Variant:
 def _launch(path, params: dict, block_parameters) -> LaunchConfig:
     if block_parameters[0] not in params:
         raise MeasurementError(f"{path}: configuration {params} has no {block_parameters[0]}")
-    try:
-        block = tuple(int(params.get(p, 1)) for p in block_parameters)
-        return LaunchConfig(block + (1,) * (3 - len(block)))
-    except (TypeError, ValueError, PerfError):
-        raise MeasurementError(f"{path}: block parameters of {params} are not positive integers") from None
+    for p in block_parameters:  # int() would take 32.5 as 32 and "32" as 32, another configuration than measured
+        value = params.get(p, 1)
+        if type(value) is not int or value < 1:
+            raise MeasurementError(f"{path}: configuration {params}: {p} = {value!r} is not a positive integer")
+    block = tuple(params.get(p, 1) for p in block_parameters)
+    if len(block) > 3:
+        raise MeasurementError(f"{path}: {len(block)} block parameters ({', '.join(block_parameters)}) for the three "
+                               "axes of a block")
+    return LaunchConfig(block + (1,) * (3 - len(block)))
 
 
 def split_parameters(path, params: dict, spec: TunableSpec) -> tuple[dict, LaunchConfig] | None:
@@ -299,7 +319,11 @@ def variants(data: TunerData, spec: TunableSpec, sector_bytes: int = 32) -> list
             raise MeasurementError(f"{data.path}: {launch.label} with {others} is measured twice")
         glups = spec.lattice_updates / (run.time_ms * 1e-3) / 1e9
         volumes = {} if run.spills else counters_per_lattice_update(run.counters, spec.lattice_updates, sector_bytes)
+        volumes = {k: check_volume(f"{data.path}: configuration {run.params}", k, v) for k, v in volumes.items()}
         rows[launch] = Measurement(launch, {"glups": glups, **volumes}, {"time_ms": f"{run.time_ms:.6g}"})
+    if not data.runs:
+        raise MeasurementError(f"{data.path}: all {len(data.failed)} configurations failed when measured: "
+                               "none has a time")
     if not groups:
         raise MeasurementError(f"{data.path}: no measured configuration matches {spec.fixed_parameters}")
     return [Variant(dict(key), Dataset(data.path, tuple(rows.values()))) for key, rows in sorted(groups.items())]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +83,8 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
         for index, result in results:
             predicted.update(result[0])
             reasons.update(result[1])
+            for message, category in result[2]:  # here, where one is given once, however many tasks gave it
+                warnings.warn(message, category)
             finished += 1
             if meanwhile and finished < len(tasks) and time.perf_counter() - start >= meanwhile_after_s:
                 meanwhile(_candidates(variants, predicted, reasons, spec).candidates)
@@ -131,17 +134,21 @@ def _siblings(variants: list) -> list[list]:
 
 def _variant_predictions(spec_path: str, parts: list, device: Device, model: str, backend: str):
     """The model's throughput (updates per second) of each variant's launches with its blocks (`parts`: (variant,
-    blocks) pairs, ranked in turn), and the reasons of those it rejected, each keyed by (variant items, launch)."""
+    blocks) pairs, ranked in turn), and the reasons of those it rejected, each keyed by (variant items, launch); and
+    the warnings of the rankings (a kernel's `PerfWarning`), which `spec_candidates` gives: the tasks of a variant,
+    each in a worker of its own, would each give them."""
     if spec_path not in _SPECS:
         _SPECS[spec_path] = load_tunable_spec(spec_path)
     predicted, reasons = {}, {}
-    for variant, blocks in parts:
-        ranking = rank(_SPECS[spec_path].kernel(variant), device, blocks=blocks, folds=[(1, 1, 1)], model=model,
-                       backend=backend, jobs=1)
-        others = tuple(sorted(variant.items()))
-        predicted.update({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates})
-        reasons.update({(others, launch): reason for launch, reason in ranking.rejected})
-    return predicted, reasons
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # `spec_candidates`' filters decide
+        for variant, blocks in parts:
+            ranking = rank(_SPECS[spec_path].kernel(variant), device, blocks=blocks, folds=[(1, 1, 1)], model=model,
+                           backend=backend, jobs=1)
+            others = tuple(sorted(variant.items()))
+            predicted.update({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates})
+            reasons.update({(others, launch): reason for launch, reason in ranking.rejected})
+    return predicted, reasons, list(dict.fromkeys((str(w.message), w.category) for w in caught))
 
 
 def replay_candidates(data: TunerData, spec: TunableSpec, device: Device | str, **options) -> SpecCandidates:
@@ -164,17 +171,22 @@ def _file_hash(path: str) -> str:
 
 
 class ReplaySource:
-    """Times from a Kernel Tuner cache, looked up by the candidate's parameters."""
+    """Times from a Kernel Tuner cache, looked up by the candidate's parameters, in the order of the model's
+    predictions for `device`."""
 
-    def __init__(self, data: TunerData):
+    def __init__(self, data: TunerData, device: Device | str):
         self.data = data
+        self.device = get_device(device)
         self.times = {params_key(run.params): run.time_ms for run in data.runs}
         self.times.update({params_key(params): None for params in data.failed})
 
     def fingerprint(self) -> dict[str, str]:
-        """The cache's GPU name and the cache file's hash: its measurements are those of one GPU and set-up."""
+        """The cache's GPU name and the cache file's hash: its measurements are those of one GPU and set-up; and
+        the device the search's predictions are for (its name and a hash of its numbers), whose order decides what
+        is measured."""
         return {"name": self.data.device_name or "unnamed", "replay": f"{Path(self.data.path).name} "
-                f"sha256:{_file_hash(self.data.path)[:16]}", **software_versions()}
+                f"sha256:{_file_hash(self.data.path)[:16]}", "predicted_for": f"{self.device.name} "
+                f"sha256:{kernel_hash(self.device)[:16]}", **software_versions()}
 
     def time_ms(self, candidate: Candidate) -> float | None:
         key = params_key(candidate.params)

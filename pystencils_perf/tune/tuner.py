@@ -93,13 +93,13 @@ class TuneResult:
         return self.record.best()["time_ms"]
 
     def table(self) -> str:
-        """Every measurement in order with the model's rank of it (parameters that all candidates share are said
-        once, above), then the best and why tuning stopped."""
+        """Every measurement in order with the model's rank of it (parameters that all of several candidates share
+        are said once, above; a lone candidate is named whole), then the best and why tuning stopped."""
         order = {params_key(c.params): i for i, c in
                  enumerate(sorted(self.candidates, key=lambda c: c.predicted_seconds), 1)}
         names = list(dict.fromkeys(k for c in self.candidates for k in c.params))
         shared = {k: self.candidates[0].params.get(k) for k in names
-                  if len({repr(c.params.get(k)) for c in self.candidates}) == 1}
+                  if len(self.candidates) > 1 and len({repr(c.params.get(k)) for c in self.candidates}) == 1}
 
         def label(params: dict) -> str:
             return " ".join(f"{k}={v}" for k, v in params.items() if k not in shared)

@@ -25,13 +25,13 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 use_temporary_pystencils_cache("pystencils-perf-")
 
 from convolution_summary import (FITTED, FloatFields, is_fit_row, limiters_prediction, read_only, refit_tile_1x1,
-                                 shared_external_data, summary, use_compiled_registers, with_predictions)
+                                 external_data, summary, use_compiled_registers, with_predictions)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
 from pystencils_perf.validate import validate_tuned, write_report
 
 HERE = Path(__file__).resolve().parent
-DATA = shared_external_data("a100_convolution15_kernel_tuner_cache.json.gz")
+DATA = external_data("a100_convolution15_kernel_tuner_cache.json.gz")
 DEVICE = "A100-PCIe-40GB"
 
 #: the heading of report.md's hand-written findings, which a rerun keeps

@@ -2,7 +2,7 @@
 
     python3 validation/diffusion/validate_diffusion.py [--out validation/diffusion]
 
-Data: `diffusion2d_kernel_tuner_notebooks.csv` of the shared data (../shared/data/external; KernelTuner/kernel_tuner
+Data: `diffusion2d_kernel_tuner_notebooks.csv` of validation/data/external (KernelTuner/kernel_tuner
 243ef4e, `doc/source/diffusion.ipynb` for the GTX TITAN X, `diffusion_use_optparam.ipynb` for the GTX 1080 Ti, parsed
 from their stored outputs; Apache-2.0), the rows of the naive kernel, each block size once (the notebooks list the
 best one again at the end). Each has one time, Kernel Tuner's mean over its runs, and the notebooks show no
@@ -24,12 +24,12 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import quality_row, shared_external_data, HEADER  # noqa: E402
+from convolution_summary import quality_row, external_data, HEADER  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import TunedRun, TunerData, load_tunable_spec  # noqa: E402
 from pystencils_perf.validate import validate_tuned, write_report  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DATA = shared_external_data("diffusion2d_kernel_tuner_notebooks.csv")
+DATA = external_data("diffusion2d_kernel_tuner_notebooks.csv")
 #: the notebooks' GPU names and the device files that describe them
 GPUS = {"GeForce GTX TITAN X": "GTX-TITAN-X", "GeForce GTX 1080 Ti": "GTX-1080-Ti"}
 

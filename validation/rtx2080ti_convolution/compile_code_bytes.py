@@ -5,7 +5,7 @@
         > /tmp/KernelTunerConvolution.cu
     python3 validation/rtx2080ti_convolution/compile_code_bytes.py /tmp/KernelTunerConvolution.cu \
         validation/data/external/ktt_convolution15_code_bytes_sm_75.csv \
-        --counters ../shared/data/external/rtx2080ti_convolution15_ktt_counters.csv
+        --counters validation/data/external/rtx2080ti_convolution15_ktt_counters.csv
 
 Every tile (1..8 x 1..8) and READ_ONLY is compiled for sm_75 (the RTX 2080 Ti) at 32x4 blocks, and every
 block and tile of the counters with READ_ONLY 0, with PADDING 0 and the image and filter of the KTT counters

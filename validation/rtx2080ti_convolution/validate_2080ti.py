@@ -2,7 +2,7 @@
 
     nice -n 10 python3 validation/rtx2080ti_convolution/validate_2080ti.py [--out validation/rtx2080ti_convolution]
 
-Data: `rtx2080ti_convolution15_ktt_counters.csv` beside this checkout (../shared/data/external, from
+Data: `rtx2080ti_convolution15_ktt_counters.csv` of validation/data/external (from
 AutoTuningAssociation/benchmark_hub 8eeb99e, MIT; README there), PADDING 0 (the description does not
 count PADDING's shared-memory columns), every tile size and READ_ONLY; runs that spill registers keep
 no volumes (their local-memory traffic is in the L2 and DRAM counters). The description,
@@ -25,13 +25,13 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import shared_external_data, variant_params  # noqa: E402
+from convolution_summary import external_data, variant_params  # noqa: E402
 from pystencils_perf.measure.dataset import METRIC_BY_NAME  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.validate import Validation, metric_errors, validate_tuned, write_report  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-DATA = shared_external_data("rtx2080ti_convolution15_ktt_counters.csv")
+DATA = external_data("rtx2080ti_convolution15_ktt_counters.csv")
 DEVICE = "RTX-2080-Ti"
 VOLUMES = tuple(METRIC_BY_NAME[m] for m in ("dram_load", "dram_store", "l2_load", "l2_store"))
 

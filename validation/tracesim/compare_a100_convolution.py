@@ -22,7 +22,7 @@ use_temporary_pystencils_cache("tracesim-a100-")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared helpers
 
 import numpy as np  # noqa: E402
-from convolution_summary import shared_external_data  # noqa: E402
+from convolution_summary import external_data  # noqa: E402
 from pystencils_perf_tracesim import simulate  # noqa: E402
 
 import pystencils_perf as pp  # noqa: E402
@@ -30,7 +30,7 @@ from pystencils_perf.launch import LaunchConfig  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SPEC = HERE.parent / "a100_convolution" / "convolution.py"
-DATA = shared_external_data("a100_convolution15_noshmem.csv")
+DATA = external_data("a100_convolution15_noshmem.csv")
 FLOPS_PER_OUTPUT = 450
 
 
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     parser.add_argument("--candidates", type=int, default=60)
     args = parser.parse_args(argv)
     if not DATA.is_file():
-        print(f"no data at {DATA}: set PYSTENCILS_PERF_SHARED_DATA to the folder holding external/", file=sys.stderr)
+        print(f"no data at {DATA}", file=sys.stderr)
         return 2
     rows = [r for r in csv.DictReader(open(DATA))
             if (r["tile_size_x"], r["tile_size_y"], r["read_only"]) == ("1", "1", "0")][: args.candidates]

@@ -69,6 +69,18 @@ def perf_resources(kernel, recipe, model, folds, device):
 
 
 @hookimpl
+def perf_resources_unavailable(kernel, device):
+    """Why a description's registers cannot be compiled: it has no source, or the device runs no CUDA."""
+    if not _is_description(kernel):
+        return None
+    if kernel.source is None:
+        return f"CUDA kernel {kernel.name!r} is a description without `source`: no code to compile"
+    if device.vendor != "nvidia":
+        return f"CUDA kernel {kernel.name!r} is CUDA code, and {device.name} is not an NVIDIA GPU"
+    return None
+
+
+@hookimpl
 def perf_launch_resources(kernel, model, launches, device):
     """Registers and spills of the described kernel's source compiled for each block size (`block_size_names`)."""
     if _is_description(kernel) and kernel.block_size_names and kernel.source is None:

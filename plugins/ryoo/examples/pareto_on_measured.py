@@ -2,7 +2,7 @@
 
     python3 plugins/ryoo/examples/pareto_on_measured.py
 
-V100: the 3D range-2 star of ../shared/data (90 block/fold configurations, measured
+V100: the 3D range-2 star of validation/data/v100 (90 block/fold configurations, measured
 DRAM and L2 volumes, no times): "best" can only mean the lowest measured volume.
 A100: Kernel Tuner's 15x15 convolution without shared memory (times per block and
 tile size); its instruction counts follow from the kernel's structure.
@@ -10,7 +10,6 @@ tile size); its instruction counts follow from the kernel's structure.
 
 import csv
 import math
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,8 @@ from pystencils_perf.catalog import star_3d  # noqa: E402
 from pystencils_perf.estimate.volumes import occupancy  # noqa: E402
 from pystencils_perf_ryoo import RyooInputs, pareto_filter, prune_candidates, ryoo_metrics, warps_per_block  # noqa: E402
 
-DATA = Path(os.environ.get("PYSTENCILS_PERF_SHARED_DATA", Path(__file__).resolve().parents[4] / "shared" / "data"))
-V100_CSV = DATA / "v100_star3d_r2_1024_folding.csv"
+DATA = Path(__file__).resolve().parents[3] / "validation" / "data"
+V100_CSV = DATA / "v100" / "v100_star3d_r2_1024_folding.csv"
 A100_CSV = DATA / "external" / "a100_convolution15_noshmem.csv"
 
 
@@ -116,6 +115,6 @@ def a100_convolution() -> None:
 if __name__ == "__main__":
     for path in (V100_CSV, A100_CSV):
         if not path.is_file():
-            sys.exit(f"measured data {path} not found; set PYSTENCILS_PERF_SHARED_DATA to the shared data folder")
+            sys.exit(f"measured data {path} not found: this example reads the pystencils-perf checkout's validation/data")
     v100_star()
     a100_convolution()

@@ -43,6 +43,13 @@ def perf_resources(kernel, recipe, model, folds, device):
     return apply.perf_resources(kernel, recipe, model, folds, device)
 
 
+@hookimpl(trylast=True)
+def perf_resources_unavailable(kernel, device):
+    from . import apply
+
+    return apply.perf_resources_unavailable(kernel, device)
+
+
 def __getattr__(name):
     """`ApplyOptions`, imported from `apply` when first used (PEP 562). No ``__dir__`` names it: registering
     the plugin looks up every name ``dir()`` gives, which would import pystencils."""
@@ -53,4 +60,4 @@ def __getattr__(name):
     return ApplyOptions
 
 
-__all__ = ["ApplyOptions", "perf_apply", "perf_harvest", "perf_resources"]
+__all__ = ["ApplyOptions", "perf_apply", "perf_harvest", "perf_resources", "perf_resources_unavailable"]

@@ -40,6 +40,8 @@ class KernelChoice:
     resources: dict[tuple[int, int, int], ResourceUsage] = field(default_factory=dict)
     #: what `create_kernel(..., tune=N)` measured (None: the model's choice, nothing measured)
     tuning: TuneResult | None = None
+    #: whether the folds were to be compiled for their registers (`create_kernel`'s nvcc)
+    compiled: bool = True
 
     @property
     def launch(self) -> LaunchConfig:
@@ -57,7 +59,8 @@ class KernelChoice:
         c = self.chosen
         usage = self.resources.get(c.launch.fold)
         compilers = toolchain.names if (toolchain := toolchain_for(self.device)) else "compiler"
-        registers = str(usage) if usage else f"registers not measured (no {compilers})"
+        unmeasured = f"no {compilers}" if self.compiled else "nvcc=False"
+        registers = str(usage) if usage else f"registers not measured ({unmeasured})"
         measured = (f", {self.tuning.best_ms:.4f} ms measured (best of {len(self.tuning.record.measured)})"
                     if self.tuning else "")
         return (
@@ -176,4 +179,4 @@ def choose_launch(
     ranking = rank(kernel, device, threads=options.threads, blocks=options.blocks, folds=options.folds,
                    backend=options.backend, model=options.model, prune=options.prune, align=align,
                    domain_shape=domain_shape, recipe=recipe, compile_resources=nvcc)
-    return KernelChoice(device, select(ranking), ranking, ranking.resources)
+    return KernelChoice(device, select(ranking), ranking, ranking.resources, compiled=nvcc)

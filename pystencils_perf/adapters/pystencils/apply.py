@@ -60,6 +60,32 @@ def perf_apply(kernel, launch, options):
     return create_folded_kernel(options.assignments, options.config, fold=launch.fold, block=launch.block)
 
 
+def perf_resources_unavailable(kernel, device):
+    """Why no plugin compiled `kernel` for `device`: pystencils code generated for another target than `device`
+    runs (it cannot be retargeted without its assignments), no compiler that builds for `device`, or, with one
+    installed, a kernel no plugin compiles. Called after the other plugins (`trylast`), which know their own
+    kernels."""
+    from ...resources import COMPILER_HINTS
+    from ..compilers import toolchain_for
+    from .targets import VENDOR_NAMES, target_name
+
+    if is_pystencils_kernel(kernel) and device.vendor in VENDOR_NAMES:  # pystencils is imported only after
+        from pystencils.codegen.kernel import GpuKernel
+
+        wanted = target_for(device)
+        if isinstance(kernel, GpuKernel) and kernel.target != wanted:
+            return (f"kernel {kernel.name!r} is {target_name(kernel.target)} code, and {device.name}, an "
+                    f"{VENDOR_NAMES[device.vendor]} GPU, runs {target_name(wanted)} code")
+    toolchain = toolchain_for(device)
+    if toolchain is None:
+        return f"pystencils-perf compiles for no GPU of vendor {device.vendor!r}"
+    chosen = toolchain.compiler_for(device.compute_capability)
+    if chosen is None:
+        return COMPILER_HINTS[device.vendor]
+    compiler, arch = chosen
+    return f"{compiler.name} builds {arch}, but no plugin compiles this kernel"
+
+
 def perf_resources(kernel, recipe, model, folds, device):
     """Each fold's registers, spills and shared memory from the device vendor's compiler (nvcc or NVRTC for
     NVIDIA, hipcc for AMD), where one is installed; each fold is generated for the device's target."""

@@ -28,22 +28,24 @@ from ...plugins import get_plugin_manager
 
 
 
-def require_cupy():
-    """The cupy module with at least one CUDA device, or a MeasurementError that says what is missing."""
+def require_cupy(command: str = "measure", otherwise: str = ""):
+    """The cupy module with at least one CUDA device, or a MeasurementError that says what is missing, which
+    `command` needs it, and (`otherwise`) what can be done without it."""
     try:
         import cupy
     except Exception as e:  # ImportError, or a broken CUDA installation under it
         raise MeasurementError(
-            f"measure needs cupy and a CUDA GPU, but cupy cannot be imported ({type(e).__name__}: {e}); "
+            f"{command} needs cupy and a CUDA GPU, but cupy cannot be imported ({type(e).__name__}: {e}); "
             "install it with pip install cupy-cuda12x (or pip install -e '.[gpu]' in a pystencils-perf checkout) "
-            "on a machine with an NVIDIA GPU"
+            f"on a machine with an NVIDIA GPU{otherwise}"
         ) from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # cupy's CUDARuntimeError when there is no driver or device
-        raise MeasurementError(f"measure needs a CUDA GPU, but cupy finds none ({type(e).__name__}: {e})") from None
+        raise MeasurementError(f"{command} needs a CUDA GPU, but cupy finds none ({type(e).__name__}: {e})"
+                               f"{otherwise}") from None
     if count < 1:
-        raise MeasurementError("measure needs a CUDA GPU, but cupy finds none")
+        raise MeasurementError(f"{command} needs a CUDA GPU, but cupy finds none{otherwise}")
     return cupy
 
 

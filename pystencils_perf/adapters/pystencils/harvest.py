@@ -20,6 +20,7 @@ Applying a chosen launch is `apply`; generating folded code is `folding`.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import sympy as sp
 
@@ -45,6 +46,7 @@ def perf_harvest(kernel, options):
         return None
     from pystencils.codegen.kernel import GpuKernel, Kernel
 
+    generated = isinstance(kernel, Kernel)  # its language is fixed; assignments are generated for each device
     if is_assignments(kernel):
         kernel = create_folded_kernel(kernel)
     elif isinstance(kernel, ApplyOptions):  # a recipe: assignments and their configuration
@@ -56,7 +58,8 @@ def perf_harvest(kernel, options):
             f"kernel {kernel.name!r} was generated for {target_name(kernel.target)}, not a GPU; "
             "create it with CreateKernelConfig(target=Target.CUDA), or Target.HIP for an AMD GPU"
         )
-    return _Harvester(kernel, options).harvest()
+    model = _Harvester(kernel, options).harvest()
+    return replace(model, language=target_name(kernel.target).removeprefix("Target.")) if generated else model
 
 
 class _Harvester:

@@ -52,6 +52,10 @@ def gpu_config(config, device=None):
     """
     import pystencils as ps
 
+    if config is not None and not isinstance(config, ps.CreateKernelConfig):  # else: "'str' has no attribute 'copy'"
+        raise ConfigurationError(f"config must be a pystencils CreateKernelConfig or None, got the "
+                                 f"{type(config).__name__} {config!r:.40}: the device is the keyword argument "
+                                 "device=..., and the kernel's target follows it")
     cfg = ps.CreateKernelConfig() if config is None else config.copy()
     asked = cfg.target
     if asked is not None and not asked.is_gpu():
