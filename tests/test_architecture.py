@@ -66,3 +66,35 @@ def test_a_driver_without_the_private_methods_is_refused(monkeypatch):
     with pytest.raises(ConfigurationError, match=r"pystencils 2\.\d+ lacks _get_axes_factory"):
         compat.check_driver()
 
+
+
+#: tracked files larger than this belong under validation/data/, with their provenance (validation/README.md)
+LARGE_FILE_BYTES = 1 << 20
+
+
+def large_tracked_files(root: Path, limit: int = LARGE_FILE_BYTES) -> list[str]:
+    """Tracked files over `limit` bytes outside validation/data/ (`git ls-files`; skips outside a git checkout)."""
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    paths = [p for p in listed.stdout.decode().split("\0") if p and not p.startswith("validation/data/")]
+    return sorted(p for p in paths if (root / p).is_file() and (root / p).stat().st_size > limit)
+
+
+def test_no_large_file_outside_the_data_folder():
+    """The data policy (validation/README.md): a large data file is stored once, under validation/data/."""
+    assert large_tracked_files(TOOLS.parent) == []
+
+
+def test_the_size_check_sees_a_large_file(tmp_path):
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "validation" / "data").mkdir(parents=True)
+    (tmp_path / "big.png").write_bytes(b"x" * 2048)
+    (tmp_path / "validation" / "data" / "big.csv").write_bytes(b"x" * 2048)
+    (tmp_path / "small.md").write_bytes(b"x")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
+    assert large_tracked_files(tmp_path, limit=1024) == ["big.png"]
