@@ -167,3 +167,17 @@ def test_builtins_are_found_from_a_source_tree_without_installing():
     from pystencils_perf import plugins
 
     assert {"pystencils", "candidates", "estimator", "model", "select"} <= set(plugins._source_tree_builtins())
+
+
+def test_every_registered_plugin_implements_a_hook():
+    """A distribution either plugs something in or is a library that says so, with no entry point (issue 57:
+    pystencils-perf-an5d registered one and implemented no hook)."""
+    from importlib.metadata import entry_points
+
+    from pystencils_perf.plugins import get_plugin_manager
+
+    pm = get_plugin_manager()
+    for entry in entry_points(group="pystencils_perf"):
+        plugin = pm.get_plugin(entry.name)
+        assert plugin is not None, entry.name
+        assert pm.get_hookcallers(plugin), f"entry point {entry.name} ({entry.value}) implements no hook"

@@ -1,4 +1,4 @@
-"""AN5D's performance model for temporal blocking (Matsumura et al., CGO'20) as a pystencils-perf plugin.
+"""AN5D's performance model for temporal blocking (Matsumura et al., CGO'20), a library beside pystencils-perf.
 
 `predict` a configuration (b_T, b_S, h_SN) of a star or box stencil, `search` AN5D's
 configuration space for the top 5, and `compare` AN5D's best with the best
