@@ -219,7 +219,7 @@ class KernelModel:
     #: a condition on ``blockDim`` (Kernel Tuner's ``#if``): for block sizes where it is false the code
     #: has no guard at all, every access runs and every point is active
     guards_compiled_when: sp.Basic = sp.true
-    #: the language of code generated for one vendor's GPUs ("CUDA" or "HIP", the runtimes of `launch.GRID_LIMITS`),
+    #: the language of code generated for one vendor's GPUs ("CUDA" or "HIP", the runtimes of `vendors.VENDORS`),
     #: which `rank` warns about on another vendor's; "" where the code follows the device (assignments)
     language: str = ""
 

@@ -16,37 +16,14 @@ from typing import Any
 
 from .errors import ConfigurationError
 from .hookspecs import hookimpl
+from .vendors import GridLimits, vendor_of
 
 DEFAULT_FOLDS = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
 
 
-@dataclass(frozen=True)
-class GridLimits:
-    """How large a launch grid one GPU runtime accepts along x, y and z."""
-
-    #: the runtime the limits are of, as messages name it
-    runtime: str
-    #: the most blocks along x, y and z
-    max_blocks: tuple[int, int, int]
-    #: the most threads (blocks x block size) along x, y and z; None where only blocks are limited
-    max_threads: tuple[int, int, int] | None = None
-
-
-#: CUDA's limits for every compute capability from 3.0 on (CUDA C++ Programming Guide, "Features and Technical
-#: Specifications": maximum x-dimension of a grid 2^31 - 1, y and z 65535)
-CUDA_GRID = GridLimits("CUDA", (2**31 - 1, 65535, 65535))
-#: HIP's on AMD GPUs: hipGetDeviceProperties reports maxGridSize (2^31 - 1, 65536, 65536) blocks (ROCm/clr,
-#: hipamd/src/hip_device.cpp, ihipGetDeviceProperties); and the HSA kernel dispatch packet that HIP launches
-#: through counts the grid in threads, in 32-bit fields grid_size_x/y/z (HSA Platform System Architecture
-#: Specification 1.2, sec. 2.8 "Kernel Dispatch Packet"; rocminfo's "Grid Max Size per Dimension" 2^32 - 1)
-HIP_GRID = GridLimits("HIP", (2**31 - 1, 65536, 65536), (2**32 - 1,) * 3)
-#: the grid limits of each GPU vendor's runtime (`Device.vendor`)
-GRID_LIMITS = {"nvidia": CUDA_GRID, "amd": HIP_GRID}
-
-
 def grid_limits(device) -> GridLimits:
     """The grid limits of `device`'s runtime: HIP's on AMD GPUs, else CUDA's."""
-    return GRID_LIMITS.get(device.vendor, CUDA_GRID)
+    return vendor_of(device).grid
 
 
 @dataclass(frozen=True, order=True)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .vendors import VENDORS, vendor_of
+
 
 @dataclass(frozen=True)
 class ResourceUsage:
@@ -71,12 +73,6 @@ class ResourceUsage:
         return bool(self.spill_store_bytes or self.spill_load_bytes or self.spilled_registers)
 
 
-#: where the registers would come from, per GPU vendor (`Device.vendor`), for the note that they were not measured
-COMPILER_HINTS = {
-    "nvidia": ("neither nvcc on PATH nor the NVRTC wheels pystencils-perf installs, `pip install "
-               "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"),
-    "amd": "no hipcc (ROCm's HIP compiler) on PATH or in $ROCM_PATH/bin that builds the device's architecture",
-}
 
 #: one fold's resources, by fold (fx, fy, fz)
 ResourcesByFold = dict
@@ -128,7 +124,7 @@ def resources_note(resources: ResourcesByFold, folds, device=None, unavailable: 
     what the kernel's plugin says, `perf_resources_unavailable`); and where the code was built for another
     architecture than `device`'s, that it was a stand-in."""
     if not resources:
-        hint = COMPILER_HINTS.get(getattr(device, "vendor", ""), COMPILER_HINTS["nvidia"])
+        hint = (VENDORS["nvidia"] if device is None else vendor_of(device)).compiler_hint
         why = unavailable or f"{hint}, or a kernel they cannot compile"
         return f"occupancy assumed from threads per block: no plugin measured registers ({why})"
     measured = ", ".join(f"{'x'.join(map(str, f))}: {resources[f]}" for f in sorted(resources))

@@ -98,3 +98,18 @@ def test_the_size_check_sees_a_large_file(tmp_path):
     (tmp_path / "small.md").write_bytes(b"x")
     subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
     assert large_tracked_files(tmp_path, limit=1024) == ["big.png"]
+
+
+def test_a_vendor_is_one_entry_and_its_compilers():
+    """What a vendor means sits in `vendors.VENDORS` (issue 57: six tables); only its compilers, which are the
+    generator layer's, sit apart, and every vendor has them."""
+    from pystencils_perf.adapters.compilers import TOOLCHAINS
+    from pystencils_perf.launch import grid_limits
+    from pystencils_perf.vendors import VENDORS
+    import pystencils_perf as pp
+
+    assert set(TOOLCHAINS) == set(VENDORS)
+    for name in ("V100", "MI210"):
+        device = pp.get_device(name)
+        assert grid_limits(device) is VENDORS[device.vendor].grid
+        assert device.architecture in VENDORS[device.vendor].architectures

@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ..errors import DeviceError
+from ..vendors import VENDORS
 
 DATA_DIR = Path(__file__).parent / "data"
 FORMAT_VERSION = 3
@@ -408,12 +409,6 @@ def _curve(path: Path, name: str, c) -> Curve:
         _fail(path, f"curve [curves.{name}] needs numbers a, b, c and a source ({e})")
 
 
-#: the GPU generations the model's tables may know, by vendor: another name is a typo or a new GPU, which needs
-#: data of its own (docs/devices.md); the newest generations are listed though the library has no file of them
-ARCHITECTURES = {
-    "nvidia": ("maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"),
-    "amd": ("gcn5", "cdna1", "cdna2", "cdna3", "cdna4", "rdna2", "rdna3", "rdna4"),
-}
 
 #: plausible ranges of the quantities a misplaced digit or unit puts far off: (low, high), both included
 PLAUSIBLE_RANGES = {
@@ -429,11 +424,11 @@ PLAUSIBLE_RANGES = {
 
 def _check_known_values(path: Path, raw: dict, v: dict) -> None:
     """A known vendor and architecture, and quantities within `PLAUSIBLE_RANGES`."""
-    if raw["vendor"] not in ARCHITECTURES:
-        _fail(path, f"unknown vendor {raw['vendor']!r}; known: {', '.join(ARCHITECTURES)}")
-    if raw["architecture"] not in ARCHITECTURES[raw["vendor"]]:
+    if raw["vendor"] not in VENDORS:
+        _fail(path, f"unknown vendor {raw['vendor']!r}; known: {', '.join(VENDORS)}")
+    if raw["architecture"] not in VENDORS[raw["vendor"]].architectures:
         _fail(path, f"unknown {raw['vendor']} architecture {raw['architecture']!r}; known: "
-                    f"{', '.join(ARCHITECTURES[raw['vendor']])}")
+                    f"{', '.join(VENDORS[raw['vendor']].architectures)}")
     for name, (low, high) in PLAUSIBLE_RANGES.items():
         if name in v and not low <= v[name] <= high:
             _fail(path, f"'{name}' = {v[name]!r} is outside the plausible range {low:g} to {high:g}")

@@ -65,23 +65,23 @@ def perf_resources_unavailable(kernel, device):
     runs (it cannot be retargeted without its assignments), no compiler that builds for `device`, or, with one
     installed, a kernel no plugin compiles. Called after the other plugins (`trylast`), which know their own
     kernels."""
-    from ...resources import COMPILER_HINTS
+    from ...vendors import VENDORS
     from ..compilers import toolchain_for
-    from .targets import VENDOR_NAMES, target_name
+    from .targets import target_name
 
-    if is_pystencils_kernel(kernel) and device.vendor in VENDOR_NAMES:  # pystencils is imported only after
+    if is_pystencils_kernel(kernel) and device.vendor in VENDORS:  # pystencils is imported only after
         from pystencils.codegen.kernel import GpuKernel
 
         wanted = target_for(device)
         if isinstance(kernel, GpuKernel) and kernel.target != wanted:
             return (f"kernel {kernel.name!r} is {target_name(kernel.target)} code, and {device.name}, an "
-                    f"{VENDOR_NAMES[device.vendor]} GPU, runs {target_name(wanted)} code")
+                    f"{VENDORS[device.vendor].name} GPU, runs {target_name(wanted)} code")
     toolchain = toolchain_for(device)
     if toolchain is None:
         return f"pystencils-perf compiles for no GPU of vendor {device.vendor!r}"
     chosen = toolchain.compiler_for(device.compute_capability)
     if chosen is None:
-        return COMPILER_HINTS[device.vendor]
+        return VENDORS[device.vendor].compiler_hint
     compiler, arch = chosen
     return f"{compiler.name} builds {arch}, but no plugin compiles this kernel"
 

@@ -9,11 +9,7 @@ vendor's target is refused rather than silently retargeted.
 from __future__ import annotations
 
 from ...errors import ConfigurationError
-
-#: the pystencils target (a ``Target`` member name) of each GPU vendor's devices (`Device.vendor`)
-VENDOR_TARGETS = {"nvidia": "CUDA", "amd": "HIP"}
-#: how messages name each vendor
-VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD"}
+from ...vendors import VENDORS
 
 
 def target_name(target) -> str:
@@ -26,18 +22,18 @@ def target_for(device):
     """The pystencils target of `device`'s kernels: HIP for AMD GPUs, CUDA for NVIDIA GPUs."""
     import pystencils as ps
 
-    member = VENDOR_TARGETS.get(device.vendor)
-    if member is None:
+    vendor = VENDORS.get(device.vendor)
+    if vendor is None:
         raise ConfigurationError(f"{device.name} is a GPU of vendor {device.vendor!r}: pystencils-perf generates "
-                                 f"kernels for {' and '.join(VENDOR_NAMES.values())} GPUs only")
-    return getattr(ps.Target, member)
+                                 f"kernels for {' and '.join(v.name for v in VENDORS.values())} GPUs only")
+    return getattr(ps.Target, vendor.runtime)
 
 
 def gpu_targets() -> tuple:
     """The GPU targets pystencils-perf generates: CUDA and HIP."""
     import pystencils as ps
 
-    return tuple(getattr(ps.Target, member) for member in VENDOR_TARGETS.values())
+    return tuple(getattr(ps.Target, vendor.runtime) for vendor in VENDORS.values())
 
 
 def gpu_config(config, device=None):
@@ -67,7 +63,7 @@ def gpu_config(config, device=None):
     wanted = target_for(device)
     if asked is not None and not asked.is_automatic() and asked != wanted:
         raise ConfigurationError(
-            f"the CreateKernelConfig targets {target_name(asked)}, but {device.name} is an {VENDOR_NAMES[device.vendor]} "
+            f"the CreateKernelConfig targets {target_name(asked)}, but {device.name} is an {VENDORS[device.vendor].name} "
             f"GPU, which runs {target_name(wanted)} kernels: leave the target out or set target={target_name(wanted)}"
         )
     cfg.target = wanted

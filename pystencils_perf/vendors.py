@@ -1,0 +1,66 @@
+"""What each GPU vendor means to pystencils-perf, in one table (`VENDORS`): a new vendor is one entry here, plus
+its compilers (`adapters.compilers`, the generator layer)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GridLimits:
+    """How large a launch grid one GPU runtime accepts along x, y and z."""
+
+    #: the runtime the limits are of, as messages name it
+    runtime: str
+    #: the most blocks along x, y and z
+    max_blocks: tuple[int, int, int]
+    #: the most threads (blocks x block size) along x, y and z; None where only blocks are limited
+    max_threads: tuple[int, int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Vendor:
+    """One GPU vendor: how messages name it, the language its kernels are written in, the grids its runtime
+    launches, the GPU generations device files may name, and where registers would come from."""
+
+    #: how messages name it
+    name: str
+    #: the language and runtime of its kernels, as pystencils names the target (``Target.CUDA``, ``Target.HIP``)
+    runtime: str
+    grid: GridLimits
+    #: the GPU generations the model's tables may know: another name in a device file is a typo or a new GPU,
+    #: which needs data of its own (docs/devices.md); the newest are listed though the library has no file of them
+    architectures: tuple[str, ...]
+    #: what the note says where no compiler measured registers
+    compiler_hint: str
+
+
+#: the GPU vendors, by `Device.vendor`
+VENDORS = {
+    "nvidia": Vendor(
+        name="NVIDIA",
+        runtime="CUDA",
+        # every compute capability from 3.0 on (CUDA C++ Programming Guide, "Features and Technical
+        # Specifications": maximum x-dimension of a grid 2^31 - 1, y and z 65535)
+        grid=GridLimits("CUDA", (2**31 - 1, 65535, 65535)),
+        architectures=("maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"),
+        compiler_hint=("neither nvcc on PATH nor the NVRTC wheels pystencils-perf installs, `pip install "
+                       "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"),
+    ),
+    "amd": Vendor(
+        name="AMD",
+        runtime="HIP",
+        # hipGetDeviceProperties reports maxGridSize (2^31 - 1, 65536, 65536) blocks (ROCm/clr,
+        # hipamd/src/hip_device.cpp, ihipGetDeviceProperties); and the HSA kernel dispatch packet that HIP launches
+        # through counts the grid in threads, in 32-bit fields grid_size_x/y/z (HSA Platform System Architecture
+        # Specification 1.2, sec. 2.8 "Kernel Dispatch Packet"; rocminfo's "Grid Max Size per Dimension" 2^32 - 1)
+        grid=GridLimits("HIP", (2**31 - 1, 65536, 65536), (2**32 - 1,) * 3),
+        architectures=("gcn5", "cdna1", "cdna2", "cdna3", "cdna4", "rdna2", "rdna3", "rdna4"),
+        compiler_hint="no hipcc (ROCm's HIP compiler) on PATH or in $ROCM_PATH/bin that builds the device's architecture",
+    ),
+}
+
+
+def vendor_of(device) -> Vendor:
+    """`device`'s vendor; NVIDIA's for a device of a vendor the table lacks (device files name a known one)."""
+    return VENDORS.get(device.vendor, VENDORS["nvidia"])
