@@ -113,6 +113,9 @@ def power_of_two_blocks(threads: int, max_block_dim=(1024, 1024, 64), dims: int 
 #: the performance model a ranking uses unless told otherwise: the limiters plus latency, occupancy, issue, the
 #: L1 pipeline and the tail wave (`models.throughput`), on every device; ``"limiters"`` is the paper's baseline
 DEFAULT_MODEL = "throughput"
+#: the device `rank`, `create_kernel`, `create_lb_kernel` and Kernel Tuner's `prune` rank for unless told (the
+#: command line asks for one): the GPU most of the repository's measured data is of
+DEFAULT_DEVICE = "A100"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from .devices.report import confidence_notes
 from .errors import ConfigurationError, PerfError
 from .harvesting import harvest
 from .hookspecs import hookimpl
-from .launch import DEFAULT_MODEL, LaunchConfig, RankOptions, candidate_space
+from .launch import DEFAULT_DEVICE, DEFAULT_MODEL, LaunchConfig, RankOptions, candidate_space
 from .metrics import VOLUME_FIELDS, Metrics
 from .outputs import write_text
 from .parallel import can_fork, resolve_jobs, run_tasks
@@ -283,7 +283,7 @@ def _estimate_all(context: tuple, jobs: int | None, progress) -> list[RankedCand
 
 def rank(
     kernel,
-    device="V100",
+    device=DEFAULT_DEVICE,
     *,
     threads: int | None = None,
     blocks=None,
@@ -314,7 +314,7 @@ def rank(
         What to rank: a pystencils or lbmpy GPU kernel (``Target.CUDA``), pystencils
         assignments on fixed-size fields, a `KernelModel`, or whatever an installed
         adapter plugin recognises.
-    device : str, path or Device, default "V100"
+    device : str, path or Device, default `launch.DEFAULT_DEVICE` ("A100")
         Library name or alias (``"V100"``, ``"H100"``, ...), the path of a device file,
         or a `Device`.
     threads : int, optional
@@ -479,8 +479,8 @@ def tie_break(tied: list[RankedCandidate], warp_size: int) -> RankedCandidate:
     memory-bound kernel; more resident warps hide latency the model may misjudge; less L1 -> L2
     traffic is what a squarer block footprint buys, and it is robust to the capacity curves'
     error. Registers count only through the occupancy they allow: fewer registers at the same
-    occupancy took unfolded launches on Hopper where folded ones measured up to 1.3x faster
-    (`validation/hopper/`).
+    occupancy took unfolded launches on Hopper where folded ones ran faster (docs/model/index.md,
+    "Ties and the selection").
     """
     def key(c: RankedCandidate):
         m = c.metrics

@@ -223,3 +223,14 @@ def test_the_summary_says_that_nvcc_false_switched_registers_off(star_r1):
     choice = pp.create_kernel(star_r1, device="V100", blocks=BLOCKS[:1], folds=FOLDS[:1], nvcc=False
                               ).metadata["pystencils_perf"]
     assert choice.summary().endswith("registers not measured (nvcc=False)")
+
+
+def test_one_default_device_everywhere():
+    """rank defaulted to the V100, create_kernel and create_lb_kernel to the A100 (issue 57, item 2)."""
+    import inspect
+
+    from pystencils_perf.launch import DEFAULT_DEVICE
+    from pystencils_perf_kernel_tuner import prune
+
+    for function in (pp.rank, pp.create_kernel, pp.create_lb_kernel, prune):
+        assert inspect.signature(function).parameters["device"].default == DEFAULT_DEVICE, function.__name__

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import pystencils_perf as pp
 from pystencils_perf.errors import ConfigurationError
-from pystencils_perf.launch import LaunchConfig
+from pystencils_perf.launch import DEFAULT_DEVICE, LaunchConfig
 from pystencils_perf.rank import Ranking
 
 BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
@@ -178,7 +178,7 @@ class Pruned:
 def prune(
     kernel,
     tune_params: dict,
-    device="V100",
+    device=DEFAULT_DEVICE,
     *,
     top_k: int | None = 10,
     within: float | None = None,
@@ -189,6 +189,7 @@ def prune(
     """Rank the launches of `tune_params` for `kernel` on `device` and keep the best.
 
     :param kernel: anything an adapter plugin harvests (pystencils, loopy, a `CudaKernel` description, a `KernelModel`).
+    :param device: the device to rank for (default `pystencils_perf.launch.DEFAULT_DEVICE`).
     :param top_k: keep at most this many launches (None: no limit).
     :param within: keep only launches predicted within this fraction of the best (0.1: at most 10% slower).
     :param fold_params: ``{parameter: axis}`` of thread-folding parameters, e.g. ``{"tile_size_z": "z"}``.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from ...devices import Device, get_device
 from ...errors import ConfigurationError
-from ...launch import DEFAULT_MODEL, LaunchConfig, RankOptions
+from ...launch import DEFAULT_DEVICE, DEFAULT_MODEL, LaunchConfig, RankOptions
 from ...plugins import get_plugin_manager
 from ...rank import RankedCandidate, Ranking, rank, select
 from ...resources import ResourceUsage
@@ -74,7 +74,7 @@ def create_kernel(
     assignments,
     config=None,
     *,
-    device="A100",
+    device=DEFAULT_DEVICE,
     threads: int | None = None,
     blocks=None,
     folds=None,
@@ -101,7 +101,7 @@ def create_kernel(
     config : pystencils.CreateKernelConfig, optional
         Copied, its target set to the device's: ``Target.CUDA`` for an NVIDIA GPU, ``Target.HIP``
         for an AMD GPU (the other one is refused).
-    device : str, path or Device, default "A100"
+    device : str, path or Device, default `launch.DEFAULT_DEVICE` ("A100")
         Library name or alias, or a device file (see ``pystencils-perf devices``).
     threads : int, optional
         Threads per block of the candidate blocks (default 1024 for stencils, 512 for

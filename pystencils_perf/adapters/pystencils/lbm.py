@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ...launch import DEFAULT_DEVICE
 from .api import create_kernel
 
 
-def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, device="A100", **choice):
+def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, device=DEFAULT_DEVICE, **choice):
     """Generate a ``GpuKernel`` of lbmpy's update rule with the launch best for a device (CUDA or HIP).
 
     Builds the update rule with ``lbmpy.create_lb_update_rule`` and hands it to
@@ -20,7 +21,7 @@ def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, dev
         As for ``lbmpy.create_lb_update_rule`` (``field_size`` fixes the domain).
     config : pystencils.CreateKernelConfig, optional
         Copied, its target set to the device's (CUDA for NVIDIA, HIP for AMD).
-    device : str, path or Device, default "A100"
+    device : str, path or Device, default `launch.DEFAULT_DEVICE` ("A100")
         Library name or alias, or a device file.
     **choice
         The candidate space and options of `create_kernel` (``threads``, ``blocks``,
