@@ -3,8 +3,7 @@
 The model prices a kernel's accesses; it does not ask whether the kernel is right. `rank` asks, in blocks of the
 first launch it accepts:
 
-- whether the fields fit into a GPU's memory at all (device files record no memory size:
-  `LARGEST_GPU_MEMORY_BYTES`);
+- whether the fields fit into a GPU's memory at all (`LARGEST_GPU_MEMORY_BYTES`: device files record none);
 - whether the code is in the language of the device's vendor (HIP code does not run on an NVIDIA GPU, nor
   CUDA on an AMD one);
 - whether an access reaches outside its field, at every thread of the grid's first two and last two blocks

@@ -1,17 +1,6 @@
-"""The command-line tool ``pystencils-perf``.
-
-    pystencils-perf [--block-plugin NAME] devices [NAME | --template [FILE]]
-    pystencils-perf plugins
-    pystencils-perf accesses SPEC.py [--domain 64x64x64] [--align base|interior]
-    pystencils-perf rank SPEC.py --device NAME [--threads N] [--blocks 32x2x16,...]
-                         [--fold 1x1x1,1x1x2] [--align base|interior] [--backend auto|enum|isl]
-                         [--model limiters] [--prune ryoo] [--json FILE] [--csv FILE] [--head N]
-    pystencils-perf measure SPEC.py --device NAME --out DATA.csv [--blocks ...] [--fold 1x1x1]
-                            [--repeats 7] [--warmup 3] [--ncu [--ncu-path ncu]]
-    pystencils-perf validate DATA.csv|CACHE.json[.gz] --device NAME --spec SPEC.py [--model NAME] [--out DIR] [--align ...]
-    pystencils-perf calibrate DATA.csv --device NAME --spec SPEC.py [--out FILE.toml] [--align ...]
-    pystencils-perf tune SPEC.py --device NAME [--budget 10] [--replay CACHE.json[.gz]] [--json OUT]
-                         [--model throughput] [--threads N] [--blocks ...] [--fold ...]
+"""The command-line tool ``pystencils-perf``: ``devices``, ``plugins``, ``accesses``, ``rank``, ``measure``,
+``validate``, ``calibrate`` and ``tune``, with the options `build_parser` defines (``pystencils-perf --help``;
+docs/cli.md is generated from it).
 
 Every input error prints one line ``pystencils-perf: error: ...`` and exits with 2
 (so does `measure` on a machine without cupy or a CUDA GPU). Options and output

@@ -6,29 +6,9 @@ registered exactly like external ones: through the ``pystencils_perf``
 entry-point group of their distribution. A plugin is any module or object with
 functions decorated by `hookimpl` and named like the specs below; a function
 whose name starts with ``perf_`` but matches no spec is an error when the
-plugin manager is built (`pystencils_perf.plugins`), as in pytest.
-
-The flow of one ranking::
-
-    model = perf_harvest(kernel, options)                      # first adapter that recognises the kernel
-    resources = perf_resources(kernel, recipe, model, folds, device)  # registers per fold, where a compiler says
-    resources = perf_launch_resources(kernel, model, launches, device)  # or per launch (block size compiled in)
-    reason = perf_resources_unavailable(kernel, device)        # where neither compiled: why, for the note
-    for launch in perf_candidates(model, device, options):     # all plugins contribute candidates
-        reasons = perf_check_candidate(model, launch, device)    # any reason rejects the candidate
-        metrics = perf_estimate(model, launch, device, options)  # the estimator's typed Metrics
-        metrics.extras |= perf_estimate_extras(...)              # plugin numbers, merged
-        prediction = perf_predict(model, launch, device, metrics, options)  # the model options.model names
-    pruned = perf_prune(model, device, candidates, options)    # the filters options.prune names
-    choice = perf_select(ranking)
-    kernel = perf_apply(kernel, choice, options)              # the adapter regenerates or configures it
-
-The command line asks plugins for their options (`perf_addoption`), footprint
-backends (`perf_footprint_backends`), models and filters (`perf_models`,
-`perf_prune_filters`), so that an installed plugin's choices appear in
-``--help`` and a misspelt name is refused with the list of known ones. A SPEC
-file that is not Python (a TOML description) is read by the plugin that
-recognises it (`perf_load_spec`).
+plugin manager is built (`pystencils_perf.plugins`), as in pytest. The order in
+which one ranking calls them is shown in docs/model/index.md ("From a kernel to
+a ranking").
 """
 
 from __future__ import annotations
@@ -169,7 +149,9 @@ def perf_predict(
 
 @hookspec
 def perf_models() -> dict[str, str]:
-    """The performance models this plugin answers `perf_predict` for: name -> one-line description."""
+    """The performance models this plugin answers `perf_predict` for: name -> one-line description.
+
+    The command line lists them in ``--help`` and refuses a misspelt name with the list of known ones."""
 
 
 @hookspec
@@ -187,7 +169,9 @@ def perf_prune(
 
 @hookspec
 def perf_prune_filters() -> dict[str, str]:
-    """The candidate filters this plugin answers `perf_prune` for: name -> one-line description."""
+    """The candidate filters this plugin answers `perf_prune` for: name -> one-line description.
+
+    The command line lists them in ``--help`` and refuses a misspelt name with the list of known ones."""
 
 
 @hookspec

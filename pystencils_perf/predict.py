@@ -15,7 +15,7 @@ from .hookspecs import hookimpl
 
 
 #: the limiter model's measured error, as a fraction: its DRAM load MAPE on the V100 star stencil data
-#: (7.83 %, validation/v100/report.md), the volume that limits every candidate there. Candidates this
+#: (docs/model/index.md, "The limiter model"), the volume that limits every candidate there. Candidates this
 #: close to the best are a tie the model cannot order.
 LIMITERS_RELATIVE_ERROR = 0.0783
 
@@ -39,10 +39,12 @@ class Prediction:
     seconds_per_lup : dict of str to float
         Seconds per lattice update by term: the time each of the model's terms would
         need alone, not only the limiter's, so a dict, not one number
-        (``{"FP": ..., "L1": ..., "L2": ..., "DRAM": ...}`` for the limiter model; the
-        throughput model's are ``"FP"``, ``"L1 banks"``, ``"L1 tags"``, ``"L2"``,
-        ``"DRAM"``, ``"issue"``, ``"latency"``, and the extra time ``"overlap"`` and
-        ``"tail"`` add).
+        (``{"FP": ..., "L1": ..., "L2": ..., "DRAM": ...}`` for the limiter model, and
+        ``"LLC"`` on a GPU with a last-level cache; the throughput model's are ``"FP"``,
+        ``"L1 banks"``, ``"L1 tags"``, ``"L2"``, ``"LLC"`` (with a last-level cache),
+        ``"DRAM"``, ``"issue"``, ``"latency"``, ``"block starts"`` (where the device's
+        block-start rate was measured), and the extra time ``"overlap"`` and ``"tail"``
+        add; docs/model/index.md explains each).
     relative_error : float, default 0.0
         The model's measured error as a fraction (0.0783 for the limiter model, the fit's
         MAPE on its own rows for the throughput model): the candidates within it of the

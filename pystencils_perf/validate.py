@@ -1,16 +1,13 @@
 """Predictions against a measured data set: errors, ranking quality, plots and a report.
 
-`validate` ranks exactly the measured launch candidates and pairs every row
-with its prediction. Per measured metric it reports the mean absolute
-percentage error (MAPE); where throughput was measured, also how well the
-predictions order the candidates: Spearman's rank correlation, the measured
-throughput of the predicted-best candidate as a fraction of the measured best,
-and top-5 recall, where the measured best ranks among the predictions, and the median
-measured fraction of the best (what a random pick gets). Kernel Tuner data
-(`measure.kernel_tuner`) is validated per variant of the non-block parameters and
-pooled (`validate_tuned`). `write_report` adds plots in the style of Ernst et al. (JPDC 2023) (predicted
-against measured on log axes, markers coloured by block shape) when matplotlib
-is installed, and a Markdown report that states the numbers.
+`validate` ranks exactly the measured launch candidates and pairs every row with its prediction. Per measured
+metric it reports the mean absolute percentage error (MAPE); where throughput was measured, also how well the
+predictions order the candidates: Spearman's rank correlation, the measured throughput of the predicted-best
+candidate as a fraction of the measured best, and top-5 recall, where the measured best ranks among the
+predictions, and the median measured fraction of the best (what a random pick gets). Kernel Tuner data
+(`measure.kernel_tuner`) is validated per variant of the non-block parameters and pooled (`validate_tuned`).
+`write_report` adds plots in the style of Ernst et al. (JPDC 2023) (predicted against measured on log axes,
+markers coloured by block shape) when matplotlib is installed, and a Markdown report that states the numbers.
 """
 
 from __future__ import annotations

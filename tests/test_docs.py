@@ -285,3 +285,56 @@ def test_readme_held_out_summary_is_that_of_the_generated_tables():
                 + ", MAPE " + " / ".join(str(round(float(g["MAPE %"]))) for g in gpus)
                 + " %, picks " + " / ".join(str(round(float(g["pick"].rstrip(" %")))) for g in gpus) + " %")
     assert expected in readme
+
+
+
+PACKAGE = ROOT / "pystencils_perf"
+#: what a finding's measured number looks like on one line of a docstring: a speed, a run time, a speed ratio, a
+#: time per candidate or call, or a model's error; a unit named without a number, a tolerance ("+-10 %") and
+#: API documentation ("time in ms") are not
+MEASURED_CLAIMS = {
+    "time per candidate or call": re.compile(r"\b\d+(\.\d+)?\s*(ms|s) per (candidate|call|configuration)\b"),
+    "measured number": re.compile(r"\bmeasured\b.*(?<!\+-)\b\d+(\.\d+)?\s*(GB/s|TB/s|GLup/s|MLup/s|%)"),
+    "speed": re.compile(r"\b\d+(\.\d+)?\s*(GB/s|TB/s|GLup/s|MLup/s)"),
+    "speed ratio": re.compile(r"\b\d+(\.\d+)?x (slower|faster)\b"),
+    "run time": re.compile(r"\b(run|runs|ran|took|takes|measure|measures|measured)\b.*\b\d+(\.\d+)?\s*(ms|us|ns)\b"),
+    "model error": re.compile(r"\b(MAPE|Spearman)\b.*\b\d+(\.\d+)?\s*(%|->)"),
+}
+
+#: a path into the repository's validation/ folder; the docs pages under docs/validation/ are fine
+INTO_VALIDATION = re.compile(r"(?<!docs/)\bvalidation/")
+
+
+def _package_docstrings():
+    """(path, line, what, text) of every docstring in the package: module, class and function docstrings, read with
+    `ast` (nothing is imported), and the ``#:`` comments that Sphinx renders as the docs of a name."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text()
+        for node in ast.walk(ast.parse(source, str(path))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False)
+                if doc is not None:
+                    yield path.relative_to(ROOT), node.body[0].lineno, type(node).__name__, doc
+        comments = [(number, line.strip()[2:]) for number, line in enumerate(source.splitlines(), 1)
+                    if line.strip().startswith("#:")]
+        for _, group in itertools.groupby(enumerate(comments), lambda item: item[1][0] - item[0]):
+            group = [comment for _, comment in group]
+            yield path.relative_to(ROOT), group[0][0], "#:", "\n".join(text for _, text in group)
+
+
+def test_package_docstrings_are_short_and_hold_no_findings():
+    """Item 3 of issue 57: a module docstring says what the module is for in a few lines, and no docstring holds
+    a finding's measured numbers or refers into validation/: those live in docs/model/ and validation/, where
+    the docs build and the validation scripts check them."""
+    problems = []
+    for path, line, what, doc in _package_docstrings():
+        lines = len(doc.strip().splitlines())
+        if what == "Module" and lines > 12:
+            problems.append(f"{path}:{line}: a module docstring of {lines} lines (at most 12)")
+        if INTO_VALIDATION.search(doc):
+            problems.append(f"{path}:{line}: a {what} docstring refers into validation/")
+        for offset, text in enumerate(doc.splitlines()):
+            claims = [name for name, claim in MEASURED_CLAIMS.items() if claim.search(text)]
+            if claims:
+                problems.append(f"{path}:{line + offset}: a {what} docstring holds a {claims[0]}: {text.strip()}")
+    assert not problems, "\n".join(problems)

@@ -1,19 +1,13 @@
 """Registers and spills of CUDA code, as ptxas reports them: through nvcc, or through NVRTC and ptxas.
 
 Occupancy depends on the registers a thread needs, and thread folding raises
-that number; only the compiler knows it. Two compilers can tell:
-
-- ``nvcc`` on PATH (``nvcc -cubin --resource-usage``), a CUDA toolkit;
-- NVRTC and ptxas from NVIDIA's pip wheels (``nvidia-cuda-nvrtc-cuXX`` with
-  ``nvidia-cuda-nvcc-cuXX``, ``-runtime-`` and ``-cccl-`` for the headers):
-  source to PTX in-process, then ``ptxas -v``. This is how pystencils' cupy JIT
-  builds a kernel it runs (NVRTC, then the driver's ptxas), and it needs no
-  toolkit.
-
-Per architecture the first compiler that builds exactly it is used, nvcc before
-NVRTC; where none does (nvcc 13 dropped Volta's sm_70), the nearest architecture
-one builds, and the ranking says that it stands in. Compilation takes about a
-second per kernel, so results are cached per source text, architecture and compiler.
+that number; only the compiler knows it. Two compilers can tell: ``nvcc`` on
+PATH (`Nvcc`), a CUDA toolkit, and NVRTC and ptxas from NVIDIA's pip wheels
+(`Nvrtc`), which is how pystencils' cupy JIT builds a kernel it runs and needs no
+toolkit. Per architecture the first compiler that builds exactly it is used,
+nvcc before NVRTC, else the nearest architecture one builds, and the ranking
+says that it stands in (`compiler_for`). Compilation takes about a second per
+kernel, so results are cached per source text, architecture and compiler.
 """
 
 from __future__ import annotations
@@ -40,7 +34,7 @@ COMPILER_NAMES = "nvcc or NVRTC"
 
 @dataclass(frozen=True)
 class Nvcc:
-    """A CUDA toolkit's nvcc."""
+    """A CUDA toolkit's nvcc (``nvcc -cubin --resource-usage``)."""
 
     path: str
 
@@ -71,7 +65,11 @@ class Nvcc:
 
 @dataclass(frozen=True)
 class Nvrtc:
-    """NVRTC (source to PTX, in-process) and the ptxas of the same CUDA release, from NVIDIA's pip wheels."""
+    """NVRTC (source to PTX, in-process) and the ptxas of the same CUDA release, from NVIDIA's pip wheels.
+
+    ``nvidia-cuda-nvrtc-cuXX`` with ``nvidia-cuda-nvcc-cuXX``, ``-runtime-`` and ``-cccl-`` for the headers:
+    source to PTX in-process, then ``ptxas -v``. This is how pystencils' cupy JIT builds a kernel it runs
+    (NVRTC, then the driver's ptxas), and it needs no toolkit."""
 
     library: str
     ptxas: str
@@ -198,8 +196,9 @@ def compiler_for(compute_capability: str | None) -> tuple[CudaCompiler, str] | N
     """The compiler and ``sm_XY`` to build for a device of `compute_capability` ``"X.Y"``, or None without one.
 
     The first compiler that builds exactly that architecture; else the nearest
-    architecture any compiler builds (nvcc 13 alone builds a V100 kernel for
-    sm_75, the nearest with the same 64 K registers per SM).
+    architecture any compiler builds (nvcc 13 dropped Volta's sm_70, so nvcc 13
+    alone builds a V100 kernel for sm_75, the nearest with the same 64 K registers
+    per SM).
     """
     compilers = available_compilers()
     if not compilers:

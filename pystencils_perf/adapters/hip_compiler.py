@@ -3,22 +3,12 @@
 The counterpart of `cuda_compiler` (same interface: `available_compilers`,
 `compiler_for`, `kernel_resources`, `compile_resources`, `parse_resource_usage`).
 Occupancy on an AMD GPU depends on the VGPRs a thread needs, and thread
-folding raises that number; only the compiler knows it. ROCm's ``hipcc`` (on
-PATH, or in ``$ROCM_PATH/bin``, default ``/opt/rocm``) compiles the device code
-for the GPU's ``gfx`` architecture with ``-Rpass-analysis=kernel-resource-usage``,
-and the backend remarks, per kernel, ``SGPRs`` (``TotalSGPRs`` in newer LLVM),
-``VGPRs``, ``AGPRs``, ``ScratchSize [bytes/lane]``, ``SGPRs Spill``,
-``VGPRs Spill`` and ``LDS Size [bytes/block]`` (the format of LLVM's test
-``llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll``). The same compile writes the
-kernel's assembly, from which `assembly_counts` reads how often a wavefront waits for its
-outstanding loads: the latency a warp exposes, which the compiler's schedule decides
-(one load in flight per wait where it could not batch them, a dozen where it could); and
-the bytes its spill stores and reloads move, which the remarks do not give (``VGPRs Spill``
-counts the stores only, and says nothing of how often a spilled value is reloaded).
-
-Checked against Debian's hipcc 5.2.3 (``apt-get install hipcc``, LLVM 15's AMDGPU
-backend), which prints the remarks in that format. Without a hipcc that builds the
-device's architecture, nothing is measured and rankings say that occupancy is assumed.
+folding raises that number; only the compiler knows it. ROCm's ``hipcc`` (`find_hipcc`)
+compiles the device code for the GPU's ``gfx`` architecture and remarks its resources
+(`parse_resource_usage`); the same compile writes the kernel's assembly, from which
+`assembly_counts` reads how often a wavefront waits for its outstanding loads and the
+bytes its spills move. Without a hipcc that builds the device's architecture, nothing
+is measured and rankings say that occupancy is assumed.
 """
 
 from __future__ import annotations
@@ -172,6 +162,11 @@ _BRANCH = re.compile(r"^\s*s_(?:c)?branch\w*\s+(\.?[\w$.]+)")
 def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
     """The `AssemblyCounts` of `function` in AMDGPU assembly (its code from its label to ``s_endpgm``).
 
+    How often a wavefront waits for its outstanding loads is the latency a warp exposes, which the compiler's
+    schedule decides (one load in flight per wait where it could not batch them, a dozen where it could); the
+    bytes its spill stores and reloads move are not in the remarks (``VGPRs Spill`` counts the stores only, and
+    says nothing of how often a spilled value is reloaded).
+
     Spill bytes are the backend's ``N-byte Folded Spill`` and ``N-byte Folded Reload`` comments on scratch
     accesses; FMAs are ``v_fma*``, ``v_fmac*``, ``v_fmaak*``, ``v_fmamk*`` and ``v_mac*`` (each half of an RDNA3
     dual-issue ``v_dual_fmac_f32 ... :: v_dual_fmac_f32`` counts).
@@ -210,7 +205,12 @@ def _remark(text: str, label: str) -> int | None:
 
 
 def parse_resource_usage(report: str, function: str, arch: str, compiler: str = "") -> ResourceUsage:
-    """The ``-Rpass-analysis=kernel-resource-usage`` remarks of `function` as a `ResourceUsage`."""
+    """The ``-Rpass-analysis=kernel-resource-usage`` remarks of `function` as a `ResourceUsage`.
+
+    The backend remarks, per kernel, ``SGPRs`` (``TotalSGPRs`` in newer LLVM), ``VGPRs``, ``AGPRs``,
+    ``ScratchSize [bytes/lane]``, ``SGPRs Spill``, ``VGPRs Spill`` and ``LDS Size [bytes/block]`` (the format of
+    LLVM's test ``llvm/test/CodeGen/AMDGPU/resource-usage-remarks.ll``). Checked against Debian's hipcc 5.2.3
+    (``apt-get install hipcc``, LLVM 15's AMDGPU backend), which prints the remarks in that format."""
     section = re.split(rf"Function Name: {re.escape(function)}\b", report, maxsplit=1)
     if len(section) != 2:
         raise PerfError(f"the AMDGPU backend reported no resource usage for kernel {function!r}")

@@ -5,12 +5,7 @@ schedule decides how often that is: a dozen loads or more per wait in code it un
 it could not batch them. On AMD the assembly says so in ``s_waitcnt``; on NVIDIA (Volta and later) it is
 in each instruction's control bits, which ptxas sets: a variable-latency instruction (a load) names one of
 six scoreboards that its result releases, and an instruction that needs such a result waits on a mask of
-scoreboards. nvdisasm's ``-hex`` prints each 128-bit instruction as two 64-bit words; the control bits
-are bits 105-125 of the instruction, bits 41-61 of the second word: stall cycles (4 bits), yield (1), the
-scoreboard it writes (3, 7 for none), the one it reads (3), the wait mask (6) and operand reuse (4)
-(Jia, Maggioni, Staiger, Scarpazza, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking",
-arXiv:1804.06826, section 2.1; checked on sm_80 and sm_86 code of nvcc 13.0, where each FFMA that reads a
-loaded register waits on the scoreboard its LDG wrote).
+scoreboards (`sass_counts` reads them).
 
 nvdisasm comes with a CUDA toolkit or as NVIDIA's ``nvidia-cuda-nvdisasm`` pip wheel.
 """
@@ -78,6 +73,13 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     one latency). A branch to a label above it (not its own) is a loop. Instructions are all but ``NOP``
     and that branch to itself after ``EXIT`` (the padding after the kernel's end). Spill bytes are the
     widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs are ``FFMA`` and ``DFMA``.
+
+    nvdisasm's ``-hex`` prints each 128-bit instruction as two 64-bit words; the control bits are bits 105-125
+    of the instruction, bits 41-61 of the second word: stall cycles (4 bits), yield (1), the scoreboard it
+    writes (3, 7 for none), the one it reads (3), the wait mask (6) and operand reuse (4) (Jia, Maggioni,
+    Staiger, Scarpazza, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking",
+    arXiv:1804.06826, section 2.1; checked on sm_80 and sm_86 code of nvcc 13.0, where each FFMA that reads a
+    loaded register waits on the scoreboard its LDG wrote).
     """
     waits = loads = fmas = instructions = 0
     spilled = {"STL": 0, "LDL": 0}

@@ -1,4 +1,5 @@
-"""Lattice Boltzmann CUDA kernels generated with lbmpy.
+"""Lattice Boltzmann CUDA kernels generated with lbmpy: D3Q19 SRT, D3Q27 cumulant, and the two steps of the
+conservative Allen-Cahn phase-field model (each builder's docstring cites its method).
 
 Every builder returns a lowered pystencils ``GpuKernel`` for ``Target.CUDA``
 whose fields have a fixed size known at generation time: double precision,
@@ -7,39 +8,6 @@ whose fields have a fixed size known at generation time: double precision,
 or vector component, x fastest in memory) that lbmpy and waLBerla use for
 GPUs.  The kernels iterate over the interior only; all model parameters are
 numeric constants, so field accesses are the only memory traffic.
-
-Kernels
--------
-``d3q19_srt``
-    Single-relaxation-time (BGK) D3Q19 stream-pull-collide step with two pdf
-    fields ``src``/``dst``, as in Bauer et al., "lbmpy: Automatic code
-    generation for efficient parallel lattice Boltzmann methods",
-    J. Comput. Sci. 49 (2021).
-``d3q27_cumulant``
-    Compressible D3Q27 cumulant method (Geier et al., Comput. Math. Appl. 70,
-    2015) in lbmpy's formulation, stream-pull-collide, one fixed relaxation
-    rate for the shear moments.
-``allen_cahn_phase_field`` / ``allen_cahn_hydro``
-    The two lattice Boltzmann steps of the conservative Allen-Cahn phase-field
-    model for immiscible two-phase flow at high density ratios (Fakhari et al.,
-    Phys. Rev. E 96, 053301, 2017; Mitchell et al., Int. J. Multiphase Flow
-    107, 2018) as generated with lbmpy in Holzer et al., "Highly efficient
-    lattice Boltzmann multiphase simulations of immiscible fluids at
-    high-density ratios on CPUs and GPUs through code generation",
-    Int. J. High Perform. Comput. Appl. 35(4), 2021.  The model is set up as
-    in lbmpy's tutorial "The conservative Allen-Cahn model" and waLBerla's
-    ``PhaseFieldAllenCahn`` showcase (``lbmpy.phasefield_allen_cahn``):
-
-    * interface tracking: D3Q15 pdfs ``h`` -> ``h_tmp``, weighted MRT,
-      stream-pull-collide, advected with the velocity field ``u``; the
-      interface-tracking force uses the interface normal of the phase field
-      ``C`` from second-order central differences, i.e. the 3D 7-point stencil
-      (6 neighbours + centre), and the new phase field is written to ``C_tmp``;
-    * hydrodynamics: D3Q27 pdfs ``g`` -> ``g_tmp``, incompressible
-      velocity-based weighted MRT, collide-stream-push, with the phase-field
-      dependent relaxation rate and the hydrodynamic force (surface tension,
-      pressure, viscous and gravity terms) from isotropic D3Q27 finite
-      differences of ``C``; it reads and updates the velocity field ``u``.
 """
 
 import sympy as sp
@@ -108,7 +76,11 @@ def _two_field_kernel(lbm_config, domain, config, function_name):
 
 
 def d3q19_srt(domain=(64, 64, 64), *, config=None) -> GpuKernel:
-    """D3Q19 SRT (BGK) stream-pull-collide kernel, relaxation rate 1.8, fields ``src``/``dst``."""
+    """D3Q19 SRT (BGK) stream-pull-collide kernel, relaxation rate 1.8, fields ``src``/``dst``.
+
+    Single-relaxation-time, with two pdf fields, as in Bauer et al., "lbmpy: Automatic code generation for
+    efficient parallel lattice Boltzmann methods", J. Comput. Sci. 49 (2021).
+    """
     lbm_config = LBMConfig(
         stencil=LBStencil(Stencil.D3Q19),
         method=Method.SRT,
@@ -119,7 +91,11 @@ def d3q19_srt(domain=(64, 64, 64), *, config=None) -> GpuKernel:
 
 
 def d3q27_cumulant(domain=(64, 64, 64), *, config=None) -> GpuKernel:
-    """Compressible D3Q27 cumulant stream-pull-collide kernel, rate 1.8, fields ``src``/``dst``."""
+    """Compressible D3Q27 cumulant stream-pull-collide kernel, rate 1.8, fields ``src``/``dst``.
+
+    The cumulant method of Geier et al. (Comput. Math. Appl. 70, 2015) in lbmpy's formulation, one fixed
+    relaxation rate for the shear moments.
+    """
     lbm_config = LBMConfig(
         stencil=LBStencil(Stencil.D3Q27),
         method=Method.CUMULANT,
@@ -151,10 +127,18 @@ def _central_difference_normal(phase_field):
 def allen_cahn_phase_field(domain=(64, 64, 64), *, config=None) -> GpuKernel:
     """Interface-tracking (phase-field) LB step of the conservative Allen-Cahn model.
 
+    The model is that for immiscible two-phase flow at high density ratios of Fakhari et al. (Phys. Rev. E 96,
+    053301, 2017) and Mitchell et al. (Int. J. Multiphase Flow 107, 2018), as generated with lbmpy in Holzer et
+    al., "Highly efficient lattice Boltzmann multiphase simulations of immiscible fluids at high-density ratios
+    on CPUs and GPUs through code generation", Int. J. High Perform. Comput. Appl. 35(4), 2021, and set up as in
+    lbmpy's tutorial "The conservative Allen-Cahn model" and waLBerla's ``PhaseFieldAllenCahn`` showcase
+    (``lbmpy.phasefield_allen_cahn``); `allen_cahn_hydro` is its other step.
+
     D3Q15 weighted MRT, stream-pull-collide from ``h`` to ``h_tmp`` with the
     velocity ``u`` as input; the interface-tracking force
-    ``F = (1 - 4 (C - 1/2)^2) / (3 W) * n`` uses the 7-point stencil of the
-    phase field ``C``; the new phase field (zeroth moment) is stored in ``C_tmp``.
+    ``F = (1 - 4 (C - 1/2)^2) / (3 W) * n`` uses the interface normal of the
+    phase field ``C`` from second-order central differences, the 7-point stencil
+    (6 neighbours + centre); the new phase field (zeroth moment) is stored in ``C_tmp``.
     The pdfs are stored as they are (not zero-centred), so ``C_tmp`` is their sum.
     """
     update_rule = allen_cahn_phase_field_update_rule(domain)
@@ -203,8 +187,10 @@ def allen_cahn_hydro(domain=(64, 64, 64), *, config=None) -> GpuKernel:
 
     D3Q27 incompressible weighted MRT, collide-stream-push from ``g`` to
     ``g_tmp``, relaxation rate interpolated between the two phases from ``C``,
-    hydrodynamic force from isotropic D3Q27 finite differences of ``C`` and
-    the velocity ``u`` (read as the initial guess, then overwritten).
+    hydrodynamic force (surface tension, pressure, viscous and gravity terms)
+    from isotropic D3Q27 finite differences of ``C`` and the velocity ``u``
+    (read as the initial guess, then overwritten). `allen_cahn_phase_field`
+    cites the model.
     """
     params = ALLEN_CAHN_PARAMETERS
     stencil = LBStencil(Stencil.D3Q27)

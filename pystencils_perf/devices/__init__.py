@@ -1,21 +1,12 @@
 """GPU descriptions: one TOML data file per GPU, every number with its source and kind.
 
-A device file (format version `FORMAT_VERSION`) starts with ``format_version = 3`` and
-holds one table per quantity::
-
-    [dram_bandwidth_gbs]
-    value = 1704.0
-    kind = "measured"            # measured | datasheet | derived | estimate
-    source = "te42kyfo/gpu-benches gpu-stream/h100_pcie.txt @1c36d50..., scale kernel"
-    note = "..."                 # required for an estimate: one short line saying what it rests on
-
-A few quantities are optional (`OPTIONAL_QUANTITIES`: a cache behind the L2, the L2's
-channel count); a file leaves them out where the GPU has no such part or no source gives
-it. The capacity-miss curves are under ``[curves.NAME]``, each either ``fitted_on = "..."``
-(with its residual) or ``borrowed_from = "OTHER GPU"``. Files are validated on load,
-including checks across fields (an L2 capacity that serves reuse cannot exceed the L2),
-and parsed once per process. A user may pass the path of their own file wherever a
-device name is accepted; ``pystencils-perf devices --template FILE`` writes one to fill in.
+A device file (format version `FORMAT_VERSION`) holds one table per quantity, with its value, kind (`KINDS`)
+and source (`load_device_file` shows one). A few quantities are optional (`OPTIONAL_QUANTITIES`: a cache behind
+the L2, the L2's channel count); a file leaves them out where the GPU has no such part or no source gives it.
+The capacity-miss curves are under ``[curves.NAME]``, each either ``fitted_on = "..."`` (with its residual) or
+``borrowed_from = "OTHER GPU"``. Files are validated on load, including checks across fields, and parsed once
+per process. A user may pass the path of their own file wherever a device name is accepted;
+``pystencils-perf devices --template FILE`` writes one to fill in.
 """
 
 from __future__ import annotations
@@ -92,7 +83,7 @@ class Device:
     (``measured``, ``datasheet``, ``derived`` or ``estimate``).
 
     Two L2 capacities: `l2_dram_capacity_bytes` is the data volume the L2 holds
-    without DRAM traffic (0.7-0.9 of the L2 on A100/H100, gpu-benches gpu-l2-cache);
+    without DRAM traffic (a share of the L2, gpu-benches gpu-l2-cache; docs/devices.md);
     `l2_bandwidth_capacity_bytes` the volume read by all SMs that keeps the full L2
     bandwidth (one partition on A100/H100, gpu-benches gpu-cache).
     `l2_effective_capacity_bytes` is the capacity the estimator's DRAM volumes use; it
@@ -139,8 +130,8 @@ class Device:
         whose SM equivalent is a WGP of 2 CUs with an L0 cache each). Optional, default 1.
     l1_requests_per_cycle : float
         Warp load requests one L1 cache accepts per cycle, at most, however few lines each touches
-        (1; 0.5 on GA10x, where gpu-strides takes 2 cycles for a warp's float load of one line and
-        the A100 and H200 take 1). Optional, default 1.
+        (1; 0.5 on GA10x, where gpu-strides takes two cycles for a warp's float load of one line,
+        where other GPUs take one: docs/model/index.md, ``L1 tags``). Optional, default 1.
     global_loads_cached_in_l1 : int
         1 where the L1 caches a kernel's global loads; 0 where it caches only those that take the
         read-only path (`__ldg`, or arrays the compiler knows to be read-only, such as pystencils'
@@ -272,9 +263,9 @@ class Device:
     def blocks_by_registers(self, registers_per_thread: int, threads_per_block: int) -> int:
         """Blocks of `threads_per_block` whose registers fit an SM's register files at once (0: the block
         cannot run). As cuda_occupancy.h computes it: a launch is refused where the warps, rounded up to whole
-        partitions (`register_file_partitions`), need more registers than the SM has (an H100 refused 80x4 threads
-        at 188 registers, which fit 65536 without the rounding: validation/hopper/data/h100); resident warps are
-        those each partition's share of the registers holds."""
+        partitions (`register_file_partitions`), need more registers than the SM has, even where they would fit
+        without the rounding (docs/model/index.md, "Occupancy and waves"); resident warps are those each
+        partition's share of the registers holds."""
         warps = -(-threads_per_block // self.warp_size)
         per_warp = self.registers_per_warp(registers_per_thread)
         partitions = self.register_file_partitions
@@ -530,7 +521,18 @@ def _parse_cached(resolved: Path, mtime_ns: int) -> Device:
 
 
 def load_device_file(path: str | Path) -> Device:
-    """Load and validate one device file (once per process and file version); every problem names the file and the key."""
+    """Load and validate one device file (once per process and file version); every problem names the file and the key.
+
+    A file starts with ``format_version = 3`` and holds one table per quantity::
+
+        [dram_bandwidth_gbs]
+        value = 1704.0
+        kind = "measured"            # measured | datasheet | derived | estimate
+        source = "te42kyfo/gpu-benches gpu-stream/h100_pcie.txt @1c36d50..., scale kernel"
+        note = "..."                 # required for an estimate: one short line saying what it rests on
+
+    The checks across fields include that an L2 capacity that serves reuse cannot exceed the L2.
+    """
     path = Path(path)
     try:
         resolved = path.resolve(strict=True)

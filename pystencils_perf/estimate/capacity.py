@@ -5,15 +5,9 @@ parts of what it might: ``V = base + sum_t sign_t * R_t(x_t) * volume_t`` with
 one Gompertz curve `R_t` (see `Curve`) per cause, e.g. the L2 load
 ``V_comp + R_L1(O) * (V_req - V_comp)``. Given measured volumes of many launch
 candidates and the estimator's `base`, `x` and `volume` for each, the curves'
-coefficients are a small nonlinear least-squares problem, solved here with a
-damped Gauss-Newton (Levenberg-Marquardt) iteration in numpy. The residual is
-the relative error of the predicted volume, the quantity validation reports;
-the iteration starts at the current coefficients and only accepts steps that
-lower it, so a fit never does worse on its data than the curve it replaces.
-
-A curve is refused, with the reason, when the data cannot determine it: fewer
-informative points than coefficients, or no spread in its argument or in the
-miss ratios the measurements imply.
+coefficients are a small nonlinear least-squares problem (`_least_squares`). A
+fit never does worse on its data than the curve it replaces, and a curve the
+data cannot determine is refused with the reason (`check_term`).
 """
 
 from __future__ import annotations
@@ -108,7 +102,9 @@ def _rms(r: np.ndarray) -> float:
 
 
 def check_term(obs: Observation, term: CurveTerm, curves: dict[str, Curve]) -> tuple[int, str]:
-    """Informative points of `term` and, if the data cannot determine its curve, why (else "")."""
+    """Informative points of `term` and, if the data cannot determine its curve, why (else ""): fewer
+    informative points than coefficients, or no spread in its argument or in the miss ratios the measurements
+    imply."""
     share = term.volume / obs.measured
     informative = (share >= INFORMATIVE_SHARE) & np.isfinite(term.x)
     n, k = int(informative.sum()), len(FREE_COEFFICIENTS)
@@ -173,7 +169,11 @@ class _Coefficients:
 
 
 def _least_squares(residual, v0: np.ndarray, project, iterations: int = 200) -> np.ndarray:
-    """Levenberg-Marquardt with a central-difference Jacobian; accepts only steps that lower the cost."""
+    """Levenberg-Marquardt with a central-difference Jacobian; accepts only steps that lower the cost.
+
+    The residual is the relative error of the predicted volume, the quantity validation reports; the
+    iteration starts at the current coefficients and only accepts steps that lower it, so a fit never does
+    worse on its data than the curve it replaces."""
     v, damping = v0.copy(), 1e-3
     r = residual(v)
     cost = float(r @ r)

@@ -68,11 +68,10 @@ def dram_load(new, overlap, previous_wave_ratio, l2_oversubscription, redundant,
     `redundant` what the wave's blocks re-read from L2 after their L1 evicted it (`volumes.reread_load`).
 
     On a `unified_l2` the hit curve counts as a share of its value at ``x = 0``: a previous wave that takes no
-    room leaves all it shares with the current one in L2. The authors' V100 curve, which every other device borrows,
-    gives 6 % misses there (``exp(-0.078 exp(-0.206))``); on the RTX 2080 Ti 96-112-wide 1-row blocks of the KTT
-    convolution, whose previous waves fill 0.09 of the room, that was 0.43 B per update of predicted misses
-    against 0.002 measured (validation/rtx2080ti_convolution). On an L2 split into partitions a neighbour on the
-    other partition's SMs misses the line in its own (`volumes.reread_load`): the curve stays as fitted.
+    room leaves all it shares with the current one in L2, where the authors' V100 curve, which every other device
+    borrows, does not reach 1 (``exp(-0.078 exp(-0.206))``; docs/model/index.md, "DRAM -> L2 loads", says what
+    that floor cost). On an L2 split into partitions a neighbour on the other partition's SMs misses the line in
+    its own (`volumes.reread_load`): the curve stays as fitted.
     """
     return VolumeFormula(
         "DRAM load",

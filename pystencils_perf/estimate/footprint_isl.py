@@ -4,28 +4,9 @@ A footprint is a set of granule indices ``g`` (floor division of byte
 addresses by the granularity, alignment included): ``g`` belongs to it if some
 thread of the thread set, in some instruction, touches a byte of granule ``g``:
 ``G*g <= base + eb*a + eb - 1`` and ``G*g + G - 1 >= base + eb*a`` for the
-element address ``a``. Its size is isl's `count_val` of that set.
-
-`count_val` scans points after making the set's disjuncts disjoint, and that
-step is what grows steeply with the number of overlapping disjuncts (one per
-instruction, 27 for a box stencil) and with constraints that are not boxes
-(a wave bounded by its linear block id). So the set is built where unions are
-cheap:
-
-- a wave of consecutive blocks is at most five boxes of blocks (a partial row,
-  full rows of a plane, full planes, full rows, a partial row);
-- along an axis where every address and guard depends on the block and thread
-  index only through the global index ``bid*bdim + tid``, that index is one
-  variable with an interval range;
-- instructions that differ only by a constant offset (a stencil's neighbours)
-  are one piece per box of offsets (the offsets written in the field's
-  strides); guards on one variable clip its range, and an offset variable is
-  added to an index whose address coefficient is a multiple of its stride
-  (a Minkowski sum of intervals);
-- every piece is written in the field's element space, one coordinate per
-  stride, where pieces are (strided) boxes without existential variables: they
-  are united and coalesced there, and the union is mapped to granules once.
-
+element address ``a``. Its size is isl's `count_val` of that set, whose cost
+grows steeply with overlapping disjuncts and constraints that are not boxes,
+so `touched` builds the set where unions are cheap.
 `benchmarks/bench_isl.py` measures the cost against enumeration; `COST_NOTE`
 states it for the command line.
 """
@@ -248,8 +229,21 @@ def _pieces(instructions: list[Instruction], field: Field, threads: ThreadSet):
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> isl.Set:
     """The set of granules `instructions` of `threads` touch in `field` (backend interface).
 
-    The pieces are united in the field's element space first, where they are (strided) boxes that
-    coalesce cheaply, and only that union is mapped to granules.
+    `count_val` scans points after making the set's disjuncts disjoint, and that step is what grows steeply
+    with the number of overlapping disjuncts (one per instruction, 27 for a box stencil) and with constraints
+    that are not boxes (a wave bounded by its linear block id). So the set is built where unions are cheap:
+
+    - a wave of consecutive blocks is at most five boxes of blocks (`block_boxes`: a partial row, full rows
+      of a plane, full planes, full rows, a partial row);
+    - along an axis where every address and guard depends on the block and thread index only through the
+      global index ``bid*bdim + tid``, that index is one variable with an interval range;
+    - instructions that differ only by a constant offset (a stencil's neighbours) are one piece per box of
+      offsets (`offset_boxes`: the offsets written in the field's strides); guards on one variable clip its
+      range, and an offset variable is added to an index whose address coefficient is a multiple of its
+      stride (a Minkowski sum of intervals);
+    - every piece is written in the field's element space, one coordinate per stride, where pieces are
+      (strided) boxes without existential variables that coalesce cheaply: they are united there, and only
+      that union is mapped to granules.
     """
     basis = _stride_basis(field)
     texts = [p.element_text(basis) for p in _pieces(instructions, field, threads)]

@@ -6,11 +6,9 @@ code (the convolution tiles of Kernel Tuner's caches) each runs once per thread,
 they are those bytes over the points a thread updates. Local memory is interleaved per thread, so a
 warp's spill access is one coalesced request of 4 B per lane, and it is cached like global data: where
 the spilled values of the resident threads fit in L1 they stay there, where those of every SM fit in L2
-they travel to L2, and else to DRAM. The spilled bytes a thread keeps are what the compiler reserves
-for them where it says (AMD's ScratchSize), else its spill stores (each spilled register stored once).
-The A100 convolution cache shows the DRAM case: 4x4 tiles with read_only 1 that spill 4.9, 13.0 and
-21.1 kB per thread run at 8.6, 19.1 and 32.0 ms, about 1.2-1.4 TB/s of spill traffic
-(convolution15_registers_sm_80.csv of validation/data/external).
+they travel to L2, and else to DRAM (docs/model/index.md, step 3 of a ranking, has a measured case). The
+spilled bytes a thread keeps are what the compiler reserves for them where it says (AMD's ScratchSize),
+else its spill stores (each spilled register stored once).
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
 """Data volumes per lattice update at every level, following Ernst et al. (JPDC 2023) sec. III.
 
-- L2 -> L1 loads: the block is L1's collaborative group. Requested volume
-  (per warp and instruction), compulsory volume (unique sectors of the block),
-  allocation volume (unique lines x resident blocks) and capacity misses
-  ``V = V_comp + R_L1(O) * (V_req - V_comp)`` with ``O = V_alloc / L1``.
-- L1 -> L2 stores: write-through, every warp's store sectors.
-- DRAM -> L2 loads: the wave of concurrently running blocks is L2's group.
-  ``V_dram = V_curr - V_overlap + R_over(C) * V_overlap + R_L2(O_L2) * V_reread``
-  with the coverage ``C = (L2 - (V_curr - V_overlap) - S_curr) / (V_prev + S_prev)``, where ``S`` is
-  the lines a wave's stores allocate beyond its loads' (the paper's C counts loads only), and the re-reads
-  ``V_reread = V_L2 - max(sum of the blocks' V_comp, V_curr)``, or ``V_L2 - V_curr`` on an L2 split into
-  partitions, whose halos between a wave's blocks miss too (see `reread_load`). ``V_curr`` leaves out
-  what the wave shares with waves before the previous one that L2 still holds (`older_wave_hits`).
-- L2 -> DRAM stores: unique store footprint of the wave plus evictions.
-- Spilled registers (where the code was compiled per launch): their loads and stores
-  on top, at L1 and down to the level that holds them (`spills`).
-
-Everything is averaged over representative blocks and waves away from the
-grid's edges and returned in bytes per lattice update.
+L2 -> L1 loads with the block as L1's collaborative group (requested, compulsory and allocation volumes, and
+L1's capacity misses); L1 -> L2 stores, written through; DRAM -> L2 loads with the wave of concurrently running
+blocks as L2's group (what the previous wave shares and L2 still holds, `older_wave_hits` for the waves before
+it, and the re-reads that miss for capacity, `reread_load`); L2 -> DRAM stores, the wave's unique store
+footprint plus evictions; and, where the code was compiled per launch, the traffic of spilled registers on top
+(`spills`). The formulas are `composition`'s, explained in docs/model/index.md ("The hardware metric
+estimator"). Everything is averaged over representative blocks and waves away from the grid's edges and
+returned in bytes per lattice update.
 """
 
 from __future__ import annotations
@@ -247,14 +237,11 @@ def older_wave_hits(counter: FootprintCounter, block, grid, first: int, wave_blo
     Without `hit_curve`, those of each earlier wave as long as the waves back to it fit in the L2 the current
     wave leaves, as in a least-recently-used cache. The paper's coverage looks at the previous wave only (Ernst
     et al., JPDC 2023, eq. 8), and counts the rest of a wave's footprint as new. Where a wave is shorter than a
-    row of blocks, the halo it shares with the row before was loaded two or more waves earlier: on the RTX 2080
-    Ti, 32x32 blocks of the 15x15 convolution load 4.03 B/Lup from DRAM, where the previous wave alone predicted
-    5.58 (a 46-row footprint per 32 rows), and with the older waves 4.04.
+    row of blocks, the halo it shares with the row before was loaded two or more waves earlier.
 
     On an L2 in two partitions the edge is not sharp: lines that blocks on both partitions read take room in
-    both (validation/hopper/README.md). There a device's ``older_wave_hit`` curve gives the share of each wave's
-    bytes that hit by its ratio; on an H200 the star r=4's 4-deep blocks, whose waves back to the block-layer
-    before fill 0.99 of the room, load 18-23 B per update from DRAM where the step predicted 8.2.
+    both. There a device's ``older_wave_hit`` curve gives the share of each wave's bytes that hit by its ratio.
+    docs/model/index.md ("DRAM -> L2 loads") has what both were checked against.
     """
     ratio_looked_at = 1.0 if hit_curve is None else OLDER_WAVE_RATIO_LOOKED_AT
     reuse = older_wave_reuse(counter, block, grid, first, wave_blocks, granule_bytes, l2_left_bytes, ratio_looked_at)
@@ -270,14 +257,12 @@ def reread_load(l2_load: float, l1_compulsory: float, n_lups: int, v_curr: float
     at the same point of their run, so little else reaches L2 in between and it hits, as the wave's compulsory
     volume assumes (Ernst et al., JPDC 2023, sec. III.G). A re-read follows a whole L1's worth of the block's
     other traffic, so it sees the wave's oversubscription. Weighing the halos too with it over-predicted
-    narrow deep blocks, whose waves exceed L2 (V100 r=2 128x1x8 fold 1x1x4: +64 %).
+    narrow deep blocks, whose waves exceed L2.
 
     An L2 split into partitions (GA100, GH100) caches each line in the partition of the SM that asked for it,
     so a neighbour on the other partition's SMs misses where a unified L2 would hit, and its copy lives as long
-    as the whole wave's traffic lets it: the halos see the oversubscription too. On a lent H100, 8-wide blocks
-    of D3Q19's streaming, in waves of 1.9 times the L2, load 296 B per update from DRAM where the wave's
-    footprint is 153 and the blocks' L2 load 208 (validation/hopper/README.md); halos that hit predicted 153,
-    halos weighed like re-reads 206.
+    as the whole wave's traffic lets it: the halos see the oversubscription too. docs/model/index.md ("DRAM ->
+    L2 loads") has the measurements behind both rules.
     """
     hits_once = max(l1_compulsory * n_lups, v_curr) if l2_partition_count == 1 else v_curr
     return max(l2_load * n_lups - hits_once, 0.0)

@@ -1,7 +1,7 @@
 """The measured data-set schema shared by `measure`, `calibrate` and `validate`.
 
-One CSV row per launch candidate, in the columns of the shared V100 data
-(``validation/data/v100/``): block and folding, then measured values per
+One CSV row per launch candidate, in the columns of the V100 data the estimator's
+authors shared (docs/validation/v100.md): block and folding, then measured values per
 lattice update; an empty cell means "not measured". Files written by
 `measure` add the GPU, its driver, the date, the median kernel time and the
 kernel (`kernel_record`: its fields' types and shapes, its loads and stores),

@@ -6,14 +6,8 @@ marker (``InvalidConfig``, ``CompilationFailedConfig``, ``RuntimeFailedConfig``)
 The block-size parameters (``block_size_x/y/z`` by default, Kernel Tuner's own
 names) become the launch's block; every other parameter (tile sizes, switches)
 picks a *variant* of the kernel, which the SPEC describes (`TunableSpec`).
-Throughput is the SPEC's lattice updates per launch over the measured time.
-
-A flat CSV may also be a KTT export (its kernel time in ``duration_us``) with
-Nsight Compute counters as columns (names with ``__``, e.g.
-``dram__sectors_read.sum``): those of `ncu.COUNTER_METRICS` become measured
-volumes per lattice update, none of them is a tunable parameter, and a run with
-local-memory (spill) traffic keeps its time but not its volumes, since the
-spills are in its L2 and DRAM counters.
+Throughput is the SPEC's lattice updates per launch over the measured time;
+`read_kernel_tuner` says what a flat CSV may hold.
 """
 
 from __future__ import annotations
@@ -193,7 +187,15 @@ def _read_csv(path: Path) -> TunerData:
 
 
 def read_kernel_tuner(path: str | Path) -> TunerData:
-    """A Kernel Tuner cache (``.json``, ``.json.gz``) or a flat CSV with parameter columns and a time column."""
+    """A Kernel Tuner cache (``.json``, ``.json.gz``) or a flat CSV with parameter columns and a time column.
+
+    A flat CSV may also be a KTT export (its kernel time in ``duration_us``) with
+    Nsight Compute counters as columns (names with ``__``, e.g.
+    ``dram__sectors_read.sum``): those of `ncu.COUNTER_METRICS` become measured
+    volumes per lattice update, none of them is a tunable parameter, and a run with
+    local-memory (spill) traffic keeps its time but not its volumes, since the
+    spills are in its L2 and DRAM counters.
+    """
     path = Path(path)
     if not path.exists():
         raise MeasurementError(f"data file {path} does not exist")

@@ -1,98 +1,13 @@
-"""The ``throughput`` model: the four limiters plus L1 tag lookups, instruction issue, latency, block starts and
-tail waves.
+"""The ``throughput`` model, the default on every device (`launch.DEFAULT_MODEL`): the paper's limiters plus L1 tag
+lookups, instruction issue, latency, block starts and tail waves.
 
-The default model (`launch.DEFAULT_MODEL`) on every device of the library. Every term is a time per lattice
-update (seconds) that one resource alone would need, all named in
-`Prediction.seconds_per_lup` so that a report shows why a candidate is slow:
-
-- ``L1 banks``, ``L2``, ``DRAM``: the paper's limiters (`predict.limiter_times`). ``L2`` also
-  counts its requests: what misses L1 reaches L2 as one request per line with the sectors a warp
-  wants of it, and a store as one per line it touches (stores write through). A load request
-  takes at least `l2_bytes_per_request` of the L2 bandwidth however few sectors it carries, a
-  store request at least `l2_bytes_per_store_request`, and a stored byte
-  `l2_load_bytes_per_store_byte` loaded bytes' worth (measured on Hopper, where stores cost
-  twice what loads do; one sector and one byte elsewhere). Blocks narrow in x, whose warps touch
-  one sector in each of up to 32 lines, ran up to 3x slower on an H200 than the bytes allowed
-  (`validation/hopper/`). ``DRAM`` counts the load requests that miss L2 likewise: each takes at
-  least `dram_bytes_per_request` of DRAM's bandwidth (measured on Hopper, where copies of short random
-  runs are limited by their requests; none elsewhere), and a line a warp store writes in part costs
-  `dram_bytes_per_partly_stored_line`, more the more warp stores an SM has in flight (measured on
-  Hopper; none elsewhere; `dram_seconds_per_lup`).
-- ``L1 tags``: passes of the L1TEX tag stage. A warp load request needs the tags of its
-  distinct 128-B lines (a misaligned or row-straddling warp touches two or more), and the
-  stage resolves up to `l1_tag_lookups_per_cycle` lines of one request per cycle, so a
-  request takes ``ceil(lines / that)`` passes, one per cycle; requests through the read-only
-  path (`read_only_fields` of a CUDA description) pass at their own, fitted rate, and those under an
-  ``if`` of their own at another (`read_only_stage_cycles_per_lup`). A request takes
-  at least ``1 / Device.l1_requests_per_cycle`` cycles (two on GA10x, one elsewhere).
-- ``FP``: the limiters' FP time over the share of SIMT lanes that update a point when its
-  arithmetic issues (`point_lane_utilization`): a warp computes for all its 32 lanes, so a
-  16-thread block, the idle half of a 48-thread block's second warp, or threads past the
-  domain's edge cost FP throughput.
-- ``issue``: warp instructions (loads, stores, one FMA per two flops, per warp that
-  updates the point, and the loads and stores of spilled registers; where the launch's SASS was
-  read, its instructions, `adapters.sass`) over the SM's issue rate
-  (`Device.warp_instructions_per_cycle_per_sm`).
-- ``latency``: Little's law. A warp issues a round of requests (its loads in flight) and
-  waits for all of them, so a round takes the latency of the deepest level any of its
-  requests reaches: DRAM if any goes there (`latency_parts_cycles`); the time per update
-  is the rounds per update x that latency over the resident warps. Spilled registers'
-  loads are requests too (`estimate.spills`).
-  A load under an ``if`` of its own (hand-written code guarding each load of an unrolled
-  loop) counts at its vendor's rate: nvcc predicates it, and it is scheduled like any other;
-  AMD's compiler branches around it, so a wavefront has one in flight at a time
-  (``guarded_loads_in_flight_per_warp``, ``[vendors.amd]`` of the model's data file). Through
-  NVIDIA's read-only path a guarded load is one in flight too
-  (``guarded_read_only_loads_in_flight_per_warp``): the convolution's guarded ``read_only``
-  launches measure 1.2-1.4x slower than unguarded ones of the same tile on the A100, RTX A4000
-  and A6000, where plain loads lose nothing to their guards. An estimate of the effect: their
-  SASS shows the loads predicated and the slowdown in instructions (a 64-bit address per
-  ``__ldg``, 1.27x more where guarded), which the issue term counts where the SASS was read.
-  Where the compiled code was read (AMD: hipcc's assembly; NVIDIA: the waits on load scoreboards in SASS,
-  `adapters.sass`; `ResourceUsage.load_waits_per_thread`),
-  the rounds are what it says instead of these estimates: how often a warp stops to wait for its
-  outstanding loads, its spills' among them. The compiler decides that: it batches a dozen loads
-  per wait in code it unrolled, and waits on each load of a filter loop it kept rolled.
-  What misses L2 waits in the queue of the level that serves it (DRAM, or the last-level cache
-  where a device has one): its latency beyond L2 is 1 / (1 - u) times the unloaded one, the
-  response time of an M/M/1 queue at that level's utilization u = its time / the total time.
-  The total is the fixed point (`loaded_seconds`). Unloaded latencies made a kernel that is
-  both latency- and DRAM-bound as fast as DRAM allowed: the MI250X's spilling convolution
-  launches ran 1.5x slower than that, and the V100 range-4 star 10 % slower.
-- ``block starts``: an SM starts a block at most every `cycles_per_block_start` cycles (measured on Hopper,
-  157: a Jacobi sweep in blocks of 64 threads, one point each, ran 1.75x slower than folded 1x2x1, with 18 of
-  its 64 warp slots busy; none elsewhere). Blocks of few threads that each update one point cost that.
-- the combination: ``L1 tags`` and ``L1 banks`` are two stages of one pipeline, the
-  L1TEX unit, which a request's wavefronts pass one stage per cycle (NVIDIA developer
-  forum, 'What's the difference between wavefronts and sectors/req', answer 4,
-  forums.developer.nvidia.com/t/165293): the slower stage sets its rate, so the pipeline
-  counts with the larger of the two (`PIPELINE_STAGES`). ``issue`` and ``FP`` are two
-  stages of one dispatch likewise: every FMA the FP term counts is one of the warp
-  instructions the issue term counts, and the FP32 pipe takes the next FMA while the
-  scheduler issues other instructions. Where the FP32 lanes finish a warp's FMA in the
-  time the scheduler takes to issue one (GA10x, AD10x, AMD's SIMDs) the FP term is the
-  issue term's FMA share, and a sum would count each FMA twice. The SM's own units (the
-  dispatch, the L1 pipeline, latency) share its schedulers and overlap in part, a power mean
-  ``(sum t_i^p)^(1/p)``: p -> infinity is the limiters' max, p = 1 a sum (no overlap); p is
-  fitted (the A100's fit is below 1: the terms leave part of its time unnamed). L2 and DRAM
-  serve all SMs while the SMs go on issuing: their time overlaps fully with the SM's
-  (`MEMORY_SYSTEM`), as in the paper's limiters, which a memory-bound stencil confirms (the
-  V100 star r=4 runs at 31.9 GLup/s, its DRAM time alone allows 34.6).
-- ``tail``: a last, partly filled wave. Its blocks spread over the SMs, at most
-  ``last_wave_blocks_per_sm`` on one, and an SM that holds fewer blocks runs each faster
-  where the terms that do not depend on occupancy limit it: the last wave takes that many
-  blocks' work at the occupancy they leave (only the latency term changes), not a full
-  wave's time. The slowest SM sets the time, so a grid smaller than one wave leaves SMs
-  idle. Reported as the extra time it adds.
-
-Candidates within the fit's MAPE on its own rows (`mape_on_fitted_rows`) of the best are
-tied, as the limiters' are within their measured DRAM-load error; `select` breaks the tie.
-
-Latencies and issue rates are device data (the device files, every number with its source);
-the model's own constants and its fits, with their provenance, live in
-``models/data/throughput.toml``. A device without its own fit borrows the one its
-``borrowed_fit`` names (a GPU of the same SM), else the one ``[defaults.fit]`` names, and its
-table's device notes say so.
+Every term is a time per lattice update (seconds) that one resource alone would need (`term_times`), named in
+`Prediction.seconds_per_lup` so that a report shows why a candidate is slow. `overlapped_seconds` combines them: a
+pipeline's stages by the slowest (`PIPELINE_STAGES`), the SM's own units by a fitted power mean, the memory system
+and the block scheduler overlapping fully (`OUTSIDE_SM`); `predict_seconds` adds a partly filled last wave. Candidates
+within the fit's MAPE on its own rows of the best are tied. What each term counts, why, and what it was checked
+against is in docs/model/index.md ("The throughput model"); the constants and fits, with their provenance, are in
+``models/data/throughput.toml``, and a device without its own fit borrows one (`constants_for`).
 """
 
 from __future__ import annotations
@@ -139,11 +54,11 @@ class ThroughputConstants:
     warp_instructions_per_cycle_per_sm: int
     l1_tag_lookups_per_cycle: float
     #: fitted on the convolution, whose read-only loads are ``__ldg`` of an int index: nvcc recomputes each one's
-    #: 64-bit address (4.2-4.4 more instructions than a plain load, more under a guard), and the rate prices that
-    #: as much as the path; a ``const __restrict__`` load has none of it (validation/data/external/README.md)
+    #: 64-bit address (more instructions than a plain load, more under a guard), and the rate prices that as much
+    #: as the path; a ``const __restrict__`` load has none of it (docs/model/index.md, ``L1 tags``)
     read_only_tag_passes_per_cycle: float
     #: the same for read-only loads that each sit under an ``if`` of their own (`individually_guarded`): nvcc
-    #: computes each one's address under its guard, 5.3-7.4 more instructions than a plain load
+    #: computes each one's address under its guard, more instructions than an unguarded one
     guarded_read_only_tag_passes_per_cycle: float
     loads_in_flight_per_warp: float
     #: the same for loads that each sit under an ``if`` of their own (`individually_guarded`): where the compiler
@@ -359,8 +274,8 @@ def latency_parts_cycles(metrics, c: ThroughputConstants) -> tuple[float, float]
     A round waits for its slowest load: it waits for L2 (DRAM) if any of its requests goes there. A request
     goes there with the share of the requested bytes that L2 (DRAM) serves, so a round of k requests with
     ``1 - (1 - share)^k``. Weighting the levels by the bytes alone made a round that fetches one line of
-    seven from DRAM wait a seventh of the DRAM latency: unfolded short stencils and the D3Q19 kernel on Hopper
-    ran up to 1.3x slower than that allowed (`validation/hopper/`)."""
+    seven from DRAM wait a seventh of the DRAM latency, which underpriced unfolded short stencils and D3Q19 on
+    Hopper (docs/model/index.md, ``latency``)."""
     requested = max(metrics.l1_requested_bytes_per_lup, 1e-30)
     from_l2 = min(metrics.l2_load_bytes_per_lup / requested, 1.0)
     from_dram = min(metrics.dram_load_bytes_per_lup / requested, from_l2)
@@ -408,11 +323,9 @@ def dram_seconds_per_lup(metrics, device, c: ThroughputConstants, by_bytes: floa
     Loads: the requests that miss L2 where those take longer than their bytes, each at least
     `dram_bytes_per_request` of DRAM's bandwidth (the requests' share of what DRAM serves of L2's load bytes).
     Stores: each line a warp store writes in part at its extra cost (`dram_bytes_per_partly_stored_line`), which
-    grows with the warp stores an SM has in flight, its resident warps x a point's stores: on the H100 a copy of
-    one field whose stores sit a double off their lines loses nothing, one of 27 fields 22 % of its bandwidth,
-    where the same copies on their lines all move 2.84-2.99 TB/s (`validation/hopper/`). A folded thread's
-    stores count as one point's: folded blocks of the stencils and the 2D Jacobi run faster than unfolded ones,
-    not slower."""
+    grows with the warp stores an SM has in flight, its resident warps x a point's stores (measured on Hopper
+    with copies of 1 to 27 fields: docs/model/index.md, ``DRAM``). A folded thread's stores count as one
+    point's: folded blocks of the stencils and the 2D Jacobi run faster than unfolded ones, not slower."""
     x = metrics.extras
     missing_share = min(metrics.dram_load_bytes_per_lup / max(metrics.l2_load_bytes_per_lup, 1e-30), 1.0)
     load_requests_beyond_bytes = max(
@@ -425,14 +338,14 @@ def dram_seconds_per_lup(metrics, device, c: ThroughputConstants, by_bytes: floa
 def l1_request_stage_cycles_per_lup(x: dict, device) -> float:
     """L1 cycles per update of the tag stage for ordinary loads: a pass per cycle, and a request at least
     ``1 / l1_requests_per_cycle`` cycles (two on GA10x, whose 2-row blocks of the convolution then cost what
-    their extra requests measure: the RTX A4000's plain launches take 2.6 SM cycles per request, within 2.5 %)."""
+    their extra requests measure: docs/model/index.md, ``L1 tags``)."""
     return max(x["l1_tag_passes_per_lup"], x["load_requests_per_lup"] / device.l1_requests_per_cycle)
 
 
 def read_only_stage_cycles_per_lup(x: dict, c: ThroughputConstants) -> float:
     """L1 cycles per update of the read-only path's passes, those of loads under an ``if`` of their own at their
-    own rate: a single rate for both left the H100's unguarded ``__ldg`` launches of tile 1x1 1.5x faster than
-    predicted and the guarded ones right (the A100's 1.24x, the RTX A4000's 1.06x)."""
+    own rate: with a single rate for both, the unguarded ``__ldg`` launches ran faster than predicted where the
+    guarded ones were right (docs/model/index.md, ``L1 tags``)."""
     guarded = x["individually_guarded_read_only_l1_tag_passes_per_lup"]
     return ((x["read_only_l1_tag_passes_per_lup"] - guarded) / c.read_only_tag_passes_per_cycle
             + guarded / c.guarded_read_only_tag_passes_per_cycle)
@@ -440,7 +353,17 @@ def read_only_stage_cycles_per_lup(x: dict, c: ThroughputConstants) -> float:
 
 def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_per_sm: float | None = None) -> dict[str, float]:
     """Seconds per lattice update that each resource alone would need (before overlap and tail), with the
-    candidate's occupancy or `resident_warps_per_sm` (a partly filled last wave)."""
+    candidate's occupancy or `resident_warps_per_sm` (a partly filled last wave).
+
+    ``FP``: the limiters' FP time over the share of SIMT lanes that update a point; ``L1 banks``: the limiters'
+    L1 time; ``L1 tags``: passes of the L1TEX tag stage (`l1_request_stage_cycles_per_lup`,
+    `read_only_stage_cycles_per_lup`); ``L2``: its bytes or its requests' slots (`l2_bytes_per_lup`); ``LLC``:
+    the limiters' last-level cache time, where a device has one; ``DRAM``: its bytes and what requests cost
+    beyond them (`dram_seconds_per_lup`); ``issue``: warp instructions (spills' and, where the SASS was read, its
+    own included) over the SM's issue rate; ``latency``: Little's law, rounds of loads x their latency over the
+    resident warps (`load_rounds_per_lup`, `mean_latency_cycles`); ``block starts``: blocks per update x
+    `ThroughputConstants.cycles_per_block_start`, where it was measured. Why each is there, and what it was
+    checked against: docs/model/index.md ("The throughput model")."""
     x = metrics.extras
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)

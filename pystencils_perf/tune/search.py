@@ -1,20 +1,13 @@
 """Which candidate to measure next, and when to stop: the model's prediction corrected by what was measured.
 
-The performance model orders the candidates well but not perfectly (its error
-differs between GPUs and kernels). The search keeps the model's predicted time
-as a prior and learns the model's error, in log time, as a Gaussian process
-over the candidates' parameters: a constant part (the model is off by a factor
-on this GPU, which changes no order) and a smooth part (it is off by more for
-wide blocks, for read-only loads, ...), which reorders the unmeasured
-candidates after each measurement. The next candidate is the one with the
-lowest corrected time (minus `exploration` standard deviations, none by default), raised
-where measured neighbours failed to run (`failure_chance`), and the
-search stops when no unmeasured candidate has a probability above
-`stop_probability` of beating the measured best by more than `stop_within`.
-
-Parameters become coordinates as Kernel Tuner's values are: numbers that are
-all positive on a log2 scale (block sizes, tiles), other numbers as they are,
-and anything else one coordinate per value.
+The search keeps the model's predicted time as a prior and learns the model's error, in log time, as a Gaussian
+process over the candidates' parameters (`parameter_coordinates`): a constant part (the model is off by a factor
+on this GPU, which changes no order) and a smooth part (it is off by more for wide blocks, for read-only loads,
+...), which reorders the unmeasured candidates after each measurement. The next candidate is the one with the
+lowest corrected time (minus `exploration` standard deviations, none by default), raised where measured
+neighbours failed to run (`failure_chance`), and the search stops when no unmeasured candidate has a probability
+above `stop_probability` of beating the measured best by more than `stop_within`. docs/tuning.md says how the
+constants were chosen.
 """
 
 from __future__ import annotations
@@ -24,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: the model's error as a standard deviation of log time before anything is measured; the throughput model's
-#: MAPE on the held-out convolution GPUs is 30-58 % (validation/convolution_gpus/report.md), about 0.35 in log
+#: the model's error as a standard deviation of log time before anything is measured, set from the throughput
+#: model's error on the held-out convolution GPUs when the search was built (docs/tuning.md)
 MODEL_LOG_ERROR = 0.35
 #: how far a constant factor between model and GPU may be, as a standard deviation of log time (a factor of 3)
 OFFSET_LOG_SCALE = 1.1
-#: run-to-run noise of a measured time, as a standard deviation of log time (timings spread by up to ~19 %)
+#: run-to-run noise of a measured time, as a standard deviation of log time (the caches' own spread is what
+#: `benchmarks/bench_tune.py` reports as timing noise)
 MEASUREMENT_LOG_NOISE = 0.05
 #: how many candidates that ran a candidate's failure chance starts from (before any of its neighbours is measured)
 FAILURE_PRIOR_RUNS = 1.0
@@ -42,7 +36,10 @@ def _is_number(value) -> bool:
 
 
 def parameter_coordinates(params: list[dict]) -> np.ndarray:
-    """One row of coordinates per candidate, in units of `LENGTH_SCALE_LOG2` (constant parameters left out)."""
+    """One row of coordinates per candidate, in units of `LENGTH_SCALE_LOG2` (constant parameters left out).
+
+    Parameters become coordinates as Kernel Tuner's values are: numbers that are all positive on a log2 scale
+    (block sizes, tiles), other numbers as they are, and anything else one coordinate per value."""
     columns = []
     names = sorted({k for p in params for k in p})
     for name in names:
@@ -71,8 +68,8 @@ class SearchSettings:
     offset_log_scale: float = OFFSET_LOG_SCALE
     measurement_log_noise: float = MEASUREMENT_LOG_NOISE
     #: standard deviations subtracted from the mean to pick the next candidate (0 trusts the corrected model: with a
-    #: budget of ten among thousands, measuring where the model is merely unsure costs more than it finds; 0.5, the
-    #: first choice, reached 98.6 % of the optimum after 10 measurements on the repository's caches, 0 reaches 99.7 %)
+    #: budget of ten among thousands, measuring where the model is merely unsure costs more than it finds;
+    #: docs/tuning.md compares it with 0.5, the first choice)
     exploration: float = 0.0
     #: the same where no candidate has a prediction (all start alike): only the uncertainty spreads the search
     exploration_without_model: float = 0.5

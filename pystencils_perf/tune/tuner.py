@@ -1,7 +1,7 @@
 """The tuning loop that every entry point shares: measure in the search's order, record, stop.
 
-A `MeasurementSource` times one candidate: the GPU (`sources.GpuTimer`) or a
-Kernel Tuner cache (`sources.ReplaySource`); nothing else differs between
+A `MeasurementSource` times one candidate: the GPU (`adapters.pystencils.tuning.GpuTimer`) or a
+Kernel Tuner cache (`tune.replay.ReplaySource`); nothing else differs between
 tuning on a GPU and replaying measurements without one.
 """
 

@@ -4,22 +4,10 @@ With fold ``(fx, fy, fz)`` every thread updates ``fx * fy * fz`` consecutive
 points: ``ctr = start + step * f * (blockIdx * blockDim + threadIdx) + step * k``
 with ``k`` in ``[0, f)`` per axis, the launch grid covers ``ceil(points / f)``
 threads per axis, and a point beyond the iteration space is skipped by its own
-guard. Where the fold divides the points of an axis (sizes known when the code
-is generated), no point of a thread whose first point is inside can lie beyond,
-and that axis adds nothing to the guards: they would be instructions that are
-always true, and they change what ptxas allocates (the range-2 star on 596 x 596
-x 508 points, folded 2 or 4 times in z, needs 40 registers with them and 32 or
-31 without from CUDA 11.8 for sm_70, which decides between one and two blocks of
-1024 threads per V100 SM). A value that several points of a thread load is
-loaded once: every distinct load is declared before the first point that needs
-it, guarded by the points that need it (a load only skipped points need is not
-executed).
-
-Nothing is patched: `compat.driver_with` gives pystencils' own kernel creation
-driver another axes factory (fold the iteration cube, then map it onto blocks x threads with
-`AxisExpansion`, as the Linear3D scheme does) and its GPU indexing (a
-`FoldedLaunchConfiguration` over the folded work). Loads are hoisted where
-buffer accesses still carry one index per dimension, before lowering to C.
+guard, where it can be beyond (`FoldingAxes._point_guard`). A value that several
+points of a thread load is loaded once (`FoldingAxes._fold_cube`). Nothing is
+patched: `compat.driver_with` gives pystencils' own kernel creation driver
+another axes factory (`FoldingAxes`) and its GPU indexing (`FoldedIndexing`).
 """
 
 from __future__ import annotations
@@ -113,7 +101,8 @@ class FoldedIndexing:
 
 
 class FoldingAxes:
-    """Fold the iteration cube, then map it onto blocks x threads (pystencils' ``AxesFactory``)."""
+    """Fold the iteration cube, then map it onto blocks x threads with `AxisExpansion`, as the Linear3D scheme
+    does (pystencils' ``AxesFactory``)."""
 
     def __init__(self, ctx, fold: tuple[int, int, int]):
         self._ctx = ctx
@@ -136,7 +125,11 @@ class FoldingAxes:
         return ae.create_strategy([fold] + [ae.gpu_block_x_thread(d) for d in gpu_dims])(cube)
 
     def _fold_cube(self, cube: PsAxesCube, gpu_dims: list[str]) -> PsAxesCube:
-        """One cube whose ranges step over folds, its body the unrolled points with shared loads."""
+        """One cube whose ranges step over folds, its body the unrolled points with shared loads.
+
+        Every distinct load is declared before the first point that needs it, guarded by the points that need
+        it (a load only skipped points need is not executed). Loads are hoisted here, where buffer accesses
+        still carry one index per dimension, before lowering to C."""
         folds = [self._fold[AXES.index(d)] for d in gpu_dims]
         points = list(itertools.product(*(range(f) for f in folds)))
         guarded_axes = [not _fold_divides(r, f) for r, f in zip(cube.ranges, folds)]
@@ -172,7 +165,12 @@ class FoldingAxes:
 
     def _point_guard(self, cube: PsAxesCube, guarded_axes: list[bool], k: tuple[int, ...]) -> PsExpression | None:
         """Point `k` lies in the iteration space, or None where the GPU axes' own guard (point 0's) implies it:
-        along the axes that are not `guarded_axes`, the fold divides the points."""
+        along the axes that are not `guarded_axes`, the fold divides the points.
+
+        Where the fold divides the points of an axis (sizes known when the code is generated), no point of a
+        thread whose first point is inside can lie beyond, and that axis adds nothing to the guards: they would
+        be instructions that are always true, and they change what ptxas allocates, which can decide the blocks
+        per SM (docs/model/index.md, "Occupancy and waves")."""
         terms = [PsLt(self._shifted(r, kk), r.stop.clone())
                  for r, guarded, kk in zip(cube.ranges, guarded_axes, k) if kk and guarded]
         return self._type_fold(reduce(PsAnd, terms)) if terms else None

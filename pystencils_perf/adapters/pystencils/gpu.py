@@ -6,11 +6,9 @@ wrapper's launch configuration (``trim_block_size`` of the default linear
 mapping; block and grid of a manual one) and then checked by evaluating it:
 pystencils must launch exactly the candidate's block. Each candidate gets a
 fresh wrapper, because a wrapper caches its launch grid with its arguments.
-
-Fields are allocated with the alignment the model assumed (`Field.base_offset_bytes`:
-element 0 sits that many bytes past a 256-B boundary) and filled with random
-values in [0.5, 1.5), never zeros. Times are CUDA-event times of single
-launches after warm-up; the median is reported.
+Fields are aligned as modelled (`aligned_field`) and filled with random values
+(`fill_random`); times are CUDA-event times of single launches after warm-up,
+and the median is reported.
 """
 
 from __future__ import annotations

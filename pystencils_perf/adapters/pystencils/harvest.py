@@ -1,20 +1,9 @@
 """Harvesting pystencils 2.x GPU kernels (and lbmpy's, which are pystencils kernels).
 
-A lowered `GpuKernel` by walking its backend AST once:
-
-- declarations of integer symbols are kept as sympy expressions, so that the
-  offset of every memory access can be expressed over ``threadIdx``,
-  ``blockIdx``, ``blockDim`` and loop counters;
-- every ``PsMemAcc`` on the right-hand side is a load, on the left a store;
-- the conditions of ``if`` statements (the index guard) and of ternaries on
-  indices (the guarded shared loads of folded code) become the predicate of
-  the accesses inside them, not accesses;
-- field sizes and strides come from the fields (fixed size) or from the user's
-  domain shape (variable size);
-- a kernel generated with thread folding (`folding`) says its fold
-  and its lattice points through its launch configuration.
-
-Applying a chosen launch is `apply`; generating folded code is `folding`.
+A lowered `GpuKernel` becomes a `KernelModel` by walking its backend AST once (`_Harvester`): every memory
+access with its offset over ``threadIdx``, ``blockIdx``, ``blockDim`` and loop counters, the guards that
+decide which accesses run, and the fields' sizes and strides. Applying a chosen launch is `apply`;
+generating folded code is `folding`.
 """
 
 from __future__ import annotations
@@ -63,7 +52,20 @@ def perf_harvest(kernel, options):
 
 
 class _Harvester:
-    """One walk over one kernel's AST."""
+    """One walk over one kernel's AST.
+
+    - declarations of integer symbols are kept as sympy expressions, so that the
+      offset of every memory access can be expressed over ``threadIdx``,
+      ``blockIdx``, ``blockDim`` and loop counters;
+    - every ``PsMemAcc`` on the right-hand side is a load, on the left a store;
+    - the conditions of ``if`` statements (the index guard) and of ternaries on
+      indices (the guarded shared loads of folded code) become the predicate of
+      the accesses inside them, not accesses;
+    - field sizes and strides come from the fields (fixed size) or from the user's
+      domain shape (variable size);
+    - a kernel generated with thread folding (`folding`) says its fold
+      and its lattice points through its launch configuration.
+    """
 
     def __init__(self, kernel, options: HarvestOptions):
         from pystencils.backend.ast import expressions as ex
