@@ -19,12 +19,11 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors
     from .adapters.pystencils.lbm import create_lb_kernel
     from .devices import Device, get_device, list_devices
     from .errors import ConfigurationError, DeviceError, HarvestError, PerfError
-    from .harvesting import harvest
     from .kernel import Access, AccessKind, Field, HarvestOptions, KernelModel, Loop
     from .launch import LaunchConfig
     from .metrics import Metrics
     from .plugins import get_plugin_manager
-    from .rank import Ranking, rank, select
+    from .rank import Ranking, harvest, rank, select
 
 __version__ = "0.1.0"
 
@@ -37,7 +36,6 @@ _PUBLIC = {
     "DeviceError": ".errors",
     "HarvestError": ".errors",
     "PerfError": ".errors",
-    "harvest": ".harvesting",
     "Access": ".kernel",
     "AccessKind": ".kernel",
     "Field": ".kernel",
@@ -48,6 +46,7 @@ _PUBLIC = {
     "Metrics": ".metrics",
     "get_plugin_manager": ".plugins",
     "Ranking": ".rank",
+    "harvest": ".rank",
     "rank": ".rank",
     "select": ".rank",
     "create_kernel": ".adapters.pystencils.api",
@@ -56,7 +55,7 @@ _PUBLIC = {
 }
 
 #: the submodules that ``import pystencils_perf`` bound as attributes when it imported the names above at once
-_SUBMODULES = ("devices", "errors", "harvesting", "hookspecs", "kernel", "launch", "metrics", "outputs", "plugins",
+_SUBMODULES = ("devices", "errors", "hookspecs", "kernel", "launch", "metrics", "outputs", "plugins",
                "predict", "resources")
 
 

@@ -113,6 +113,11 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+def _input_path(text: str) -> str:
+    """A path to read, as text, refused where empty (`_path`)."""
+    return str(_path(text))
+
+
 def _existing_folder(folder: Path) -> None:
     if not folder.exists():
         raise ConfigurationError(f"folder {folder} does not exist")
@@ -132,8 +137,13 @@ def _output_file(text: str) -> str:
 
 
 def _existing_file(text: str) -> str:
-    if not _path(text).is_file():
+    path = _path(text)
+    if path.is_dir():
+        raise ConfigurationError(f"{text} is a folder, not a file")
+    if not path.exists():
         raise ConfigurationError(f"file {text} does not exist")
+    if not path.is_file():
+        raise ConfigurationError(f"{text} is not a regular file")
     return text
 
 
@@ -177,7 +187,7 @@ def _cmd_devices(args) -> int:
 
 def _cmd_plugins(args) -> int:
     """Every registered plugin with the models, filters and backends it offers."""
-    from .estimate import footprint_backends
+    from .estimate.plugin import footprint_backends
     from .plugins import blocked_names, get_plugin_manager
 
     pm = get_plugin_manager()
@@ -224,7 +234,7 @@ def _candidate_options(args, domain) -> dict:
 
 
 def _cmd_accesses(args) -> int:
-    from .harvesting import harvest
+    from .rank import harvest
 
     spec, domain = _load(args)
     model = harvest(spec.kernel, domain_shape=domain, align=args.align)
@@ -541,7 +551,7 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
 
     @functools.cache
     def backends() -> tuple[str, ...]:
-        from .estimate import footprint_backends
+        from .estimate.plugin import footprint_backends
 
         return tuple(footprint_backends())
 
@@ -580,7 +590,8 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     def data_args(p, kernel_tuner: bool):
         tuner = (", or a Kernel Tuner cache (.json, .json.gz) or CSV with block_size_x,... and a time column"
                  if kernel_tuner else "")
-        p.add_argument("data", help=f"measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...){tuner}")
+        p.add_argument("data", type=_argument_type(_input_path),
+                       help=f"measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...){tuner}")
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
         tuned = "; for Kernel Tuner data `kernel_for(params)` and `lattice_updates`" if kernel_tuner else ""
         p.add_argument("--spec", required=True,
@@ -689,6 +700,9 @@ def _refuse_shared_outputs(args) -> None:
         if not value or is_special(Path(value)) or not (option in _OUTPUT_OPTIONS or Path(value).is_file()):
             continue
         path = Path(value).resolve()
+        if option in _INPUT_OPTIONS:  # an input read twice replaces nothing: it fails, if at all, as what it is
+            seen.setdefault(path, option)
+            continue
         if path in seen and seen[path] in _INPUT_OPTIONS:
             raise ConfigurationError(f"--{option} {value} is {_ROLES[seen[path]]}: writing it would replace an input")
         if path in seen:

@@ -366,9 +366,9 @@ def parse_domain(value) -> tuple[int, ...] | None:
         return None
     if isinstance(value, str):
         values = value.lower().split("x")
-        if 1 <= len(values) <= 3 and all(v.strip().isdecimal() and int(v) > 0 for v in values):
-            return tuple(int(v) for v in values)
-        raise ConfigurationError(f"domain {value!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)")
+        if not (1 <= len(values) <= 3 and all(v.strip().isdecimal() and int(v) > 0 for v in values)):
+            raise ConfigurationError(f"domain {value!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)")
+        return _within_index_range(value, tuple(int(v) for v in values))
     try:
         values = tuple(value)
     except TypeError:
@@ -376,7 +376,20 @@ def parse_domain(value) -> tuple[int, ...] | None:
     if not 1 <= len(values) <= 3 or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1
                                         for v in values):
         raise ConfigurationError(f"domain shape {value!r} is not one to three positive integers, e.g. (64, 64, 64)")
-    return tuple(int(v) for v in values)
+    return _within_index_range(value, tuple(int(v) for v in values))
+
+
+#: the most points along one axis: pystencils' kernels hold sizes and indices in int64_t, so no GPU index reaches
+#: beyond (and pystencils overflows on it); smaller extents are judged per launch against the grid limits
+#: (`vendors.GridLimits`): CUDA launches up to 2**31 - 1 blocks along x, so an axis of 2**31 points may still fit
+MAX_DOMAIN_EXTENT = 2**63 - 1
+
+
+def _within_index_range(value, shape: tuple[int, ...]) -> tuple[int, ...]:
+    if max(shape) > MAX_DOMAIN_EXTENT:
+        raise ConfigurationError(f"domain {value!r} has {max(shape)} points along an axis, more than the "
+                                 f"{MAX_DOMAIN_EXTENT} (2**63 - 1) a GPU kernel's 64-bit index holds")
+    return shape
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,12 @@
-"""The limiter performance model (Ernst et al., JPDC 2023, sec. II.A), a built-in `perf_predict` plugin.
-
-Throughput in lattice updates per second is the minimum over four limiters:
-floating point, L1 (bank-conflict cycles), L2 bandwidth and DRAM bandwidth; on a GPU with
-a last-level cache behind L2 (AMD's Infinity Cache), that cache's bandwidth is a fifth.
-Every limiter's time per lattice update is kept, not just the winner's.
-"""
+"""A model's prediction (`Prediction`), and the limiters' times (Ernst et al., JPDC 2023, sec. II.A) that the
+built-in models (`models.limiters`, `models.throughput`) start from: floating point, L1 (bank-conflict cycles), L2
+bandwidth and DRAM bandwidth; on a GPU with a last-level cache behind L2 (AMD's Infinity Cache), that cache's
+bandwidth is a fifth."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
-from .hookspecs import hookimpl
-
-
-#: the limiter model's measured error, as a fraction: its DRAM load MAPE on the V100 star stencil data
-#: (docs/model/index.md, "The limiter model"), the volume that limits every candidate there. Candidates this
-#: close to the best are a tie the model cannot order.
-LIMITERS_RELATIVE_ERROR = 0.0783
 
 
 @dataclass(frozen=True)
@@ -91,20 +80,3 @@ def dram_bytes_behind_last_level_cache(model, device, metrics) -> float:
     if field_bytes <= device.last_level_cache_bytes:
         return 0.0
     return metrics.dram_compulsory_load_bytes_per_lup + metrics.dram_store_bytes_per_lup
-
-
-MODEL_NAME = "limiters"
-
-
-@hookimpl
-def perf_models():
-    return {MODEL_NAME: "minimum over the FP, L1, L2 and DRAM limiters (the paper's model)"}
-
-
-@hookimpl(trylast=True)
-def perf_predict(model, launch, device, metrics, options):
-    if options.model != MODEL_NAME:
-        return None
-    times = limiter_times(model, device, metrics)
-    limiter = max(times, key=times.get)
-    return Prediction(1.0 / times[limiter], limiter, times, LIMITERS_RELATIVE_ERROR)

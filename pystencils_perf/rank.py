@@ -12,19 +12,23 @@ import gc
 import io
 import json
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from .devices import Device, get_device
 from .devices.report import confidence_notes
-from .errors import ConfigurationError, PerfError
-from .harvesting import harvest
-from .hookspecs import hookimpl
-from .launch import DEFAULT_DEVICE, DEFAULT_MODEL, LaunchConfig, RankOptions, candidate_space
+from .errors import ConfigurationError, HarvestError, PerfError
+from .estimate.plugin import get_backend
+from .launch import DEFAULT_DEVICE, DEFAULT_MODEL, CandidateSpace, LaunchConfig, RankOptions, check_threads
 from .metrics import VOLUME_FIELDS, Metrics
 from .outputs import write_text
 from .parallel import can_fork, resolve_jobs, run_tasks
-from .plugins import get_plugin_manager
+from .plugins import BLOCK_ENV, blocked_adapters, get_plugin_manager
 from .predict import Prediction
 from .resources import launch_resources_note, resources_note, with_launch_resources, with_resources
+from .selection import TIE_BREAK, tie_break
+
+if TYPE_CHECKING:
+    from .kernel import KernelModel
 
 
 @dataclass(frozen=True)
@@ -213,6 +217,69 @@ def check_names(kind: str, asked, offered: list[dict]) -> None:
             raise ConfigurationError(f"unknown {kind} {name!r}; installed: {', '.join(sorted(known)) or 'none'}")
 
 
+def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base_offsets_bytes=None) -> KernelModel:
+    """Describe `kernel` (a pystencils GPU kernel, assignments, or whatever an adapter plugin takes).
+
+    A `KernelModel` is returned as it is. See `HarvestOptions` for the keyword arguments.
+    """
+    from .kernel import HarvestOptions, KernelModel  # sympy: here, so that importing `rank` (a plugin) does not
+
+    if isinstance(kernel, KernelModel):
+        return kernel
+    if isinstance(kernel, (list, tuple)) and not kernel:
+        raise HarvestError(f"the kernel is empty: {kernel!r} holds no assignments")
+    options = HarvestOptions(
+        domain_shape=domain_shape,
+        align=align,
+        field_strides=dict(field_strides or {}),
+        base_offsets_bytes=dict(base_offsets_bytes or {}),
+    )
+    model = get_plugin_manager().hook.perf_harvest(kernel=kernel, options=options)
+    if model is None:
+        blocked = blocked_adapters()
+        what = f"a {type(kernel).__module__}.{type(kernel).__qualname__}"
+        if blocked:
+            plugins = f"plugins {', '.join(blocked)} are" if len(blocked) > 1 else f"plugin {blocked[0]} is"
+            raise HarvestError(f"no adapter plugin recognises {what}: the adapter {plugins} blocked "
+                               f"(--block-plugin or {BLOCK_ENV})")
+        raise HarvestError(
+            f"no adapter plugin recognises {what}; "
+            "pass a pystencils GPU kernel, pystencils assignments, or install an adapter plugin"
+        )
+    _check_not_empty(model)
+    return model
+
+
+def _check_not_empty(model: KernelModel) -> None:
+    """Refuse a kernel that updates no point (fields no larger than their ghost layers), before any candidate
+    is rejected for folding or blocking more points than there are."""
+    if model.lattice_updates > 0 and all(n > 0 for n in model.work_items):
+        return
+    fields = ", ".join(f"{f.name!r} of shape {f.shape}" for f in model.fields)
+    raise HarvestError(f"kernel {model.name!r} updates no point: its interior is empty ({fields} "
+                       f"leave nothing inside the ghost layers its accesses need)")
+
+
+def candidate_space(model, device, options: RankOptions, pm=None) -> CandidateSpace:
+    """The one enumeration of candidates that `rank`, `create_kernel` and `measure` share."""
+    check_threads(options.threads, device)
+    pm = pm or get_plugin_manager()
+    seen, accepted, rejected = set(), [], []
+    for contributed in pm.hook.perf_candidates(model=model, device=device, options=options):
+        for launch in contributed:
+            if launch in seen:
+                continue
+            seen.add(launch)
+            reasons = [r for r in pm.hook.perf_check_candidate(model=model, launch=launch, device=device) if r]
+            if reasons:
+                rejected.append((launch, "; ".join(reasons)))
+            else:
+                accepted.append(launch)
+    if not seen:
+        raise ConfigurationError(f"no plugin proposes a launch candidate for kernel {model.name!r}")
+    return CandidateSpace(tuple(accepted), tuple(rejected))
+
+
 def with_measured_resources(pm, kernel, recipe, model, device, options: RankOptions, compile_resources: bool = True):
     """The model with each fold's registers from the `perf_resources` plugins and each launch's from the
     `perf_launch_resources` plugins, its candidate space, and both sets of resources.
@@ -391,7 +458,6 @@ def rank(
     >>> print(ranking.table(head=10))  # doctest: +SKIP
     """
     from .checks import warn_about_kernel
-    from .estimate import get_backend
 
     dev = get_device(device)
     kernel_model = harvest(kernel, domain_shape=domain_shape, align=align)
@@ -460,37 +526,3 @@ def select(ranking: Ranking) -> RankedCandidate:
     if not ranking.candidates:
         raise ConfigurationError(f"ranking of kernel {ranking.kernel!r} has no candidate to select")
     return get_plugin_manager().hook.perf_select(ranking=ranking)
-
-
-#: how `select` orders candidates the model cannot tell apart (documented in docs/model/index.md)
-TIE_BREAK = ("fewest idle lanes in partly filled warps, then most resident warps per SM, then least L2 load traffic "
-             "(a squarer footprint), then predicted throughput")
-
-
-def idle_lanes(launch, warp_size: int) -> int:
-    """SIMT lanes a block leaves idle in its last, partly filled warp (a 57-thread block: 7 of 64)."""
-    return -launch.threads_per_block % warp_size
-
-
-def tie_break(tied: list[RankedCandidate], warp_size: int) -> RankedCandidate:
-    """The tied candidate the default selection takes (`TIE_BREAK`).
-
-    Idle lanes are hardware a block holds and does not use, whatever the model predicts for a
-    memory-bound kernel; more resident warps hide latency the model may misjudge; less L1 -> L2
-    traffic is what a squarer block footprint buys, and it is robust to the capacity curves'
-    error. Registers count only through the occupancy they allow: fewer registers at the same
-    occupancy took unfolded launches on Hopper where folded ones ran faster (docs/model/index.md,
-    "Ties and the selection").
-    """
-    def key(c: RankedCandidate):
-        m = c.metrics
-        resident_warps = m.blocks_per_sm * -(-c.launch.threads_per_block // warp_size)
-        return (idle_lanes(c.launch, warp_size), -resident_warps, round(m.l2_load_bytes_per_lup, 6),
-                -c.prediction.lups_per_second, c.launch)
-
-    return min(tied, key=key)
-
-
-@hookimpl(trylast=True)
-def perf_select(ranking):
-    return tie_break(ranking.tied, ranking.device.warp_size)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .devices import Device, get_device
 from .errors import MeasurementError
-from .harvesting import harvest
+from .rank import harvest
 from .kernel import KernelModel
 from .launch import DEFAULT_MODEL, LaunchConfig
 from .measure.dataset import METRICS, Dataset, Measurement, Metric, kernel_record, other_gpu

@@ -33,6 +33,8 @@ class Vendor:
     architectures: tuple[str, ...]
     #: what the note says where no compiler measured registers
     compiler_hint: str
+    #: what a device file's ``compute_capability`` names for this vendor: the architecture its code is compiled for
+    compute_capability: str
 
 
 #: the GPU vendors, by `Device.vendor`
@@ -46,6 +48,7 @@ VENDORS = {
         architectures=("maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"),
         compiler_hint=("neither nvcc on PATH nor the NVRTC wheels pystencils-perf installs, `pip install "
                        "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"),
+        compute_capability='its major.minor such as "8.0"',
     ),
     "amd": Vendor(
         name="AMD",
@@ -57,6 +60,7 @@ VENDORS = {
         grid=GridLimits("HIP", (2**31 - 1, 65536, 65536), (2**32 - 1,) * 3),
         architectures=("gcn5", "cdna1", "cdna2", "cdna3", "cdna4", "rdna2", "rdna3", "rdna4"),
         compiler_hint="no hipcc (ROCm's HIP compiler) on PATH or in $ROCM_PATH/bin that builds the device's architecture",
+        compute_capability='its gfx target such as "gfx90a"',
     ),
 }
 

@@ -113,3 +113,27 @@ def test_a_vendor_is_one_entry_and_its_compilers():
         device = pp.get_device(name)
         assert grid_limits(device) is VENDORS[device.vendor].grid
         assert device.architecture in VENDORS[device.vendor].architectures
+
+
+def test_the_checker_keeps_types_plugins_and_the_pipeline_apart(import_graph, tmp_path):
+    """Issue 57, item 1: launch.py held the launch types and the candidates plugin, and asked the plugin manager."""
+    package = import_graph.PACKAGE
+    sources = {
+        "hookspecs": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .launch import LaunchConfig\n",
+        "launch": "from .hookspecs import hookimpl\n@hookimpl\ndef perf_candidates(model, device, options):\n    pass\n",
+        "rank": "@hookimpl(trylast=True)\ndef perf_select(ranking):\n    pass\n",
+        "selection": "from .rank import rank\n@hookimpl\ndef perf_select(ranking):\n    pass\n",
+        "plugins": "",
+    }
+    paths = {}
+    for name, text in sources.items():
+        paths[f"{package}.{name}"] = tmp_path / f"{name}.py"
+        paths[f"{package}.{name}"].write_text(text)
+    graph = {f"{package}.launch": {f"{package}.plugins", f"{package}.hookspecs"},
+             f"{package}.selection": {f"{package}.rank"}, f"{package}.rank": set(),
+             f"{package}.hookspecs": set(), f"{package}.plugins": set()}
+    problems = import_graph.check_plugin_rooms(graph, paths)
+    assert f"module {package}.launch, whose types the hooks exchange, implements a hook" in problems
+    assert f"type module {package}.launch imports {package}.plugins, a room above it" in problems
+    assert f"the pipeline {package}.rank implements a hook" in problems
+    assert f"plugin module {package}.selection imports the pipeline {package}.rank" in problems

@@ -74,6 +74,8 @@ def test_rank_output_checked_before_computing(capsys, tmp_path, traced_spec, cas
     [
         (["--domain", "64xa"], "argument --domain: domain '64xa' is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)"),
         (["--domain", "64x0"], "argument --domain: domain '64x0' is not of the form"),
+        (["--domain", f"{2**70}x64"], f"argument --domain: domain '{2**70}x64' has {2**70} points along an axis, "
+                                      "more than the 9223372036854775807 (2**63 - 1) a GPU kernel's 64-bit index holds"),
         (["--threads", "0"], "argument --threads: must be a positive integer, got '0'"),
         (["--threads", "-32"], "argument --threads: must be a positive integer, got '-32'"),
         (["--head", "-3"], "argument --head: must be a positive integer, got '-3'"),
@@ -292,6 +294,12 @@ def test_an_output_onto_an_input_is_refused(capsys, traced_spec):
     assert not traced_spec.with_suffix(".ran").exists()
 
 
+def test_an_input_given_twice_fails_as_what_it_is(capsys, traced_spec):
+    """Only outputs can replace an input: the SPEC as --device is read as a device file, and fails as one."""
+    assert main(["rank", str(traced_spec), "--device", str(traced_spec)]) == 2
+    assert f"device file {traced_spec} is not valid TOML" in one_line_error(capsys)
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_outputs_into_a_pipe(tmp_path):
     """A special file (a pipe, /dev/stdout) is written to, not replaced by a regular file."""
@@ -363,6 +371,13 @@ def test_data_that_is_a_folder_is_one_line(capsys, tmp_path, traced_spec):
     folder.mkdir()
     assert main(["validate", str(folder), "--device", "V100", "--spec", str(traced_spec)]) == 2
     assert f"cannot read data file {folder}: Is a directory" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("command", ["validate", "calibrate"])
+def test_an_empty_data_path_is_named(capsys, traced_spec, command):
+    assert main([command, "", "--device", "V100", "--spec", str(traced_spec)]) == 2
+    assert "argument data: the path is empty" in one_line_error(capsys)
+    assert not traced_spec.with_suffix(".ran").exists()
 
 
 def main_interrupted(argv) -> int:
@@ -525,6 +540,18 @@ def test_rank_empty_or_extra_names_are_one_line(capsys, traced_spec, argv_tail, 
 
 
 @pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["devices", ""], "the device name is empty: give a library name or alias"),
+        (["devices", "--template", ""], "devices --template: the path is empty; give a new file name"),
+    ],
+)
+def test_devices_with_an_empty_name_or_template_is_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    assert message in one_line_error(capsys)
+
+
+@pytest.mark.parametrize(
     "argv_tail, message",
     [
         (["--repeats", "2"], "argument --repeats: must be an integer of at least 7, got '2'"),
@@ -584,6 +611,15 @@ def test_a_json_output_onto_a_full_device_is_one_line(capsys, traced_spec):
 
 A4000_CACHE = ROOT / "validation/data/external/a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"
 TILE1X1_SPEC = ROOT / "validation/a100_convolution/convolution_tile1x1.py"
+
+
+@pytest.mark.parametrize("replay, message", [("folder", "is a folder, not a file"), ("/dev/null", "is not a regular file")])
+def test_a_replay_that_is_no_regular_file_says_what_it_is(capsys, tmp_path, replay, message):
+    path = tmp_path / "cache.json" if replay == "folder" else Path(replay)
+    if replay == "folder":
+        path.mkdir()
+    assert main(["tune", str(TILE1X1_SPEC), "--device", "RTX-A4000", "--replay", str(path)]) == 2
+    assert f"argument --replay: {path} {message}" in one_line_error(capsys)
 
 
 @pytest.mark.parametrize("where", ["a file", "below /proc"])
@@ -706,12 +742,13 @@ def test_a_kernel_tuner_cache_whose_every_run_failed_says_so(capsys, tmp_path):
     assert f"{cache}: all 1 configurations failed when measured: none has a time" in one_line_error(capsys)
 
 
+@pytest.mark.parametrize("returned, shown", [("None", "None"), ("5", "the int 5")])
 @pytest.mark.parametrize("command", ["validate", "tune"])
-def test_kernel_for_returning_none_is_named(capsys, tmp_path, monkeypatch, command):
+def test_kernel_for_returning_no_kernel_is_named(capsys, tmp_path, monkeypatch, command, returned, shown):
     monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
     spec = tmp_path / "spec.py"
     spec.write_text("lattice_updates = 100\nfixed_parameters = {'use_shmem': 0}\n\ndef kernel_for(params):\n"
-                    "    return None\n")
+                    f"    return {returned}\n")
     cache = tmp_path / "cache.json"
     cache.write_text(json.dumps({"cache": {"32,1,0": {"block_size_x": 32, "block_size_y": 1, "use_shmem": 0,
                                                         "time": 1.0}}}))
@@ -719,7 +756,7 @@ def test_kernel_for_returning_none_is_named(capsys, tmp_path, monkeypatch, comma
             "tune": ["tune", str(spec), "--device", "A100", "--replay", str(cache)]}[command]
     assert main(argv) == 2
     err = one_line_error(capsys)
-    assert f"SPEC file {spec}: kernel_for(" in err and ") returned None, not a kernel" in err
+    assert f"SPEC file {spec}: kernel_for(" in err and f") returned {shown}, not a kernel" in err
 
 
 @pytest.mark.parametrize("command", ["validate", "calibrate"])

@@ -279,6 +279,7 @@ def test_user_device_file(tmp_path):
         (lambda t: t.replace('compute_capability = "7.0"', "compute_capability = 7.0"),
          "'compute_capability' must be a string such as \"8.0\" \\(NVIDIA's major.minor\\), got 7.0"),
         (lambda t: t.replace('compute_capability = "7.0"', 'compute_capability = "sm_70"'), "'compute_capability' must be"),
+        (lambda t: t.replace('compute_capability = "7.0"\n', ""), "missing or empty 'compute_capability': an NVIDIA GPU"),
         (lambda t: "curves = 5\n" + t.split("[curves.")[0], "'curves' must be tables \\[curves.NAME\\]"),
         (lambda t: t + '\n[last_level_cache_bytes]\nvalue = 134217728\nkind = "datasheet"\nsource = "x"\n',
          "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together"),
@@ -309,6 +310,12 @@ def test_missing_device_file():
         pp.get_device("/nonexistent/gpu.toml")
 
 
+def test_a_folder_is_no_device_file(tmp_path):
+    (tmp_path / "gpu.toml").mkdir()
+    with pytest.raises(pp.DeviceError, match="gpu.toml is a folder, not a device file"):
+        pp.get_device(tmp_path / "gpu.toml")
+
+
 def test_files_are_parsed_once_per_process_and_again_when_changed(tmp_path):
     path = _write(tmp_path, lambda t: t)
     first = load_device_file(path)
@@ -333,3 +340,12 @@ def test_template_keys_are_the_same_in_every_file():
     assert all(k == keys[0] for k in keys)
     curve_keys = [set(tomllib.loads(p.read_text())["curves"]) - set(OPTIONAL_CURVE_NAMES) for p in library_files()]
     assert all(k == set(CURVE_NAMES) for k in curve_keys)
+
+
+def test_an_amd_device_file_without_its_gfx_target_is_refused(tmp_path):
+    """Without it, hipcc compiled the registers for its default architecture (gfx90a) whatever the GPU."""
+    text = (Path(pp.get_device("W6600").path)).read_text()
+    path = tmp_path / "w6600.toml"
+    path.write_text(re.sub(r'(?m)^compute_capability = "gfx\d+\w*"\n', "", text))
+    with pytest.raises(pp.DeviceError, match="missing or empty 'compute_capability': an AMD GPU needs its gfx target"):
+        load_device_file(path)

@@ -38,7 +38,7 @@ def test_the_plugins_load_without_the_heavy_libraries():
     filters, options, footprint backends)."""
     load = ("import argparse, pystencils_perf as pp\npm = pp.get_plugin_manager()\n"
             "pm.hook.perf_models(); pm.hook.perf_prune_filters(); pm.hook.perf_addoption(parser=argparse.ArgumentParser())\n"
-            "from pystencils_perf.estimate import footprint_backends\nfootprint_backends()")
+            "from pystencils_perf.estimate.plugin import footprint_backends\nfootprint_backends()")
     assert heavy_imports(load) == []
 
 

@@ -59,3 +59,8 @@ def test_lbm_ranks_with_512_thread_blocks(lbm_kernels):
     best = ranking.best.metrics
     assert best.dram_load_bytes_per_lup >= 19 * 8 * 0.99
     assert best.dram_store_bytes_per_lup >= 19 * 8 * 0.99
+
+
+def test_create_lb_kernel_refuses_a_config_that_is_no_lbm_config():
+    with pytest.raises(pp.ConfigurationError, match="lbm_config must be an lbmpy LBMConfig or None, got the int 5"):
+        pp.create_lb_kernel(5, device="V100")

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pystencils_perf.devices import get_device, list_devices
-from pystencils_perf.launch import LaunchConfig, grid_limits, perf_check_candidate
+from pystencils_perf.candidates import perf_check_candidate
+from pystencils_perf.launch import LaunchConfig, grid_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 

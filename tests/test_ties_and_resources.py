@@ -7,8 +7,8 @@ import pytest
 import pystencils_perf as pp
 from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.catalog import star_3d_assignments, star_3d_recipe
-from pystencils_perf.predict import LIMITERS_RELATIVE_ERROR
-from pystencils_perf.rank import TIE_BREAK, idle_lanes, tie_break
+from pystencils_perf.models.limiters import LIMITERS_RELATIVE_ERROR
+from pystencils_perf.selection import TIE_BREAK, idle_lanes, tie_break
 
 BLOCKS = [(32, 4, 2), (16, 8, 2), (64, 2, 2), (8, 8, 4)]
 

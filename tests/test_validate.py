@@ -285,6 +285,16 @@ def test_a_row_with_more_cells_than_its_header_is_refused(tmp_path):
         read_dataset(data)
 
 
+def test_a_row_with_fewer_cells_than_its_header_is_refused(tmp_path):
+    """csv.DictReader fills the cells a line lacks with None, which read as not measured."""
+    from pystencils_perf.errors import MeasurementError
+    from pystencils_perf.measure.dataset import read_dataset
+
+    data = _data_set(tmp_path, "4,16,16,1,1,1,10.20,8.00,30.17")
+    with pytest.raises(MeasurementError, match=r"one\.csv line 2 has 2 fewer cells than the 11 columns of its header"):
+        read_dataset(data)
+
+
 def test_an_implausible_volume_is_refused(tmp_path, capsys):
     data = _data_set(tmp_path, "4,16,16,1,1,1,1e300,8.00,30.17,8.00,")
     assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC)]) == 2

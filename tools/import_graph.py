@@ -8,8 +8,14 @@ Layers (a module may import its own layer and those below it):
 
 Checked: no import cycle among modules (imports inside functions count too;
 imports only for type checkers do not), no core module imports the generator
-layer, pystencils or lbmpy, and no generator module imports the facade. Run
-from anywhere: ``python3 tools/import_graph.py [--edges]``.
+layer, pystencils or lbmpy, and no generator module imports the facade.
+
+Within the core, the plugin contract has rooms of its own (`check_plugin_rooms`): the modules whose types the
+hooks exchange (what `hookspecs` imports for its annotations) implement no hook and import neither a plugin
+module nor the pipeline; a plugin module (one with an ``@hookimpl``) does not import the pipeline (`rank`); and
+the only core modules that ask the plugin manager are the pipeline, `spec` (reading a SPEC file is an input a
+plugin may read, `perf_load_spec`) and plugins themselves (a plugin may ask the others, as the estimator asks
+for their footprint backends). Run from anywhere: ``python3 tools/import_graph.py [--edges]``.
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ PACKAGE = "pystencils_perf"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 GENERATORS = ("pystencils", "lbmpy")
 FACADE = (PACKAGE, f"{PACKAGE}.cli")
+#: the pipeline: the one module that runs the hooks in order
+PIPELINE = f"{PACKAGE}.rank"
+#: the plugin manager's module, and the core modules besides the pipeline and the plugins that may ask it
+PLUGIN_MANAGER = f"{PACKAGE}.plugins"
+ASKS_PLUGINS = (PIPELINE, f"{PACKAGE}.spec")
 GENERATOR_LAYER = (f"{PACKAGE}.adapters", f"{PACKAGE}.catalog")
 
 
@@ -124,7 +135,49 @@ def check() -> tuple[dict[str, set[str]], list[str]]:
     cycle = find_cycle(graph)
     if cycle:
         problems.append("import cycle: " + " -> ".join(cycle))
-    return graph, problems
+    return graph, problems + check_plugin_rooms(graph, {module_name(p): p for p in files})
+
+
+def hook_types(hookspecs: Path, modules: set[str]) -> set[str]:
+    """The modules `hookspecs` imports its annotations' types from (inside ``if TYPE_CHECKING:``)."""
+    found = set()
+    for block in ast.walk(ast.parse(hookspecs.read_text())):
+        if isinstance(block, ast.If) and _is_type_checking(block.test):
+            for node in ast.walk(block):
+                if isinstance(node, ast.ImportFrom) and node.level == 1 and f"{PACKAGE}.{node.module}" in modules:
+                    found.add(f"{PACKAGE}.{node.module}")
+    return found
+
+
+def implements_hooks(path: Path) -> bool:
+    """Whether the module at `path` implements a hook (a function decorated ``@hookimpl`` or ``@hookimpl(...)``)."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef):
+            for deco in node.decorator_list:
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                if isinstance(target, ast.Name) and target.id == "hookimpl":
+                    return True
+    return False
+
+
+def check_plugin_rooms(graph: dict[str, set[str]], paths: dict[str, Path]) -> list[str]:
+    """The rooms of the plugin contract (module docstring): types, plugins, the pipeline."""
+    types = hook_types(paths[f"{PACKAGE}.hookspecs"], set(paths)) - {PIPELINE}
+    plugins = {m for m, path in paths.items() if layer(m) == "core" and implements_hooks(path)}
+    problems = [f"module {m}, whose types the hooks exchange, implements a hook" for m in sorted(types & plugins)]
+    if PIPELINE in plugins:
+        problems.append(f"the pipeline {PIPELINE} implements a hook")
+    for name in sorted(graph):
+        if layer(name) != "core":
+            continue
+        for m in sorted(graph[name]):
+            if name in types and (m in plugins or m in (PIPELINE, PLUGIN_MANAGER)):
+                problems.append(f"type module {name} imports {m}, a room above it")
+            if name in plugins and m == PIPELINE:
+                problems.append(f"plugin module {name} imports the pipeline {m}")
+            if m == PLUGIN_MANAGER and name not in (*ASKS_PLUGINS, *plugins):
+                problems.append(f"core module {name} asks the plugin manager ({m}): only {PIPELINE} does")
+    return problems
 
 
 def main(argv=None) -> int:

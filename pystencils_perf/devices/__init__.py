@@ -420,6 +420,9 @@ def _check_known_values(path: Path, raw: dict, v: dict) -> None:
     if raw["architecture"] not in VENDORS[raw["vendor"]].architectures:
         _fail(path, f"unknown {raw['vendor']} architecture {raw['architecture']!r}; known: "
                     f"{', '.join(VENDORS[raw['vendor']].architectures)}")
+    vendor = VENDORS[raw["vendor"]]
+    if not raw.get("compute_capability"):  # else registers are compiled for the compiler's default architecture
+        _fail(path, f"missing or empty 'compute_capability': an {vendor.name} GPU needs {vendor.compute_capability}")
     for name, (low, high) in PLAUSIBLE_RANGES.items():
         if name in v and not low <= v[name] <= high:
             _fail(path, f"'{name}' = {v[name]!r} is outside the plausible range {low:g} to {high:g}")
@@ -464,6 +467,10 @@ def _parse(path: Path) -> Device:
             raw = tomllib.load(fh)
     except FileNotFoundError:
         raise DeviceError(f"device file {path} does not exist") from None
+    except IsADirectoryError:
+        raise DeviceError(f"{path} is a folder, not a device file") from None
+    except OSError as e:
+        raise DeviceError(f"cannot read device file {path}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
         raise DeviceError(f"device file {path} is not valid TOML: {e}") from None
     except UnicodeDecodeError as e:

@@ -75,11 +75,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``pystencils-perf devices``; errors raise `DeviceError`."""
-    if args.template and args.name:
+    if args.template is not None and args.name is not None:  # "" too: it is a NAME or FILE given empty
         raise DeviceError("devices: give a NAME to print or --template FILE to write, not both")
-    if args.template:
+    if args.template is not None:
         return _write_template(args.template)
-    if args.name:
+    if args.name is not None:  # "": get_device says that the name is empty
         dev = get_device(args.name)
         print(f"# {dev.path}")
         print(Path(dev.path).read_text(), end="")
@@ -194,6 +194,8 @@ def _write_template(target: str) -> int:
     if target == "-":
         sys.stdout.write(text)
         return 0
+    if not target:  # Path("") is the current folder, which "exists" would blame
+        raise DeviceError("devices --template: the path is empty; give a new file name, or '-' for standard output")
     path = Path(target)
     if path.exists():
         raise DeviceError(f"devices --template: {path} exists; give a new file name")

@@ -159,6 +159,10 @@ def read_csv(path: Path) -> tuple[list[str], list[dict]]:
                 if None in row:  # DictReader keeps the cells beyond the header under None
                     raise MeasurementError(f"{path} line {reader.line_num} has {len(row[None])} more cells than "
                                            f"the {len(reader.fieldnames)} columns of its header")
+                missing = sum(v is None for v in row.values())  # DictReader fills the cells a line lacks with None
+                if missing:
+                    raise MeasurementError(f"{path} line {reader.line_num} has {missing} fewer cells than the "
+                                           f"{len(reader.fieldnames)} columns of its header")
                 rows.append(row)
             return list(reader.fieldnames or []), rows
     except FileNotFoundError:

@@ -245,8 +245,10 @@ class TunableSpec:
             raise
         except Exception as e:
             raise PerfError(f"SPEC file {self.path}: kernel_for({params}) failed: {type(e).__name__}: {e}") from None
-        if kernel is None:  # a missing return: no adapter would recognise the None
-            raise PerfError(f"SPEC file {self.path}: kernel_for({params}) returned None, not a kernel")
+        # a missing return (None), a number, text, a dict: no adapter recognises a builtin other than assignments
+        if kernel is None or (type(kernel).__module__ == "builtins" and not isinstance(kernel, (list, tuple))):
+            what = "None" if kernel is None else f"the {type(kernel).__name__} {kernel!r:.40}"
+            raise PerfError(f"SPEC file {self.path}: kernel_for({params}) returned {what}, not a kernel")
         return kernel
 
 

@@ -266,7 +266,7 @@ def _sectors_of_box(block, bid, width=258, sector_bytes=32):
 
 def test_load_loops_copy_a_tile_once_and_are_no_updates():
     from pystencils_perf.estimate.addresses import compile_kernel
-    from pystencils_perf.estimate import get_backend
+    from pystencils_perf.estimate.plugin import get_backend
     from pystencils_perf.estimate.volumes import estimate_volumes, representative_blocks
 
     model = _tile_copy().model()

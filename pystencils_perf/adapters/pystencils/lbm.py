@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...errors import ConfigurationError
 from ...launch import DEFAULT_DEVICE
 from .api import create_kernel
 
@@ -40,7 +41,10 @@ def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, dev
     ...     LBMConfig(stencil=LBStencil(Stencil.D3Q19), method=Method.SRT, relaxation_rate=1.8),
     ...     LBMOptimisation(field_size=(64, 64, 64)), device="A100")  # doctest: +SKIP
     """
-    from lbmpy import create_lb_update_rule
+    from lbmpy import LBMConfig, create_lb_update_rule
 
+    if lbm_config is not None and not isinstance(lbm_config, LBMConfig):  # else a TypeError deep in lbmpy
+        raise ConfigurationError(f"lbm_config must be an lbmpy LBMConfig or None, got the "
+                                 f"{type(lbm_config).__name__} {lbm_config!r:.40}")
     update_rule = create_lb_update_rule(lbm_config=lbm_config, lbm_optimisation=lbm_optimisation)
     return create_kernel(update_rule, config, device=device, **choice)

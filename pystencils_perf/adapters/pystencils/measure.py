@@ -39,7 +39,7 @@ class MeasureRun:
 def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, apply_options) -> GpuSession:
     """The GPU session for exactly the candidates `rank` accepts with these options, in launch order."""
     from ...devices import get_device
-    from ...harvesting import harvest
+    from ...rank import harvest
     from ...launch import RankOptions
     from ...plugins import get_plugin_manager
     from ...rank import with_measured_resources

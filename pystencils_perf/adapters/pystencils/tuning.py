@@ -7,7 +7,7 @@ are `pystencils_perf.tune`'s, shared with replay. Only `GpuTimer` needs a GPU.
 
 from __future__ import annotations
 
-from ...harvesting import harvest
+from ...rank import harvest
 from ...launch import LaunchConfig
 from ...rank import Ranking
 from ...tune.record import RecordStore, kernel_hash, software_versions
