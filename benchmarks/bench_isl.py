@@ -28,17 +28,38 @@ from pystencils_perf.catalog import box_3d_assignments, lbm, star_3d  # noqa: E4
 TARGET_SECONDS = 5.0
 
 
-
-
 def cases():
     """(kernel name, grid, model builder, device, [(block, fold)], has a target)."""
-    yield ("box27 float", "512x384x256", lambda: box_3d_assignments((512, 384, 256)), "H100",
-           [((32, 4, 8), (1, 1, 1)), ((16, 8, 8), (1, 1, 1)), ((64, 2, 8), (1, 1, 1)), ((128, 2, 4), (1, 1, 1)),
-            ((32, 4, 8), (1, 2, 1))], True)
-    yield ("star r4 double", "640x512x512", lambda: star_3d(4, (640, 512, 512)), "H100",
-           [((32, 4, 8), (1, 1, 1)), ((16, 8, 8), (1, 1, 1))], False)
-    yield ("D3Q19 SRT double", "128^3", lambda: lbm.d3q19_srt((128, 128, 128)), "H100",
-           [((32, 4, 8), (1, 1, 1)), ((128, 2, 2), (1, 1, 1))], False)
+    yield (
+        "box27 float",
+        "512x384x256",
+        lambda: box_3d_assignments((512, 384, 256)),
+        "H100",
+        [
+            ((32, 4, 8), (1, 1, 1)),
+            ((16, 8, 8), (1, 1, 1)),
+            ((64, 2, 8), (1, 1, 1)),
+            ((128, 2, 4), (1, 1, 1)),
+            ((32, 4, 8), (1, 2, 1)),
+        ],
+        True,
+    )
+    yield (
+        "star r4 double",
+        "640x512x512",
+        lambda: star_3d(4, (640, 512, 512)),
+        "H100",
+        [((32, 4, 8), (1, 1, 1)), ((16, 8, 8), (1, 1, 1))],
+        False,
+    )
+    yield (
+        "D3Q19 SRT double",
+        "128^3",
+        lambda: lbm.d3q19_srt((128, 128, 128)),
+        "H100",
+        [((32, 4, 8), (1, 1, 1)), ((128, 2, 2), (1, 1, 1))],
+        False,
+    )
 
 
 def _one_candidate(model, device, block, fold, backend):
@@ -48,16 +69,20 @@ def _one_candidate(model, device, block, fold, backend):
     return seconds, ranking.candidates[0].metrics if ranking.candidates else None
 
 
-
-
 def rows(limit_s):
     for name, grid, build, device, candidates, has_target in cases():
         model = pp.harvest(build())
         for block, fold in candidates:
             enum_s, enum_metrics = _one_candidate(model, device, block, fold, "enum")
             isl = call_with_limit(_one_candidate, limit_s, model, device, block, fold, "isl")
-            row = {"kernel": name, "grid": grid, "device": device, "block": "x".join(map(str, block)),
-                   "fold": "x".join(map(str, fold)), "enum_ms": 1e3 * enum_s}
+            row = {
+                "kernel": name,
+                "grid": grid,
+                "device": device,
+                "block": "x".join(map(str, block)),
+                "fold": "x".join(map(str, fold)),
+                "enum_ms": 1e3 * enum_s,
+            }
             if isl is None:
                 row.update(isl_ms=None, equal=None, ok=False)
             else:
@@ -72,14 +97,19 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=float, default=120.0, help="seconds per isl candidate before giving up")
     args = parser.parse_args(argv)
     print(f"target: box27 float on H100 <= {TARGET_SECONDS:g} s per candidate with isl; metrics equal everywhere")
-    print(f"{'kernel':>17} {'grid':>12} {'device':>6} {'block':>8} {'fold':>6} {'enum ms':>8} {'isl ms':>9} {'equal':>5}")
+    print(
+        f"{'kernel':>17} {'grid':>12} {'device':>6} {'block':>8} {'fold':>6} {'enum ms':>8} {'isl ms':>9} {'equal':>5}"
+    )
     ok = True
     for row in rows(args.limit):
         isl = f"{row['isl_ms']:9.0f}" if row["isl_ms"] is not None else f"{'> ' + format(args.limit, 'g') + ' s':>9}"
         equal = {True: "yes", False: "NO", None: "-"}[row["equal"]]
         flag = "" if row["ok"] else "  <- missed"
-        print(f"{row['kernel']:>17} {row['grid']:>12} {row['device']:>6} {row['block']:>8} {row['fold']:>6} "
-              f"{row['enum_ms']:8.1f} {isl} {equal:>5}{flag}", flush=True)
+        print(
+            f"{row['kernel']:>17} {row['grid']:>12} {row['device']:>6} {row['block']:>8} {row['fold']:>6} "
+            f"{row['enum_ms']:8.1f} {isl} {equal:>5}{flag}",
+            flush=True,
+        )
         ok &= row["ok"]
     return 0 if ok else 1
 

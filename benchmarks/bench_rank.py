@@ -78,8 +78,20 @@ FIRST_RUN_TARGETS_S = {"a100 cache": 10.0, "ktt csv": 20.0, "lbm": 5.0, "tune": 
 FIRST_MEASUREMENT_TARGET_S = 10.0
 LBM_DOMAIN = (256, 256, 256)
 #: the blocks of the tile-size table (x, y)
-TILE_BLOCKS = ((16, 1), (32, 4), (48, 2), (64, 1), (64, 4), (128, 1), (128, 2), (256, 1), (32, 8), (16, 16),
-               (144, 4), (96, 2))
+TILE_BLOCKS = (
+    (16, 1),
+    (32, 4),
+    (48, 2),
+    (64, 1),
+    (64, 4),
+    (128, 1),
+    (128, 2),
+    (256, 1),
+    (32, 8),
+    (16, 16),
+    (144, 4),
+    (96, 2),
+)
 CANDIDATE_COUNTS = (6, 12, 24, 48)
 
 
@@ -101,8 +113,9 @@ def time_space(name, kernel, target_s, repeat, **kwargs):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     wall = statistics.median(walls)
     # the models' cost compared in one process each: worker processes' start-up would blur it
-    over_limiters = (median_wall_s(kernel, repeat, jobs=1, **kwargs)
-                     / median_wall_s(kernel, repeat, model="limiters", jobs=1, **kwargs))
+    over_limiters = median_wall_s(kernel, repeat, jobs=1, **kwargs) / median_wall_s(
+        kernel, repeat, model="limiters", jobs=1, **kwargs
+    )
     ok = wall <= target_s and peak <= PEAK_MEMORY_TARGET_BYTES and over_limiters <= DEFAULT_OVER_LIMITERS_TARGET
     return {
         "space": name,
@@ -142,8 +155,16 @@ def first_run(name, target_s, function, candidates) -> dict:
 
 def run_row(name, target_s, wall_s, cpu_s, peak_bytes, candidates, note="") -> dict:
     ok = wall_s <= target_s and peak_bytes <= PEAK_MEMORY_TARGET_BYTES
-    return {"row": name, "candidates": candidates, "wall_s": wall_s, "cpu_s": cpu_s,
-            "peak_rss_MiB": peak_bytes / 2**20, "target_s": target_s, "ok": ok, "note": note}
+    return {
+        "row": name,
+        "candidates": candidates,
+        "wall_s": wall_s,
+        "cpu_s": cpu_s,
+        "peak_rss_MiB": peak_bytes / 2**20,
+        "target_s": target_s,
+        "ok": ok,
+        "note": note,
+    }
 
 
 def skipped_row(name, target_s, why) -> dict:
@@ -154,8 +175,9 @@ def replay_row(name, target_s, spec_path, data_path, device) -> dict:
     if not data_path.exists():
         return skipped_row(name, target_s, "skipped: cache not found")
     spec, data = load_tunable_spec(spec_path), read_kernel_tuner(data_path)
-    return first_run(name, target_s, lambda: replay_candidates(data, spec, device, jobs=None),
-                     lambda space: len(space.candidates))
+    return first_run(
+        name, target_s, lambda: replay_candidates(data, spec, device, jobs=None), lambda space: len(space.candidates)
+    )
 
 
 #: `pystencils-perf` with the replay's first measurement stamped (seconds since the epoch) on stderr
@@ -176,8 +198,19 @@ sys.exit(main(sys.argv[1:]))
 
 def tune_row(cache: Path, device: str) -> dict:
     """`pystencils-perf tune ... --replay cache --budget 10` in a subprocess; its own rusage from wait4."""
-    command = [sys.executable, "-c", FIRST_MEASUREMENT_PROBE, "tune", str(A100_SPEC.relative_to(ROOT)),
-               "--device", device, "--replay", str(cache), "--budget", "10"]
+    command = [
+        sys.executable,
+        "-c",
+        FIRST_MEASUREMENT_PROBE,
+        "tune",
+        str(A100_SPEC.relative_to(ROOT)),
+        "--device",
+        device,
+        "--replay",
+        str(cache),
+        "--budget",
+        "10",
+    ]
     name = f"tune --replay budget 10, {device}"
     with tempfile.TemporaryDirectory(prefix="bench-rank-tuning-") as records, tempfile.TemporaryFile() as output:
         env = {**os.environ, "PYSTENCILS_PERF_TUNING_DIR": records}
@@ -193,23 +226,38 @@ def tune_row(cache: Path, device: str) -> dict:
         return {**run_row(name, FIRST_RUN_TARGETS_S["tune"], wall_s, 0.0, 0, 0), "ok": False, "note": "FAILED"}
     candidates = int(re.search(r"(\d+) candidates, \d+ rejected", text)[1])  # the title line
     first_s = float(re.search(r"first measurement at ([0-9.]+)", text)[1]) - started_at
-    row = run_row(name, FIRST_RUN_TARGETS_S["tune"], wall_s, usage.ru_utime + usage.ru_stime, 1024 * usage.ru_maxrss,
-                  candidates, f"first measurement after {first_s:.1f} s (<= {FIRST_MEASUREMENT_TARGET_S:g})")
+    row = run_row(
+        name,
+        FIRST_RUN_TARGETS_S["tune"],
+        wall_s,
+        usage.ru_utime + usage.ru_stime,
+        1024 * usage.ru_maxrss,
+        candidates,
+        f"first measurement after {first_s:.1f} s (<= {FIRST_MEASUREMENT_TARGET_S:g})",
+    )
     return {**row, "ok": row["ok"] and first_s <= FIRST_MEASUREMENT_TARGET_S}
 
 
 def first_run_rows():
-    yield replay_row("15x15 conv, no shmem, all tiles, A100", FIRST_RUN_TARGETS_S["a100 cache"], A100_SPEC,
-                     A100_CACHE, "A100")
-    yield replay_row("KTT shmem conv, all tiles, RTX 2080 Ti", FIRST_RUN_TARGETS_S["ktt csv"], KTT_SPEC, KTT_CSV,
-                     "RTX-2080-Ti")
+    yield replay_row(
+        "15x15 conv, no shmem, all tiles, A100", FIRST_RUN_TARGETS_S["a100 cache"], A100_SPEC, A100_CACHE, "A100"
+    )
+    yield replay_row(
+        "KTT shmem conv, all tiles, RTX 2080 Ti", FIRST_RUN_TARGETS_S["ktt csv"], KTT_SPEC, KTT_CSV, "RTX-2080-Ti"
+    )
     # the hydro kernel's 162 registers per thread leave no block of the default 512 threads runnable on the A100
-    for name, build, threads in (("D3Q27 cumulant", lbm.d3q27_cumulant, None),
-                                 ("Allen-Cahn phase field", lbm.allen_cahn_phase_field, None),
-                                 ("Allen-Cahn hydro", lbm.allen_cahn_hydro, 256)):
+    for name, build, threads in (
+        ("D3Q27 cumulant", lbm.d3q27_cumulant, None),
+        ("Allen-Cahn phase field", lbm.allen_cahn_phase_field, None),
+        ("Allen-Cahn hydro", lbm.allen_cahn_hydro, 256),
+    ):
         kernel = build(LBM_DOMAIN)  # lbmpy's generation: not timed
-        yield first_run(f"{name} 256^3, A100" + (f", {threads} thr" if threads else ""), FIRST_RUN_TARGETS_S["lbm"],
-                        lambda: pp.rank(kernel, "A100", threads=threads), lambda ranking: len(ranking.candidates))
+        yield first_run(
+            f"{name} 256^3, A100" + (f", {threads} thr" if threads else ""),
+            FIRST_RUN_TARGETS_S["lbm"],
+            lambda: pp.rank(kernel, "A100", threads=threads),
+            lambda ranking: len(ranking.candidates),
+        )
     yield create_kernel_row()
     from bench_tune import caches
 
@@ -223,8 +271,9 @@ def create_kernel_row() -> dict:
     import pystencils as ps
 
     src, dst = ps.fields("src, dst: double[258, 258, 258]")
-    update = ps.Assignment(dst[0, 0, 0], (src[1, 0, 0] + src[-1, 0, 0] + src[0, 1, 0] + src[0, -1, 0]
-                                          + src[0, 0, 1] + src[0, 0, -1]) / 6)
+    update = ps.Assignment(
+        dst[0, 0, 0], (src[1, 0, 0] + src[-1, 0, 0] + src[0, 1, 0] + src[0, -1, 0] + src[0, 0, 1] + src[0, 0, -1]) / 6
+    )
     start = time.perf_counter()
     ps.create_kernel([update], ps.CreateKernelConfig(target=ps.Target.CUDA))
     pystencils_s = time.perf_counter() - start
@@ -233,9 +282,15 @@ def create_kernel_row() -> dict:
     kernel = pp.create_kernel([update], device="H100")
     overhead_s = time.perf_counter() - start - pystencils_s
     cpu_after, peak = cpu_and_peak()
-    return run_row("create_kernel over pystencils', quick start", FIRST_RUN_TARGETS_S["create_kernel"], overhead_s,
-                   cpu_after - cpu_before, peak, len(kernel.metadata["pystencils_perf"].ranking.candidates),
-                   f"pystencils.create_kernel alone {pystencils_s:.2f} s")
+    return run_row(
+        "create_kernel over pystencils', quick start",
+        FIRST_RUN_TARGETS_S["create_kernel"],
+        overhead_s,
+        cpu_after - cpu_before,
+        peak,
+        len(kernel.metadata["pystencils_perf"].ranking.candidates),
+        f"pystencils.create_kernel alone {pystencils_s:.2f} s",
+    )
 
 
 def print_first_run(r) -> None:
@@ -243,9 +298,11 @@ def print_first_run(r) -> None:
         print(f"{r['row']:<42} {r['skipped']}", flush=True)
         return
     per_candidate_ms = 1e3 * r["wall_s"] / r["candidates"] if r["candidates"] else float("nan")
-    print(f"{r['row']:<42} {r['candidates']:>5} {r['wall_s']:>7.2f} {'<= %g' % r['target_s']:>7} {r['cpu_s']:>7.2f} "
-          f"{per_candidate_ms:>8.2f} {r['peak_rss_MiB']:>12.0f}  {'ok' if r['ok'] else 'MISSED'}  {r['note']}".rstrip(),
-          flush=True)
+    print(
+        f"{r['row']:<42} {r['candidates']:>5} {r['wall_s']:>7.2f} {'<= %g' % r['target_s']:>7} {r['cpu_s']:>7.2f} "
+        f"{per_candidate_ms:>8.2f} {r['peak_rss_MiB']:>12.0f}  {'ok' if r['ok'] else 'MISSED'}  {r['note']}".rstrip(),
+        flush=True,
+    )
 
 
 def _rank_blocks_ms(kernel, blocks) -> tuple[float, float]:
@@ -276,8 +333,9 @@ def tile_scaling() -> None:
         print("against the number of candidates: skipped: cache not found")
         return
     data = read_kernel_tuner(A100_CACHE)
-    blocks = sorted({(int(p["block_size_x"]), int(p["block_size_y"])) for p in [r.params for r in data.runs]
-                     + list(data.failed)})
+    blocks = sorted(
+        {(int(p["block_size_x"]), int(p["block_size_y"])) for p in [r.params for r in data.runs] + list(data.failed)}
+    )
     random.Random(0).shuffle(blocks)
     print()
     print("A100 convolution SPEC, serial: wall time against the number of candidates (blocks of the cache)")
@@ -298,7 +356,9 @@ def scaling_rows(repeat, isl_limit_s):
             device = pp.get_device(name)
             wave_threads = device.sm_count * occupancy(model, 1024, device).blocks_per_sm * 1024
             row = {"grid": f"{n}^3", "device": name, "threads_per_wave": wave_threads}
-            row["enum"] = 1e3 * statistics.median(_time_one_candidate(model, device, "enum", block) for _ in range(repeat))
+            row["enum"] = 1e3 * statistics.median(
+                _time_one_candidate(model, device, "enum", block) for _ in range(repeat)
+            )
             if name in isl_gave_up:
                 row["isl"] = "not run"
             else:
@@ -324,8 +384,10 @@ def main(argv=None) -> int:
         ("star3d r4 640x512x512, 1024 thr x 3 folds", star_3d(4, (640, 512, 512)), 2.0),
         ("D3Q19 SRT 256^3, 512 thr x 3 folds", lbm.d3q19_srt((256, 256, 256)), 5.0),
     ]
-    print(f"{'space':<42} {'cands':>5} {'wall s':>7} {'target':>7} {'ms/cand':>8} {'backend':>7} {'peak RSS MiB':>12} "
-          f"{'/limiters':>9}  ok")
+    print(
+        f"{'space':<42} {'cands':>5} {'wall s':>7} {'target':>7} {'ms/cand':>8} {'backend':>7} {'peak RSS MiB':>12} "
+        f"{'/limiters':>9}  ok"
+    )
     failed = False
     for name, kernel, target in spaces:
         r = time_space(name, kernel, target, args.repeat)
@@ -338,7 +400,9 @@ def main(argv=None) -> int:
     if not args.skip_slow:
         print()
         print("first run in this process: wall and CPU (this process and its children) time, peak RSS")
-        print(f"{'row':<42} {'cands':>5} {'wall s':>7} {'target':>7} {'cpu s':>7} {'ms/cand':>8} {'peak RSS MiB':>12}  ok")
+        print(
+            f"{'row':<42} {'cands':>5} {'wall s':>7} {'target':>7} {'cpu s':>7} {'ms/cand':>8} {'peak RSS MiB':>12}  ok"
+        )
         for r in first_run_rows():
             failed |= not r["ok"]
             print_first_run(r)

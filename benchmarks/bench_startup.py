@@ -50,9 +50,11 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per command (default 5)")
     args = parser.parse_args(argv)
     cli = _cli()
-    commands = [("pystencils-perf --help", [*cli, "--help"], TARGET_SECONDS),
-                ("pystencils-perf devices", [*cli, "devices"], TARGET_SECONDS),
-                ('python3 -c "import pystencils_perf"', [sys.executable, "-c", "import pystencils_perf"], None)]
+    commands = [
+        ("pystencils-perf --help", [*cli, "--help"], TARGET_SECONDS),
+        ("pystencils-perf devices", [*cli, "devices"], TARGET_SECONDS),
+        ('python3 -c "import pystencils_perf"', [sys.executable, "-c", "import pystencils_perf"], None),
+    ]
     print(f"{'command':<36} {'median s':>9} {'target s':>9}")
     missed = []
     for label, command, target in commands:

@@ -29,8 +29,23 @@ from pystencils_perf_tracesim import simulate  # noqa: E402
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.catalog import star_3d  # noqa: E402
 
-BLOCKS = [(128, 1, 8), (128, 8, 1), (16, 4, 16), (16, 8, 8), (256, 2, 2), (32, 4, 8), (32, 32, 1), (4, 16, 16),
-          (64, 4, 4), (8, 8, 16), (4, 256, 1), (64, 16, 1), (8, 32, 4), (16, 32, 2), (32, 2, 16)]
+BLOCKS = [
+    (128, 1, 8),
+    (128, 8, 1),
+    (16, 4, 16),
+    (16, 8, 8),
+    (256, 2, 2),
+    (32, 4, 8),
+    (32, 32, 1),
+    (4, 16, 16),
+    (64, 4, 4),
+    (8, 8, 16),
+    (4, 256, 1),
+    (64, 16, 1),
+    (8, 32, 4),
+    (16, 32, 2),
+    (32, 2, 16),
+]
 FOLDS = [(1, 1, 1), (1, 1, 2), (1, 1, 4)]
 #: seconds of CPU time for a 30-candidate comparison (issue 15: "keep a 30-candidate comparison under a minute")
 TARGET_SECONDS_PER_30 = 60.0
@@ -59,11 +74,15 @@ def main(argv=None) -> int:
     target_ms = TARGET_SECONDS_PER_30 / 30 * 1000
     print(f"star3d r2 596x596x508 on {args.device}: {n} candidates ({len(blocks)} blocks x {len(FOLDS)} folds)")
     print(f"{'method':<31} {'cands':>5} {'CPU s':>7} {'wall s':>7} {'CPU ms/cand':>12} {'target ms':>10}  ok")
-    print(f"{'analytic (pystencils_perf.rank)':<31} {n:>5} {analytic_cpu:>7.2f} {analytic_wall:>7.2f} "
-          f"{1000 * analytic_cpu / n:>12.1f} {'-':>10}")
+    print(
+        f"{'analytic (pystencils_perf.rank)':<31} {n:>5} {analytic_cpu:>7.2f} {analytic_wall:>7.2f} "
+        f"{1000 * analytic_cpu / n:>12.1f} {'-':>10}"
+    )
     ok = sim_cpu / n * 1000 <= target_ms
-    print(f"{'tracesim (simulate)':<31} {n:>5} {sim_cpu:>7.2f} {sim_wall:>7.2f} {1000 * sim_cpu / n:>12.1f} "
-          f"{target_ms:>10.0f}  {'yes' if ok else 'NO'}")
+    print(
+        f"{'tracesim (simulate)':<31} {n:>5} {sim_cpu:>7.2f} {sim_wall:>7.2f} {1000 * sim_cpu / n:>12.1f} "
+        f"{target_ms:>10.0f}  {'yes' if ok else 'NO'}"
+    )
     print(f"simulation / analytic cost per candidate: {sim_cpu / max(analytic_cpu, 1e-9):.0f}x")
     if not ok:
         print(f"MISSED: {1000 * sim_cpu / n:.0f} ms per candidate > {target_ms:.0f} ms", file=sys.stderr)

@@ -42,7 +42,12 @@ use_temporary_pystencils_cache("pystencils-perf-bench-")
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.parallel import available_cores  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import (  # noqa: E402
-    load_cache_json, load_tunable_spec, read_kernel_tuner, run_to_run_spreads, split_parameters)
+    load_cache_json,
+    load_tunable_spec,
+    read_kernel_tuner,
+    run_to_run_spreads,
+    split_parameters,
+)
 from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,15 +56,25 @@ CACHE_FOLDERS = (ROOT / "validation/data/external", ROOT / "validation/hopper/da
 BUDGETS = (5, 10, 20, 50)
 LONGEST_RUN = 50
 OURS = "pystencils-perf"
-KERNEL_TUNER_STRATEGIES = ("random_sample", "genetic_algorithm", "dual_annealing", "simulated_annealing",
-                           "greedy_ils", "bayes_opt")
+KERNEL_TUNER_STRATEGIES = (
+    "random_sample",
+    "genetic_algorithm",
+    "dual_annealing",
+    "simulated_annealing",
+    "greedy_ils",
+    "bayes_opt",
+)
 #: the issue's targets for our strategy
 MEAN_AT_10, WORST_AT_10 = 0.99, 0.97
 
 
 #: the caches replayed: the NVIDIA convolution caches (validation/amd/ reports the AMD ones, held out)
-CACHE_FILES = ("a100_convolution15_kernel_tuner_cache.json.gz", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz",
-               "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz", "convolution15_kernel_tuner_cache.json.gz")
+CACHE_FILES = (
+    "a100_convolution15_kernel_tuner_cache.json.gz",
+    "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz",
+    "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz",
+    "convolution15_kernel_tuner_cache.json.gz",
+)
 
 
 def caches() -> list[Path]:
@@ -80,8 +95,11 @@ class Replay:
         self.data = read_kernel_tuner(path)
         self.device = get_device(self.data.device_name)
         self.names = list(self.raw["tune_params_keys"])
-        described = [p for p in [r.params for r in self.data.runs] + list(self.data.failed)
-                     if split_parameters(path, p, spec) is not None]
+        described = [
+            p
+            for p in [r.params for r in self.data.runs] + list(self.data.failed)
+            if split_parameters(path, p, spec) is not None
+        ]
         self.keys = {_key(p, self.names) for p in described}
         self.times = {_key(r.params, self.names): r.time_ms for r in self.data.runs}
         self.optimum_ms = min(t for k, t in self.times.items() if k in self.keys)
@@ -94,8 +112,11 @@ class Replay:
             return pickle.loads(stored.read_bytes())
         start = time.perf_counter()
         space = replay_candidates(self.data, self.spec, self.device, model="throughput")
-        print(f"  {self.path.name}: ranked {len(space.candidates)} configurations ({len(space.rejected)} rejected) "
-              f"in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+        print(
+            f"  {self.path.name}: ranked {len(space.candidates)} configurations ({len(space.rejected)} rejected) "
+            f"in {time.perf_counter() - start:.0f} s",
+            file=sys.stderr,
+        )
         if stored:
             stored.parent.mkdir(parents=True, exist_ok=True)
             stored.write_bytes(pickle.dumps(space))
@@ -103,8 +124,10 @@ class Replay:
 
     def tune_params(self) -> dict:
         """The cache's parameters, the SPEC's fixed ones narrowed to their value."""
-        return {n: ([self.spec.fixed_parameters[n]] if n in self.spec.fixed_parameters else list(v))
-                for n, v in self.raw["tune_params"].items()}
+        return {
+            n: ([self.spec.fixed_parameters[n]] if n in self.spec.fixed_parameters else list(v))
+            for n, v in self.raw["tune_params"].items()
+        }
 
     def run(self, strategy, max_fevals: int, seed: int | None = None) -> list[float | None]:
         """Kernel Tuner's simulation of `strategy`: the times of the unique configurations in measurement order."""
@@ -121,11 +144,20 @@ class Replay:
             cache.write_text(json.dumps(self.raw))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                results, _ = tune_kernel(self.raw["kernel_name"], "__global__ void k() {}", tuple(self.raw["problem_size"]),
-                                         [], self.tune_params(), cache=str(cache), simulation_mode=True,
-                                         strategy=strategy, strategy_options={"max_fevals": max_fevals},
-                                         restrictions=described,
-                                         verbose=False, quiet=True)
+                results, _ = tune_kernel(
+                    self.raw["kernel_name"],
+                    "__global__ void k() {}",
+                    tuple(self.raw["problem_size"]),
+                    [],
+                    self.tune_params(),
+                    cache=str(cache),
+                    simulation_mode=True,
+                    strategy=strategy,
+                    strategy_options={"max_fevals": max_fevals},
+                    restrictions=described,
+                    verbose=False,
+                    quiet=True,
+                )
         order, seen = [], set()
         for r in results:
             key = _key(r, self.names)
@@ -164,8 +196,9 @@ def evaluate(replays: list[Replay], repeats: int) -> dict:
         strategy = our_strategy(replay)
         runs.setdefault(OURS, {})[name] = [replay.run(strategy, LONGEST_RUN)]
         runs.setdefault(OURS + " (no early stop)", {})[name] = [replay.run(our_strategy(replay, False), LONGEST_RUN)]
-        runs.setdefault(OURS + " without the model", {})[name] = [replay.run(our_strategy(replay, False, False),
-                                                                            LONGEST_RUN)]
+        runs.setdefault(OURS + " without the model", {})[name] = [
+            replay.run(our_strategy(replay, False, False), LONGEST_RUN)
+        ]
         print(f"  {name}: ours in {time.perf_counter() - start:.1f} s ({strategy.stop_reason})", file=sys.stderr)
         for kt in KERNEL_TUNER_STRATEGIES:
             start = time.perf_counter()
@@ -185,7 +218,10 @@ def summarise(replays: list[Replay], runs: dict) -> list[dict]:
         for target in (0.97, 0.99):
             needed = [by_name[g].needed(o, target) for g, orders in per_gpu.items() for o in orders]
             reached = [n for n in needed if n is not None]
-            row[f"to{round(target * 100)}"] = (statistics.mean(reached) if reached else None, len(needed) - len(reached))
+            row[f"to{round(target * 100)}"] = (
+                statistics.mean(reached) if reached else None,
+                len(needed) - len(reached),
+            )
         row["measured"] = statistics.mean(len(o) for orders in per_gpu.values() for o in orders)
         rows.append(row)
     return rows
@@ -202,8 +238,13 @@ def table(rows: list[dict]) -> str:
     head = ["strategy", *(f"{s}@{n}" for n in BUDGETS for s in ("mean", "worst")), "to 97 %", "to 99 %", "measured"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [r["strategy"], *(f"{100 * r[f'{s}@{n}']:.1f} %" for n in BUDGETS for s in ("mean", "worst")),
-                 _needed_text(r["to97"]), _needed_text(r["to99"]), f"{r['measured']:.1f}"]
+        cells = [
+            r["strategy"],
+            *(f"{100 * r[f'{s}@{n}']:.1f} %" for n in BUDGETS for s in ("mean", "worst")),
+            _needed_text(r["to97"]),
+            _needed_text(r["to99"]),
+            f"{r['measured']:.1f}",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -232,10 +273,16 @@ def plot(replays: list[Replay], runs: dict, path: Path) -> None:
     for ax, replay in zip(axes[0], replays):
         name = replay.device.name
         for strategy, per_gpu in runs.items():
-            curve = [statistics.mean(replay.fraction_after(o, n) for o in per_gpu[name]) for n in range(1, LONGEST_RUN + 1)]
-            ax.plot(range(1, LONGEST_RUN + 1), [100 * c for c in curve], label=strategy,
-                    linewidth=2.5 if strategy.startswith(OURS) else 1.2,
-                    linestyle="--" if strategy.startswith(OURS + " (") else "-")
+            curve = [
+                statistics.mean(replay.fraction_after(o, n) for o in per_gpu[name]) for n in range(1, LONGEST_RUN + 1)
+            ]
+            ax.plot(
+                range(1, LONGEST_RUN + 1),
+                [100 * c for c in curve],
+                label=strategy,
+                linewidth=2.5 if strategy.startswith(OURS) else 1.2,
+                linestyle="--" if strategy.startswith(OURS + " (") else "-",
+            )
         ax.set_title(name)
         ax.set_xlabel("measurements")
         ax.set_xscale("log")
@@ -252,8 +299,10 @@ def noise_note(replays: list[Replay]) -> str:
     for replay in replays:
         spreads = run_to_run_spreads(replay.raw)
         if spreads:
-            parts.append(f"{replay.device.name} median {100 * statistics.median(spreads):.1f} %, "
-                         f"90th percentile {100 * float(np.percentile(spreads, 90)):.1f} %")
+            parts.append(
+                f"{replay.device.name} median {100 * statistics.median(spreads):.1f} %, "
+                f"90th percentile {100 * float(np.percentile(spreads, 90)):.1f} %"
+            )
     return "; ".join(parts)
 
 
@@ -279,14 +328,25 @@ def main(argv=None) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         plot(replays, runs, args.out / "fraction_of_optimum.png")
-        gpus = ", ".join(f"{r.device.name} ({r.path.name}, {len(r.keys)} configurations, {len(r.predictions.candidates)} "
-                         f"predicted, {len(r.predictions.rejected)} rejected by the model; "
-                         f"optimum {r.optimum_ms:.4f} ms)" for r in replays)
-        (args.out / "report.md").write_text(REPORT.format(
-            gpus=gpus, table=text, noise=noise, repeats=args.repeats, seconds=time.perf_counter() - start,
-            rank_seconds=rank_seconds, cores=available_cores(),
-            verdict="met" if not missed else "missed: " + "; ".join(missed),
-            command="python3 benchmarks/bench_tune.py " + " ".join(argv if argv is not None else sys.argv[1:])))
+        gpus = ", ".join(
+            f"{r.device.name} ({r.path.name}, {len(r.keys)} configurations, {len(r.predictions.candidates)} "
+            f"predicted, {len(r.predictions.rejected)} rejected by the model; "
+            f"optimum {r.optimum_ms:.4f} ms)"
+            for r in replays
+        )
+        (args.out / "report.md").write_text(
+            REPORT.format(
+                gpus=gpus,
+                table=text,
+                noise=noise,
+                repeats=args.repeats,
+                seconds=time.perf_counter() - start,
+                rank_seconds=rank_seconds,
+                cores=available_cores(),
+                verdict="met" if not missed else "missed: " + "; ".join(missed),
+                command="python3 benchmarks/bench_tune.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+            )
+        )
     return 1 if missed else 0
 
 

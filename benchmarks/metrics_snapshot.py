@@ -25,8 +25,16 @@ from pystencils_perf.catalog import lbm, star_3d  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-CONVOLUTION_BLOCKS = [(16, 1, 1), (32, 4, 1), (48, 2, 1), (64, 8, 1), (128, 1, 1), (144, 4, 1), (256, 2, 1),
-                      (32, 16, 1)]
+CONVOLUTION_BLOCKS = [
+    (16, 1, 1),
+    (32, 4, 1),
+    (48, 2, 1),
+    (64, 8, 1),
+    (128, 1, 1),
+    (144, 4, 1),
+    (256, 2, 1),
+    (32, 16, 1),
+]
 
 
 def rankings():
@@ -40,8 +48,7 @@ def rankings():
     for tsx in (1, 2, 3, 4):
         for tsy in (1, 2, 3, 4):
             kernel = spec.kernel({"tile_size_x": tsx, "tile_size_y": tsy, "read_only": (tsx + tsy) % 2})
-            yield f"convolution {tsx}x{tsy} A100", pp.rank(kernel, "A100", blocks=CONVOLUTION_BLOCKS,
-                                                           folds=[(1, 1, 1)])
+            yield f"convolution {tsx}x{tsy} A100", pp.rank(kernel, "A100", blocks=CONVOLUTION_BLOCKS, folds=[(1, 1, 1)])
 
 
 def snapshot() -> dict:

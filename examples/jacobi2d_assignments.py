@@ -1,6 +1,6 @@
 """SPEC with `assignments`: a 2D 5-point Jacobi sweep on fixed-size fields.
 
-    pystencils-perf accesses examples/jacobi2d_assignments.py
+pystencils-perf accesses examples/jacobi2d_assignments.py
 """
 
 import pystencils as ps

@@ -1,6 +1,6 @@
 """SPEC: the paper's 3D 25-point star stencil of range 4 on 640 x 512 x 512 points (double).
 
-    pystencils-perf rank examples/star3d_r4.py --device V100
+pystencils-perf rank examples/star3d_r4.py --device V100
 """
 
 from pystencils_perf.catalog import star_3d_recipe

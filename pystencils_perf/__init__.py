@@ -55,8 +55,18 @@ _PUBLIC = {
 }
 
 #: the submodules that ``import pystencils_perf`` bound as attributes when it imported the names above at once
-_SUBMODULES = ("devices", "errors", "hookspecs", "kernel", "launch", "metrics", "outputs", "plugins",
-               "predict", "resources")
+_SUBMODULES = (
+    "devices",
+    "errors",
+    "hookspecs",
+    "kernel",
+    "launch",
+    "metrics",
+    "outputs",
+    "plugins",
+    "predict",
+    "resources",
+)
 
 
 def __getattr__(name):

@@ -70,7 +70,9 @@ def perf_check_candidate(model, launch, device):
     for axis, b, n, f in zip("xyz", launch.block, model.work_items, launch.fold):
         threads = -(-n // f)
         if b > threads:
-            return f"block {axis} = {b} exceeds the {threads} threads of the (folded) iteration space: threads would idle"
+            return (
+                f"block {axis} = {b} exceeds the {threads} threads of the (folded) iteration space: threads would idle"
+            )
     if reason := grid_limit_broken(model, launch, grid_limits(device)):
         return reason
     regs = model.registers_for(launch.fold, launch.block)
@@ -82,11 +84,15 @@ def perf_check_candidate(model, launch, device):
             per_warp = device.registers_per_warp(regs)
             partitions = device.register_file_partitions
             spread = f", spread over {partitions} register files" if partitions > 1 else ""
-            return (f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of "
-                    f"{device.register_allocation_unit}{spread}) exceed {device.registers_per_sm} registers per SM")
+            return (
+                f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of "
+                f"{device.register_allocation_unit}{spread}) exceed {device.registers_per_sm} registers per SM"
+            )
     shared = model.shared_memory_for(launch.block)
     if shared > device.shared_memory_limit_per_block_bytes:
-        return f"{shared} B shared memory exceed {device.name}'s {device.shared_memory_limit_per_block_bytes} B per block"
+        return (
+            f"{shared} B shared memory exceed {device.name}'s {device.shared_memory_limit_per_block_bytes} B per block"
+        )
     return None
 
 
@@ -98,6 +104,8 @@ def grid_limit_broken(model, launch: LaunchConfig, limits: GridLimits) -> str | 
             return f"the grid needs {blocks} blocks along {axis}, more than {limits.runtime}'s limit of {limit}"
     for axis, blocks, b, limit in zip("xyz", grid, launch.block, limits.max_threads or ()):
         if blocks * b > limit:
-            return (f"the grid needs {blocks * b} threads along {axis}, more than {limits.runtime}'s limit of "
-                    f"{limit} per dimension")
+            return (
+                f"the grid needs {blocks * b} threads along {axis}, more than {limits.runtime}'s limit of "
+                f"{limit} per dimension"
+            )
     return None

@@ -68,9 +68,11 @@ def _too_large(model: KernelModel) -> list[str]:
     total = sum((high - low + 1) * f.element_bytes for f in model.fields for low, high in [_extent(f)])
     if total <= LARGEST_GPU_MEMORY_BYTES:
         return []
-    return [f"kernel {model.name!r}: its fields ({', '.join(f.name for f in model.fields)}) take {total:.3g} B, more "
-            f"than any GPU's memory (the most in the device library is MI300X's {LARGEST_GPU_MEMORY_BYTES / 1e9:g} GB; "
-            "device files record no memory size)"]
+    return [
+        f"kernel {model.name!r}: its fields ({', '.join(f.name for f in model.fields)}) take {total:.3g} B, more "
+        f"than any GPU's memory (the most in the device library is MI300X's {LARGEST_GPU_MEMORY_BYTES / 1e9:g} GB; "
+        "device files record no memory size)"
+    ]
 
 
 def _other_language(model: KernelModel, device: Device) -> list[str]:
@@ -78,8 +80,10 @@ def _other_language(model: KernelModel, device: Device) -> list[str]:
     runs = grid_limits(device).runtime
     if not model.language or model.language == runs:
         return []
-    return [f"kernel {model.name!r} is {model.language} code, but {device.name} runs {runs} code: the ranking is of "
-            f"a kernel that does not run there; generate it for {runs}"]
+    return [
+        f"kernel {model.name!r} is {model.language} code, but {device.name} runs {runs} code: the ranking is of "
+        f"a kernel that does not run there; generate it for {runs}"
+    ]
 
 
 def _access(model: KernelModel, block, field: str, kind: AccessKind, coeffs: tuple, offset: int) -> str:
@@ -116,13 +120,17 @@ def _outside(model: KernelModel, block, groups, threads: BlockThreads) -> list[s
         if name in problems or not active.any():
             continue
         values, (low, high) = threads.values(coeffs)[active], _extent(fields[name])
-        for offset, element in ((offsets.min(), values.min() + offsets.min()),
-                                (offsets.max(), values.max() + offsets.max())):
+        for offset, element in (
+            (offsets.min(), values.min() + offsets.min()),
+            (offsets.max(), values.max() + offsets.max()),
+        ):
             if not low <= element <= high:
-                problems[name] = (f"kernel {model.name!r}: {_access(model, block, name, kind, coeffs, int(offset))} "
-                                  f"reaches {_index(fields[name], int(element))}, outside field {name!r} of shape "
-                                  f"{fields[name].shape}: it {'reads' if kind is AccessKind.LOAD else 'writes'} "
-                                  "memory that is not the field's")
+                problems[name] = (
+                    f"kernel {model.name!r}: {_access(model, block, name, kind, coeffs, int(offset))} "
+                    f"reaches {_index(fields[name], int(element))}, outside field {name!r} of shape "
+                    f"{fields[name].shape}: it {'reads' if kind is AccessKind.LOAD else 'writes'} "
+                    "memory that is not the field's"
+                )
                 break
     return list(problems.values())
 
@@ -141,9 +149,11 @@ def _races(model: KernelModel, block, groups, threads: BlockThreads) -> list[str
     for field in sorted(fields[AccessKind.STORE] & fields[AccessKind.LOAD]):
         race = _racing_load(field, groups, threads)
         if race is not None:
-            problems.append(f"kernel {model.name!r}: {_access(model, block, field, AccessKind.LOAD, *race)} loads "
-                            f"elements of field {field!r} that other threads store (an in-place update): GPU threads "
-                            "run in no fixed order, so it reads old or new values at random; store into another field")
+            problems.append(
+                f"kernel {model.name!r}: {_access(model, block, field, AccessKind.LOAD, *race)} loads "
+                f"elements of field {field!r} that other threads store (an in-place update): GPU threads "
+                "run in no fixed order, so it reads old or new values at random; store into another field"
+            )
     return problems
 
 

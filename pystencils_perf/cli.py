@@ -82,7 +82,9 @@ def _int_at_least(minimum: int):
 
     def int_at_least(text: str) -> int:
         if not re.fullmatch(r"\s*\d+\s*", text) or int(text) < minimum:
-            wanted = {0: "a non-negative integer", 1: "a positive integer"}.get(minimum, f"an integer of at least {minimum}")
+            wanted = {0: "a non-negative integer", 1: "a positive integer"}.get(
+                minimum, f"an integer of at least {minimum}"
+            )
             raise ConfigurationError(f"must be {wanted}, got {text!r}")
         return int(text)
 
@@ -194,7 +196,10 @@ def _cmd_plugins(args) -> int:
     for name, plugin in sorted(pm.list_name_plugin(), key=lambda item: str(item[0])):
         hooks = sorted(impl.name for impl in (c for c in pm.get_hookcallers(plugin) or ()))
         print(f"{name}: {getattr(plugin, '__name__', type(plugin).__name__)} ({', '.join(hooks)})")
-    for title, offered in (("models (--model)", pm.hook.perf_models()), ("filters (--prune)", pm.hook.perf_prune_filters())):
+    for title, offered in (
+        ("models (--model)", pm.hook.perf_models()),
+        ("filters (--prune)", pm.hook.perf_prune_filters()),
+    ):
         print(title)
         for names in offered:
             for key, description in sorted((names or {}).items()):
@@ -257,7 +262,7 @@ def _ranking_table(ranking, head: int | None) -> str:
     table = ranking.table(head=head)
     if head is None or len(ranking.rejected) <= head:
         return table
-    lines = table.splitlines()[:-(len(ranking.rejected) - head)]
+    lines = table.splitlines()[: -(len(ranking.rejected) - head)]
     return "\n".join([*lines, f"  ... {len(ranking.rejected) - head} more rejected"])
 
 
@@ -292,9 +297,17 @@ def _cmd_rank(args) -> int:
         from .estimate.footprint_isl import COST_NOTE
 
         print(COST_NOTE, file=sys.stderr)
-    ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model, prune=args.prune or (),
-                   plugin_options=_plugin_options(args), progress=_progress, jobs=args.jobs,
-                   **_candidate_options(args, domain))
+    ranking = rank(
+        spec.kernel,
+        args.device,
+        backend=args.backend,
+        model=args.model,
+        prune=args.prune or (),
+        plugin_options=_plugin_options(args),
+        progress=_progress,
+        jobs=args.jobs,
+        **_candidate_options(args, domain),
+    )
     print(_ranking_table(ranking, args.head))
     print(f"best: {_best_line(select(ranking), spec.kernel, args, domain)}")
     if args.json:
@@ -349,8 +362,22 @@ def _x_joined(values) -> str:
 
 def _ncu_child_argv(args) -> list[str]:
     """This very command, as the child that Nsight Compute profiles."""
-    argv = [sys.executable, "-m", "pystencils_perf.cli", "measure", args.spec, "--device", args.device,
-            "--out", os.devnull, "--ncu-pass", "--align", args.align, "--fold", ",".join(map(_x_joined, args.fold))]
+    argv = [
+        sys.executable,
+        "-m",
+        "pystencils_perf.cli",
+        "measure",
+        args.spec,
+        "--device",
+        args.device,
+        "--out",
+        os.devnull,
+        "--ncu-pass",
+        "--align",
+        args.align,
+        "--fold",
+        ",".join(map(_x_joined, args.fold)),
+    ]
     if args.domain:
         argv += ["--domain", _x_joined(args.domain)]
     if args.threads:
@@ -377,15 +404,23 @@ def _cmd_measure(args) -> int:
     run = measure(spec.kernel, args.device, warmup=args.warmup, repeats=args.repeats, progress=_progress, **options)
     rows = run.rows
     if args.ncu:
-        counters = profile(_ncu_child_argv(args), run.launches, run.kernel_names, run.lattice_updates,
-                           get_device(args.device).l2_sector_bytes, ncu=args.ncu_path)
+        counters = profile(
+            _ncu_child_argv(args),
+            run.launches,
+            run.kernel_names,
+            run.lattice_updates,
+            get_device(args.device).l2_sector_bytes,
+            ncu=args.ncu_path,
+        )
         rows = [replace(r, values={**r.values, **counters[r.launch]}) for r in rows]
     write_dataset(args.out, rows)
     print(f"{len(rows)} candidates measured on {rows[0].run['device']}, written to {args.out}")
     print(f"{'block':>12} {'fold':>7} {'time ms':>9} {'GLup/s':>7}")
     for row in sorted(rows, key=lambda r: -r.values["glups"]):
-        print(f"{'x'.join(map(str, row.launch.block)):>12} {'x'.join(map(str, row.launch.fold)):>7} "
-              f"{float(row.run['time_ms']):>9.4f} {row.values['glups']:>7.2f}")
+        print(
+            f"{'x'.join(map(str, row.launch.block)):>12} {'x'.join(map(str, row.launch.fold)):>7} "
+            f"{float(row.run['time_ms']):>9.4f} {row.values['glups']:>7.2f}"
+        )
     return 0
 
 
@@ -408,8 +443,11 @@ def _validation_inputs(args):
 
     dataset = read_dataset(args.data)
     spec, domain = _load(args)
-    return dataset, spec, dict(align=args.align, domain_shape=domain, backend=args.backend, progress=_progress,
-                               jobs=args.jobs)
+    return (
+        dataset,
+        spec,
+        dict(align=args.align, domain_shape=domain, backend=args.backend, progress=_progress, jobs=args.jobs),
+    )
 
 
 def _validate_kernel_tuner(args):
@@ -418,9 +456,18 @@ def _validate_kernel_tuner(args):
     from .validate import validate_tuned
 
     if args.domain or args.align != "base":
-        raise ConfigurationError("--domain and --align do not apply to Kernel Tuner data: its SPEC's kernel_for describes sizes")
-    return validate_tuned(read_kernel_tuner(args.data), load_tunable_spec(args.spec), args.device,
-                          backend=args.backend, model=args.model, progress=_progress, jobs=args.jobs)
+        raise ConfigurationError(
+            "--domain and --align do not apply to Kernel Tuner data: its SPEC's kernel_for describes sizes"
+        )
+    return validate_tuned(
+        read_kernel_tuner(args.data),
+        load_tunable_spec(args.spec),
+        args.device,
+        backend=args.backend,
+        model=args.model,
+        progress=_progress,
+        jobs=args.jobs,
+    )
 
 
 def _cmd_validate(args) -> int:
@@ -449,8 +496,10 @@ def _cmd_calibrate(args) -> int:
     from .validate import validate
 
     if is_kernel_tuner_file(args.data):  # else it is read as a data set: "not CSV text", "lacks the columns"
-        raise ConfigurationError(f"calibrate needs a CSV of measured volumes (bx,by,bz,fx,fy,fz,meas_...), and "
-                                 f"{args.data} is Kernel Tuner data, which validate and tune --replay read")
+        raise ConfigurationError(
+            f"calibrate needs a CSV of measured volumes (bx,by,bz,fx,fy,fz,meas_...), and "
+            f"{args.data} is Kernel Tuner data, which validate and tune --replay read"
+        )
     dataset, spec, options = _validation_inputs(args)
     device = get_device(args.device)
     out = Path(args.out or f"{Path(device.path).stem}-calibrated.toml")
@@ -459,8 +508,14 @@ def _cmd_calibrate(args) -> int:
     _warn(before.warnings)
     points = [(p.measured.values, p.candidate.metrics) for p in before.pairs]
     result = calibrate(points, device.curves, unified_l2=device.unified_l2)
-    provenance = {"data": args.data, "points_in_data": len(dataset.rows), "spec": args.spec, "align": args.align,
-                  "date": date.today().isoformat(), "base_device_file": Path(device.path).name}
+    provenance = {
+        "data": args.data,
+        "points_in_data": len(dataset.rows),
+        "spec": args.spec,
+        "align": args.align,
+        "date": date.today().isoformat(),
+        "base_device_file": Path(device.path).name,
+    }
     write_device_file(device, result, out, provenance)
     after = validate(dataset, spec.kernel, load_device_file(out), **options)
     print(result.table())
@@ -479,17 +534,30 @@ def _replayed(args):
     from .tune.tuner import FirstMeasurement
 
     if args.domain or args.align != "base" or args.threads or args.blocks or args.fold:
-        raise ConfigurationError("--domain, --align, --threads, --blocks and --fold do not apply to --replay: "
-                                 "the cache's configurations are the candidates")
+        raise ConfigurationError(
+            "--domain, --align, --threads, --blocks and --fold do not apply to --replay: "
+            "the cache's configurations are the candidates"
+        )
     spec, data = load_tunable_spec(args.spec), read_kernel_tuner(args.replay)
     source = ReplaySource(data, args.device)
     _warn(other_gpu(Path(args.replay).name, {data.device_name} - {""}, source.device))
     first = FirstMeasurement(source)  # a space that ranks for long is measured once meanwhile
-    space = replay_candidates(data, spec, args.device, model=args.model, backend=args.backend, progress=_progress,
-                              jobs=args.jobs, executor=args.executor, meanwhile=first)
+    space = replay_candidates(
+        data,
+        spec,
+        args.device,
+        model=args.model,
+        backend=args.backend,
+        progress=_progress,
+        jobs=args.jobs,
+        executor=args.executor,
+        meanwhile=first,
+    )
     kernel = spec_kernel_key(spec, space.candidates)
-    title = (f"{Path(args.spec).stem} on {data.device_name or args.device}, replayed from {Path(args.replay).name}: "
-             f"{len(space.candidates)} candidates, {len(space.rejected)} rejected for {args.device}")
+    title = (
+        f"{Path(args.spec).stem} on {data.device_name or args.device}, replayed from {Path(args.replay).name}: "
+        f"{len(space.candidates)} candidates, {len(space.rejected)} rejected for {args.device}"
+    )
     return title, space.candidates, source, kernel, first.measured
 
 
@@ -515,19 +583,35 @@ def _cmd_tune(args) -> int:
         options = _candidate_options(args, domain)
         if recipe is None and not args.fold:  # a generated kernel has its folding: only assignments can be folded
             options["folds"] = [(1, 1, 1)]
-        ranking = rank(spec.kernel, args.device, backend=args.backend, model=args.model,
-                       progress=_progress, jobs=args.jobs, **options)
+        ranking = rank(
+            spec.kernel,
+            args.device,
+            backend=args.backend,
+            model=args.model,
+            progress=_progress,
+            jobs=args.jobs,
+            **options,
+        )
         title = f"{ranking.kernel} on {args.device} (this machine's GPU): {len(ranking.candidates)} candidates"
-        result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align,
-                             store=store)
+        result = tune_on_gpu(
+            kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align, store=store
+        )
     print(title)
     print(result.table())
     if result.record_path:
         print(f"record: {result.record_path}")
     if args.json:
         with replacing_file(args.json) as fh:
-            json.dump({"title": title, "candidates": len(result.candidates), "measured_now": result.measured_now,
-                       **result.record.as_json()}, fh, indent=1)
+            json.dump(
+                {
+                    "title": title,
+                    "candidates": len(result.candidates),
+                    "measured_now": result.measured_now,
+                    **result.record.as_json(),
+                },
+                fh,
+                indent=1,
+            )
     return 0
 
 
@@ -540,8 +624,12 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
     parser = _Parser(prog="pystencils-perf", description="Predict and rank GPU launch configurations.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    parser.add_argument("--block-plugin", action="append", metavar="NAME",
-                        help="do not load the plugin of this entry-point name (repeatable; see `plugins`)")
+    parser.add_argument(
+        "--block-plugin",
+        action="append",
+        metavar="NAME",
+        help="do not load the plugin of this entry-point name (repeatable; see `plugins`)",
+    )
 
     @functools.cache
     def plugins():
@@ -565,7 +653,9 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         p.set_defaults(run=_cmd_plugins)
 
     def layout_args(p):
-        p.add_argument("--domain", type=_argument_type(parse_domain), help="array shape of variable-size fields, e.g. 64x64x64")
+        p.add_argument(
+            "--domain", type=_argument_type(parse_domain), help="array shape of variable-size fields, e.g. 64x64x64"
+        )
         p.add_argument("--align", choices=("base", "interior"), default="base", help="field alignment (default base)")
 
     def spec_args(p):
@@ -574,28 +664,49 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
 
     def candidate_args(p, default_folds):
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
-        p.add_argument("--threads", type=_argument_type(_positive_int), help="threads per block (default 1024 stencils, 512 LBM)")
-        p.add_argument("--blocks", type=_argument_type(_triples("block")), help="explicit block sizes, e.g. 32x2x16,16x4x16")
-        p.add_argument("--fold", type=_argument_type(_triples("fold")), default=default_folds,
-                       help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})")
+        p.add_argument(
+            "--threads", type=_argument_type(_positive_int), help="threads per block (default 1024 stencils, 512 LBM)"
+        )
+        p.add_argument(
+            "--blocks", type=_argument_type(_triples("block")), help="explicit block sizes, e.g. 32x2x16,16x4x16"
+        )
+        p.add_argument(
+            "--fold",
+            type=_argument_type(_triples("fold")),
+            default=default_folds,
+            help=f"thread foldings, e.g. 1x1x1,1x1x2 (default {default_folds or '1x1x1,1x2x1,1x1x2'})",
+        )
 
     def model_arg(p):
-        p.add_argument("--model", default=DEFAULT_MODEL, type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
-                       help=f"performance model (default {DEFAULT_MODEL}; `plugins` lists the installed ones)")
+        p.add_argument(
+            "--model",
+            default=DEFAULT_MODEL,
+            type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
+            help=f"performance model (default {DEFAULT_MODEL}; `plugins` lists the installed ones)",
+        )
 
     def jobs_arg(p):
-        p.add_argument("--jobs", type=_argument_type(_int_at_least(0)), default=0,
-                       help="worker processes that rank the candidates (default 0: every core; 1: none)")
+        p.add_argument(
+            "--jobs",
+            type=_argument_type(_int_at_least(0)),
+            default=0,
+            help="worker processes that rank the candidates (default 0: every core; 1: none)",
+        )
 
     def data_args(p, kernel_tuner: bool):
-        tuner = (", or a Kernel Tuner cache (.json, .json.gz) or CSV with block_size_x,... and a time column"
-                 if kernel_tuner else "")
-        p.add_argument("data", type=_argument_type(_input_path),
-                       help=f"measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...){tuner}")
+        tuner = (
+            ", or a Kernel Tuner cache (.json, .json.gz) or CSV with block_size_x,... and a time column"
+            if kernel_tuner
+            else ""
+        )
+        p.add_argument(
+            "data", type=_argument_type(_input_path), help=f"measured data set (CSV: bx,by,bz,fx,fy,fz,meas_...){tuner}"
+        )
         p.add_argument("--device", required=True, help="device name, alias or .toml file")
         tuned = "; for Kernel Tuner data `kernel_for(params)` and `lattice_updates`" if kernel_tuner else ""
-        p.add_argument("--spec", required=True,
-                       help=f"SPEC of the measured kernel (Python file defining `kernel`{tuned})")
+        p.add_argument(
+            "--spec", required=True, help=f"SPEC of the measured kernel (Python file defining `kernel`{tuned})"
+        )
         p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend")
         layout_args(p)
 
@@ -608,11 +719,16 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         candidate_args(p, None)
         p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend (default auto)")
         model_arg(p)
-        p.add_argument("--prune", type=_argument_type(_names("candidate filter", plugins().hook.perf_prune_filters())),
-                       help="candidate filters to apply, comma-separated (e.g. ryoo)")
+        p.add_argument(
+            "--prune",
+            type=_argument_type(_names("candidate filter", plugins().hook.perf_prune_filters())),
+            help="candidate filters to apply, comma-separated (e.g. ryoo)",
+        )
         p.add_argument("--json", type=_argument_type(_output_file), help="write the ranking as JSON")
         p.add_argument("--csv", type=_argument_type(_output_file), help="write the ranking as CSV")
-        p.add_argument("--head", type=_argument_type(_positive_int), help="print only the best N candidates and N rejected")
+        p.add_argument(
+            "--head", type=_argument_type(_positive_int), help="print only the best N candidates and N rejected"
+        )
         jobs_arg(p)
         p.set_defaults(run=_cmd_rank, plugin_dests=_add_plugin_options(p, plugins()))
 
@@ -622,10 +738,18 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         spec_args(p)
         candidate_args(p, "1x1x1")
         p.add_argument("--out", required=True, type=_argument_type(_output_file), help="data set to write (CSV)")
-        p.add_argument("--repeats", type=_argument_type(_int_at_least(MIN_REPEATS)), default=MIN_REPEATS,
-                       help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})")
-        p.add_argument("--warmup", type=_argument_type(_int_at_least(0)), default=DEFAULT_WARMUP,
-                       help=f"untimed runs per candidate first (default {DEFAULT_WARMUP})")
+        p.add_argument(
+            "--repeats",
+            type=_argument_type(_int_at_least(MIN_REPEATS)),
+            default=MIN_REPEATS,
+            help=f"timed runs per candidate, median reported (at least {MIN_REPEATS})",
+        )
+        p.add_argument(
+            "--warmup",
+            type=_argument_type(_int_at_least(0)),
+            default=DEFAULT_WARMUP,
+            help=f"untimed runs per candidate first (default {DEFAULT_WARMUP})",
+        )
         p.add_argument("--ncu", action="store_true", help="also collect Nsight Compute volume counters")
         p.add_argument("--ncu-path", default="ncu", help="the ncu executable (default: ncu on PATH)")
         p.add_argument("--ncu-pass", action="store_true", help=argparse.SUPPRESS)
@@ -640,41 +764,69 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
 
     def calibrate_args(p):
         data_args(p, kernel_tuner=False)
-        p.add_argument("--out", type=_argument_type(_output_file), help="device file to write (default DEVICE-calibrated.toml here)")
+        p.add_argument(
+            "--out",
+            type=_argument_type(_output_file),
+            help="device file to write (default DEVICE-calibrated.toml here)",
+        )
         jobs_arg(p)
         p.set_defaults(run=_cmd_calibrate)
 
     def tune_args(p):
-        p.add_argument("spec", help="SPEC: `kernel` or `assignments`; with --replay, `kernel_for(params)` and "
-                                    "`lattice_updates` as for validate")
+        p.add_argument(
+            "spec",
+            help="SPEC: `kernel` or `assignments`; with --replay, `kernel_for(params)` and "
+            "`lattice_updates` as for validate",
+        )
         layout_args(p)
         candidate_args(p, None)
-        p.add_argument("--budget", type=_argument_type(_positive_int), default=10,
-                       help="measure at most this many candidates (default 10), counting an earlier call's record")
-        p.add_argument("--replay", type=_argument_type(_existing_file),
-                       help="Kernel Tuner cache (.json, .json.gz) to take the measurements from instead of a GPU")
+        p.add_argument(
+            "--budget",
+            type=_argument_type(_positive_int),
+            default=10,
+            help="measure at most this many candidates (default 10), counting an earlier call's record",
+        )
+        p.add_argument(
+            "--replay",
+            type=_argument_type(_existing_file),
+            help="Kernel Tuner cache (.json, .json.gz) to take the measurements from instead of a GPU",
+        )
         p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend (default auto)")
-        p.add_argument("--model", default=DEFAULT_MODEL,
-                       type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
-                       help=f"performance model whose order the search starts from (default {DEFAULT_MODEL})")
+        p.add_argument(
+            "--model",
+            default=DEFAULT_MODEL,
+            type=_argument_type(_one_name("performance model", plugins().hook.perf_models())),
+            help=f"performance model whose order the search starts from (default {DEFAULT_MODEL})",
+        )
         p.add_argument("--json", type=_argument_type(_output_file), help="write the measurements and the best as JSON")
         jobs_arg(p)
-        p.add_argument("--executor", choices=EXECUTORS, default="processes",
-                       help="with --replay: rank the SPEC's variants in worker processes (default) or on the Ray "
-                            "cluster that RAY_ADDRESS names (else a local one)")
+        p.add_argument(
+            "--executor",
+            choices=EXECUTORS,
+            default="processes",
+            help="with --replay: rank the SPEC's variants in worker processes (default) or on the Ray "
+            "cluster that RAY_ADDRESS names (else a local one)",
+        )
         p.set_defaults(run=_cmd_tune)
 
     subcommands = [
-        ("devices", "list the device library, print a device file (NAME), or write a template (--template [FILE])",
-         devices_args),
+        (
+            "devices",
+            "list the device library, print a device file (NAME), or write a template (--template [FILE])",
+            devices_args,
+        ),
         ("plugins", "list the installed plugins, their models, filters and backends", plugins_args),
         ("accesses", "print every harvested access and the launch configuration", accesses_args),
         ("rank", "rank block sizes and thread foldings", rank_args),
         ("measure", "time every candidate on this machine's GPU (cupy), optionally with ncu counters", measure_args),
         ("validate", "compare predictions with a measured data set; report and plots", validate_args),
         ("calibrate", "fit the capacity-miss curves to a measured data set; write a device file", calibrate_args),
-        ("tune", "measure the model's best candidates on this machine's GPU (or replay a Kernel Tuner cache), "
-                 "learning from each; keep the result on disk", tune_args),
+        (
+            "tune",
+            "measure the model's best candidates on this machine's GPU (or replay a Kernel Tuner cache), "
+            "learning from each; keep the result on disk",
+            tune_args,
+        ),
     ]
     for name, help, add_arguments in subcommands:
         p = sub.add_parser(name, help=help)
@@ -706,7 +858,9 @@ def _refuse_shared_outputs(args) -> None:
         if path in seen and seen[path] in _INPUT_OPTIONS:
             raise ConfigurationError(f"--{option} {value} is {_ROLES[seen[path]]}: writing it would replace an input")
         if path in seen:
-            raise ConfigurationError(f"--{option} {value} is also --{seen[path]}'s file: give each output a path of its own")
+            raise ConfigurationError(
+                f"--{option} {value} is also --{seen[path]}'s file: give each output a path of its own"
+            )
         seen[path] = option
 
 
@@ -719,8 +873,9 @@ def _check_pystencils_cache() -> None:
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
-        raise ConfigurationError(f"{CACHE_ENV}={folder}: cannot create pystencils' cache folder ({e.strerror or e})"
-                                 ) from None
+        raise ConfigurationError(
+            f"{CACHE_ENV}={folder}: cannot create pystencils' cache folder ({e.strerror or e})"
+        ) from None
 
 
 def _block_plugins(argv: list[str]) -> None:

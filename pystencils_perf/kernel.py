@@ -59,8 +59,10 @@ def interior_offsets(fields, first_point, where: str) -> dict[str, int]:
     offsets = {}
     for f in fields:
         if len(f.strides) < len(first_point):
-            raise HarvestError(f"{where}: interior alignment needs field {f.name!r} to have the "
-                               f"{len(first_point)} dimensions of the iteration space (use align='base')")
+            raise HarvestError(
+                f"{where}: interior alignment needs field {f.name!r} to have the "
+                f"{len(first_point)} dimensions of the iteration space (use align='base')"
+            )
         element = sum(c * s for c, s in zip(first_point, f.strides))
         offsets[f.name] = base_offset(f.base_offset_bytes - element * f.element_bytes)
     return offsets
@@ -248,8 +250,10 @@ class KernelModel:
         """Shared memory per block of `block` threads, in bytes."""
         extra = self.block_shared_memory_bytes.xreplace(dict(zip(BDIM, block)))
         if not extra.is_Integer:
-            raise HarvestError(f"kernel {self.name!r}: shared memory {self.block_shared_memory_bytes} "
-                               f"is not a whole number of bytes for blockDim = {tuple(block)}")
+            raise HarvestError(
+                f"kernel {self.name!r}: shared memory {self.block_shared_memory_bytes} "
+                f"is not a whole number of bytes for blockDim = {tuple(block)}"
+            )
         return self.shared_memory_bytes + int(extra)
 
     def registers_for(self, fold: tuple[int, int, int], block: tuple[int, int, int] | None = None) -> int | None:
@@ -287,7 +291,10 @@ class KernelModel:
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""
-        fields = tuple(replace(f, base_offset_bytes=base_offset(offsets_bytes.get(f.name, f.base_offset_bytes))) for f in self.fields)
+        fields = tuple(
+            replace(f, base_offset_bytes=base_offset(offsets_bytes.get(f.name, f.base_offset_bytes)))
+            for f in self.fields
+        )
         return replace(self, fields=fields)
 
     def folded(self, fold: tuple[int, int, int]) -> KernelModel:
@@ -367,14 +374,17 @@ def parse_domain(value) -> tuple[int, ...] | None:
     if isinstance(value, str):
         values = value.lower().split("x")
         if not (1 <= len(values) <= 3 and all(v.strip().isdecimal() and int(v) > 0 for v in values)):
-            raise ConfigurationError(f"domain {value!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)")
+            raise ConfigurationError(
+                f"domain {value!r} is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)"
+            )
         return _within_index_range(value, tuple(int(v) for v in values))
     try:
         values = tuple(value)
     except TypeError:
         values = ()
-    if not 1 <= len(values) <= 3 or any(isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1
-                                        for v in values):
+    if not 1 <= len(values) <= 3 or any(
+        isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1 for v in values
+    ):
         raise ConfigurationError(f"domain shape {value!r} is not one to three positive integers, e.g. (64, 64, 64)")
     return _within_index_range(value, tuple(int(v) for v in values))
 
@@ -387,8 +397,10 @@ MAX_DOMAIN_EXTENT = 2**63 - 1
 
 def _within_index_range(value, shape: tuple[int, ...]) -> tuple[int, ...]:
     if max(shape) > MAX_DOMAIN_EXTENT:
-        raise ConfigurationError(f"domain {value!r} has {max(shape)} points along an axis, more than the "
-                                 f"{MAX_DOMAIN_EXTENT} (2**63 - 1) a GPU kernel's 64-bit index holds")
+        raise ConfigurationError(
+            f"domain {value!r} has {max(shape)} points along an axis, more than the "
+            f"{MAX_DOMAIN_EXTENT} (2**63 - 1) a GPU kernel's 64-bit index holds"
+        )
     return shape
 
 

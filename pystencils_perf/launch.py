@@ -15,6 +15,7 @@ from typing import Any
 from .errors import ConfigurationError
 from .vendors import GridLimits, vendor_of
 
+
 def grid_limits(device) -> GridLimits:
     """The grid limits of `device`'s runtime: HIP's on AMD GPUs, else CUDA's."""
     return vendor_of(device).grid
@@ -63,8 +64,9 @@ def parse_triples(value, what: str = "block") -> tuple[tuple[int, int, int], ...
     try:
         items = list(items)
     except TypeError:
-        raise ConfigurationError(f"{what}s must be a list of triples like (32, 4, 8) or a string like "
-                                 f"'32x4x8,16x8x8', got {value!r}") from None
+        raise ConfigurationError(
+            f"{what}s must be a list of triples like (32, 4, 8) or a string like '32x4x8,16x8x8', got {value!r}"
+        ) from None
     triples = tuple(_triple(item, what) for item in items if not (isinstance(item, str) and not item.strip()))
     if not triples:
         raise ConfigurationError(f"no {what} given (leave the {what}s out for the default ones)")
@@ -107,13 +109,17 @@ class RankOptions:
     plugin_options: Mapping[str, Any] = field(default_factory=dict)
 
     @staticmethod
-    def of(threads=None, blocks=None, folds=None, backend="auto", model=DEFAULT_MODEL, prune=(), plugin_options=None) -> RankOptions:
+    def of(
+        threads=None, blocks=None, folds=None, backend="auto", model=DEFAULT_MODEL, prune=(), plugin_options=None
+    ) -> RankOptions:
         """From the user's arguments: blocks and folds as `parse_triples` takes them, None for the default."""
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ConfigurationError(f"threads per block must be a positive integer, got {threads!r}")
         if threads is not None and blocks is not None:
-            raise ConfigurationError("give threads (per block of the default shapes) or explicit blocks, not both: "
-                                     "explicit blocks fix their own threads")
+            raise ConfigurationError(
+                "give threads (per block of the default shapes) or explicit blocks, not both: "
+                "explicit blocks fix their own threads"
+            )
         return RankOptions(
             threads=threads,
             blocks=parse_triples(blocks, "block"),
@@ -142,5 +148,6 @@ def check_threads(threads: int | None, device, name: str = "threads") -> None:
     """Refuse more threads per block than `device` runs (`name` is the argument's): no block of them exists, so no
     candidate would be proposed, and the message would blame the plugins."""
     if threads is not None and threads > device.max_threads_per_block:
-        raise ConfigurationError(f"{name}: {threads} exceeds {device.name}'s limit of {device.max_threads_per_block} "
-                                 "threads per block")
+        raise ConfigurationError(
+            f"{name}: {threads} exceeds {device.name}'s limit of {device.max_threads_per_block} threads per block"
+        )

@@ -12,7 +12,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 #: the four volumes every report shows, in bytes per lattice update
-VOLUME_FIELDS = ("dram_load_bytes_per_lup", "dram_store_bytes_per_lup", "l2_load_bytes_per_lup", "l2_store_bytes_per_lup")
+VOLUME_FIELDS = (
+    "dram_load_bytes_per_lup",
+    "dram_store_bytes_per_lup",
+    "l2_load_bytes_per_lup",
+    "l2_store_bytes_per_lup",
+)
 
 
 @dataclass(frozen=True)

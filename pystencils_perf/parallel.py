@@ -40,8 +40,9 @@ def can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
-def run_tasks(function: Callable, tasks: Sequence[tuple], *, jobs: int | None = None, executor: str = "processes",
-              progress=None) -> list:
+def run_tasks(
+    function: Callable, tasks: Sequence[tuple], *, jobs: int | None = None, executor: str = "processes", progress=None
+) -> list:
     """``[function(*task) for task in tasks]``, computed in parallel.
 
     ``executor="processes"``: `jobs` worker processes forked from this one (every core by default), so that

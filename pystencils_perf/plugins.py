@@ -50,8 +50,10 @@ def installed_plugins() -> dict[str, str]:
 
 
 #: built-in plugins every ranking needs, and what for: blocking one is refused, since nothing could rank
-CORE_PLUGINS = {"estimator": "it estimates every candidate's metrics",
-                "select": "it chooses the candidate a ranking applies"}
+CORE_PLUGINS = {
+    "estimator": "it estimates every candidate's metrics",
+    "select": "it chooses the candidate a ranking applies",
+}
 
 
 def check_block_names(names, source: str = "--block-plugin") -> None:
@@ -60,8 +62,9 @@ def check_block_names(names, source: str = "--block-plugin") -> None:
     installed = installed_plugins()
     for name in names:
         if name not in installed:
-            raise PerfError(f"{source} {name}: no installed plugin has that name; "
-                            f"installed: {', '.join(sorted(installed))}")
+            raise PerfError(
+                f"{source} {name}: no installed plugin has that name; installed: {', '.join(sorted(installed))}"
+            )
         if name in CORE_PLUGINS:
             raise PerfError(f"{source} {name}: a core plugin cannot be blocked ({CORE_PLUGINS[name]})")
 

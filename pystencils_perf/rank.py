@@ -114,11 +114,17 @@ class Ranking:
         if len(tied) < 2:
             return ""
         chosen = select(self)  # what the `perf_select` plugins choose, as `as_json` and the table's > say
-        why = (f"by {TIE_BREAK}" if chosen is tie_break(tied, self.device.warp_size)
-               else "as an installed selection plugin (perf_select) chooses")
+        why = (
+            f"by {TIE_BREAK}"
+            if chosen is tie_break(tied, self.device.warp_size)
+            else "as an installed selection plugin (perf_select) chooses"
+        )
         error = self.best.prediction.relative_error
-        where = (f"lie within {error:.1%} of the best, the model's measured error" if error
-                 else "are predicted equally fast (the model states no error)")
+        where = (
+            f"lie within {error:.1%} of the best, the model's measured error"
+            if error
+            else "are predicted equally fast (the model states no error)"
+        )
         return f"  {len(tied)} candidates (marked = or >) {where}: a tie; select() takes {chosen.launch.label} {why}"
 
     def as_json(self) -> dict:
@@ -141,12 +147,36 @@ class Ranking:
     def to_csv(self) -> str:
         out = io.StringIO()
         w = csv.writer(out)
-        w.writerow(["rank", "bx", "by", "bz", "fx", "fy", "fz", "glups", "limiter", "dram_load_B_per_lup",
-                    "dram_store_B_per_lup", "l2_load_B_per_lup", "l2_store_B_per_lup", "l1_cycles_per_lup"])
+        w.writerow(
+            [
+                "rank",
+                "bx",
+                "by",
+                "bz",
+                "fx",
+                "fy",
+                "fz",
+                "glups",
+                "limiter",
+                "dram_load_B_per_lup",
+                "dram_store_B_per_lup",
+                "l2_load_B_per_lup",
+                "l2_store_B_per_lup",
+                "l1_cycles_per_lup",
+            ]
+        )
         for i, c in enumerate(self.candidates, 1):
             m = c.metrics
-            w.writerow([i, *c.launch.block, *c.launch.fold, f"{c.prediction.glups:.4f}", c.prediction.limiter,
-                        *(f"{m.value(k):.3f}" for k in (*VOLUME_FIELDS, "l1_cycles_per_lup"))])
+            w.writerow(
+                [
+                    i,
+                    *c.launch.block,
+                    *c.launch.fold,
+                    f"{c.prediction.glups:.4f}",
+                    c.prediction.limiter,
+                    *(f"{m.value(k):.3f}" for k in (*VOLUME_FIELDS, "l1_cycles_per_lup")),
+                ]
+            )
         return out.getvalue()
 
     def terms_line(self) -> str:
@@ -154,8 +184,10 @@ class Ranking:
         (`Prediction.seconds_per_lup`)."""
         pick = select(self)
         terms = ", ".join(f"{name} {1e12 * seconds:.1f}" for name, seconds in pick.prediction.seconds_per_lup.items())
-        return (f"  > {pick.launch.label}, the pick: {pick.prediction.glups:.2f} GLup/s predicted; "
-                f"picoseconds per update by term: {terms}")
+        return (
+            f"  > {pick.launch.label}, the pick: {pick.prediction.glups:.2f} GLup/s predicted; "
+            f"picoseconds per update by term: {terms}"
+        )
 
     def table(self, head: int | None = None) -> str:
         """One readable row per candidate, best first, with its limiter and volumes; with `head`, the first
@@ -201,7 +233,9 @@ class Ranking:
 def _extras(pm, model, launch, device, options, metrics: Metrics) -> Metrics:
     """`metrics` with the plugins' `perf_estimate_extras` merged in; a name given twice is an error."""
     merged: dict = {}
-    for part in pm.hook.perf_estimate_extras(model=model, launch=launch, device=device, options=options, metrics=metrics):
+    for part in pm.hook.perf_estimate_extras(
+        model=model, launch=launch, device=device, options=options, metrics=metrics
+    ):
         clash = merged.keys() & (part or {}).keys()
         if clash:
             raise PerfError(f"candidate {launch.label}: two estimator plugins report {', '.join(sorted(clash))}")
@@ -240,8 +274,9 @@ def harvest(kernel, *, domain_shape=None, align="base", field_strides=None, base
         what = f"a {type(kernel).__module__}.{type(kernel).__qualname__}"
         if blocked:
             plugins = f"plugins {', '.join(blocked)} are" if len(blocked) > 1 else f"plugin {blocked[0]} is"
-            raise HarvestError(f"no adapter plugin recognises {what}: the adapter {plugins} blocked "
-                               f"(--block-plugin or {BLOCK_ENV})")
+            raise HarvestError(
+                f"no adapter plugin recognises {what}: the adapter {plugins} blocked (--block-plugin or {BLOCK_ENV})"
+            )
         raise HarvestError(
             f"no adapter plugin recognises {what}; "
             "pass a pystencils GPU kernel, pystencils assignments, or install an adapter plugin"
@@ -256,8 +291,10 @@ def _check_not_empty(model: KernelModel) -> None:
     if model.lattice_updates > 0 and all(n > 0 for n in model.work_items):
         return
     fields = ", ".join(f"{f.name!r} of shape {f.shape}" for f in model.fields)
-    raise HarvestError(f"kernel {model.name!r} updates no point: its interior is empty ({fields} "
-                       f"leave nothing inside the ghost layers its accesses need)")
+    raise HarvestError(
+        f"kernel {model.name!r} updates no point: its interior is empty ({fields} "
+        f"leave nothing inside the ghost layers its accesses need)"
+    )
 
 
 def candidate_space(model, device, options: RankOptions, pm=None) -> CandidateSpace:
@@ -290,13 +327,17 @@ def with_measured_resources(pm, kernel, recipe, model, device, options: RankOpti
     space = candidate_space(model, device, options, pm)
     resources, launch_resources = {}, {}
     if compile_resources and not model.registers_by_fold:
-        resources = pm.hook.perf_resources(kernel=kernel, recipe=recipe, model=model, folds=space.folds, device=device) or {}
+        resources = (
+            pm.hook.perf_resources(kernel=kernel, recipe=recipe, model=model, folds=space.folds, device=device) or {}
+        )
         if resources:
             model = with_resources(model, resources)
             space = candidate_space(model, device, options, pm)  # registers may now reject candidates
     if compile_resources and not model.resources_by_launch:
-        launch_resources = pm.hook.perf_launch_resources(kernel=kernel, model=model, launches=list(space.accepted),
-                                                         device=device) or {}
+        launch_resources = (
+            pm.hook.perf_launch_resources(kernel=kernel, model=model, launches=list(space.accepted), device=device)
+            or {}
+        )
         if launch_resources:
             model = with_launch_resources(model, launch_resources)
             space = candidate_space(model, device, options, pm)
@@ -336,12 +377,15 @@ def _estimate_all(context: tuple, jobs: int | None, progress) -> list[RankedCand
     gc.freeze()
     try:
         if workers <= 1 or not can_fork():
-            return [_estimate(pm, folded_models[lc.fold], lc, dev, options)
-                    for lc in (progress(launches) if progress else launches)]
+            return [
+                _estimate(pm, folded_models[lc.fold], lc, dev, options)
+                for lc in (progress(launches) if progress else launches)
+            ]
         chunk = -(-len(launches) // (4 * workers))  # a few chunks per worker: the slow ones even out
         _FORK_CONTEXT = context
-        chunks = run_tasks(_estimate_forked, [(i, i + chunk) for i in range(0, len(launches), chunk)],
-                           jobs=workers, progress=progress)
+        chunks = run_tasks(
+            _estimate_forked, [(i, i + chunk) for i in range(0, len(launches), chunk)], jobs=workers, progress=progress
+        )
         return [candidate for part in chunks for candidate in part]
     finally:
         _FORK_CONTEXT = None
@@ -466,8 +510,9 @@ def rank(
     pm = get_plugin_manager()
     check_names("performance model", (options.model,), pm.hook.perf_models())
     check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
-    kernel_model, space, resources, launch_resources = with_measured_resources(pm, kernel, recipe, kernel_model, dev,
-                                                                               options, compile_resources)
+    kernel_model, space, resources, launch_resources = with_measured_resources(
+        pm, kernel, recipe, kernel_model, dev, options, compile_resources
+    )
     folded_models = {fold: kernel_model.folded(fold) for fold in dict.fromkeys(lc.fold for lc in space.accepted)}
     if space.accepted:  # a kernel that races, or reads outside its fields, ranks as well as a right one: warn first
         warn_about_kernel(kernel_model, space.accepted[0].block, dev)
@@ -486,7 +531,8 @@ def rank(
         note = launch_resources_note(launch_resources)
     elif kernel_model.registers_by_fold and not resources:
         note = "registers per fold given with the kernel model: " + ", ".join(
-            f"{'x'.join(map(str, f))}: {r}" for f, r in kernel_model.registers_by_fold)
+            f"{'x'.join(map(str, f))}: {r}" for f, r in kernel_model.registers_by_fold
+        )
     elif compile_resources or resources:
         unavailable = None if resources else pm.hook.perf_resources_unavailable(kernel=kernel, device=dev)
         note = resources_note(resources, space.folds, dev, unavailable)

@@ -59,8 +59,11 @@ class ResourceUsage:
         elif self.spill_store_bytes or self.spill_load_bytes:
             spills = f", spills {self.spill_store_bytes} B stored / {self.spill_load_bytes} B loaded"
         built = f"{self.arch}, {self.compiler}" if self.compiler else self.arch
-        registers = (f"{self.registers_per_thread} registers" if self.scalar_registers is None
-                     else f"{self.registers_per_thread} VGPRs, {self.scalar_registers} SGPRs")
+        registers = (
+            f"{self.registers_per_thread} registers"
+            if self.scalar_registers is None
+            else f"{self.registers_per_thread} VGPRs, {self.scalar_registers} SGPRs"
+        )
         return f"{registers} ({built}){spills}"
 
     @property
@@ -71,7 +74,6 @@ class ResourceUsage:
     @property
     def spilled(self) -> bool:
         return bool(self.spill_store_bytes or self.spill_load_bytes or self.spilled_registers)
-
 
 
 #: one fold's resources, by fold (fx, fy, fz)
@@ -89,10 +91,18 @@ def with_resources(model, resources: ResourcesByFold):
         registers_per_thread=unfolded.registers_per_thread if unfolded else model.registers_per_thread,
         shared_memory_bytes=max([model.shared_memory_bytes, *(r.shared_memory_bytes for r in resources.values())]),
         registers_by_fold=tuple(sorted((fold, r.registers_per_thread) for fold, r in resources.items())),
-        load_waits_by_fold=tuple(sorted((fold, r.load_waits_per_thread) for fold, r in resources.items()
-                                        if r.load_waits_per_thread is not None)),
-        spills_by_fold=tuple(sorted((fold, (r.spill_store_bytes, r.spill_load_bytes, r.spill_footprint_bytes))
-                                    for fold, r in resources.items() if r.spilled)),
+        load_waits_by_fold=tuple(
+            sorted(
+                (fold, r.load_waits_per_thread) for fold, r in resources.items() if r.load_waits_per_thread is not None
+            )
+        ),
+        spills_by_fold=tuple(
+            sorted(
+                (fold, (r.spill_store_bytes, r.spill_load_bytes, r.spill_footprint_bytes))
+                for fold, r in resources.items()
+                if r.spilled
+            )
+        ),
     )
 
 
@@ -104,8 +114,9 @@ def with_launch_resources(model, resources: dict):
     return replace(
         model,
         shared_memory_bytes=max([model.shared_memory_bytes, *(r.shared_memory_bytes for r in resources.values())]),
-        resources_by_launch=tuple(sorted((((launch.block, launch.fold), r) for launch, r in resources.items()),
-                                         key=lambda item: item[0])),
+        resources_by_launch=tuple(
+            sorted((((launch.block, launch.fold), r) for launch, r in resources.items()), key=lambda item: item[0])
+        ),
     )
 
 
@@ -114,9 +125,10 @@ def launch_resources_note(resources: dict) -> str:
     registers = [r.registers_per_thread for r in resources.values()]
     built = sorted({f"{r.arch}, {r.compiler}" if r.compiler else r.arch for r in resources.values()})
     spilling = sum(r.spilled for r in resources.values())
-    return (f"registers per launch (its block size compiled in) {min(registers)}-{max(registers)} "
-            f"({'; '.join(built)}) for {len(resources)} launches"
-            + (f", {spilling} of them spill" if spilling else ""))
+    return (
+        f"registers per launch (its block size compiled in) {min(registers)}-{max(registers)} "
+        f"({'; '.join(built)}) for {len(resources)} launches" + (f", {spilling} of them spill" if spilling else "")
+    )
 
 
 def resources_note(resources: ResourcesByFold, folds, device=None, unavailable: str | None = None) -> str:
@@ -133,9 +145,11 @@ def resources_note(resources: ResourcesByFold, folds, device=None, unavailable: 
     nvidia = device is not None and device.vendor == "nvidia" and device.compute_capability
     wanted = f"sm_{device.compute_capability.replace('.', '')}" if nvidia else None
     if wanted and any(r.arch != wanted for r in resources.values()):
-        tail += (f"; built for the nearest architecture the compiler knows, not {wanted} (registers differ: "
-                 "the NVRTC 11.8 wheels pystencils-perf installs build it: `pip install nvidia-cuda-nvrtc-cu11==11.8.89 "
-                 "nvidia-cuda-nvcc-cu11==11.8.89`)")
+        tail += (
+            f"; built for the nearest architecture the compiler knows, not {wanted} (registers differ: "
+            "the NVRTC 11.8 wheels pystencils-perf installs build it: `pip install nvidia-cuda-nvrtc-cu11==11.8.89 "
+            "nvidia-cuda-nvcc-cu11==11.8.89`)"
+        )
     return f"registers per fold {measured}{tail}"
 
 

@@ -11,8 +11,10 @@ if TYPE_CHECKING:
     from .rank import RankedCandidate
 
 #: how `select` orders candidates the model cannot tell apart (documented in docs/model/index.md)
-TIE_BREAK = ("fewest idle lanes in partly filled warps, then most resident warps per SM, then least L2 load traffic "
-             "(a squarer footprint), then predicted throughput")
+TIE_BREAK = (
+    "fewest idle lanes in partly filled warps, then most resident warps per SM, then least L2 load traffic "
+    "(a squarer footprint), then predicted throughput"
+)
 
 
 def idle_lanes(launch, warp_size: int) -> int:
@@ -30,11 +32,17 @@ def tie_break(tied: list[RankedCandidate], warp_size: int) -> RankedCandidate:
     occupancy took unfolded launches on Hopper where folded ones ran faster (docs/model/index.md,
     "Ties and the selection").
     """
+
     def key(c: RankedCandidate):
         m = c.metrics
         resident_warps = m.blocks_per_sm * -(-c.launch.threads_per_block // warp_size)
-        return (idle_lanes(c.launch, warp_size), -resident_warps, round(m.l2_load_bytes_per_lup, 6),
-                -c.prediction.lups_per_second, c.launch)
+        return (
+            idle_lanes(c.launch, warp_size),
+            -resident_warps,
+            round(m.l2_load_bytes_per_lup, 6),
+            -c.prediction.lups_per_second,
+            c.launch,
+        )
 
     return min(tied, key=key)
 

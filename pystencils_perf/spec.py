@@ -43,8 +43,10 @@ def spec_namespace(path: str | os.PathLike) -> dict:
     if path.suffix != ".py":
         namespace = get_plugin_manager().hook.perf_load_spec(path=str(path))
         if namespace is None:
-            raise PerfError(f"SPEC file {path} is not Python, and no plugin reads it (a TOML SPEC needs a [kernel] "
-                            "table and pystencils-perf-cuda)")
+            raise PerfError(
+                f"SPEC file {path} is not Python, and no plugin reads it (a TOML SPEC needs a [kernel] "
+                "table and pystencils-perf-cuda)"
+            )
         return namespace
     try:
         return runpy.run_path(str(path), run_name="__pystencils_perf_spec__")
@@ -75,8 +77,11 @@ def load_spec(path: str | os.PathLike) -> Spec:
         raise PerfError(f"SPEC file {path} defines neither `kernel` nor `assignments`")
     kernel = namespace[name]
     if kernel is None:  # `kernel` wins over `assignments`: a None there is a mistake, not a request to fall back
-        unused = (": its `assignments` are not used; remove `kernel = None` to rank them"
-                  if "assignments" in namespace else "")
+        unused = (
+            ": its `assignments` are not used; remove `kernel = None` to rank them"
+            if "assignments" in namespace
+            else ""
+        )
         raise PerfError(f"SPEC file {path} sets `{name}` to None{unused}")
     try:
         shape = parse_domain(namespace.get("domain_shape"))

@@ -56,14 +56,34 @@ class Pair:
         return float(self.candidate.metrics.value(metric.predicted_key))
 
 
-def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-                    model=DEFAULT_MODEL, progress=None, variant: str = "",
-                    jobs: int | None = None) -> tuple[Ranking, list[Pair], list[str]]:
+def predict_dataset(
+    dataset: Dataset,
+    kernel,
+    device,
+    *,
+    align="base",
+    domain_shape=None,
+    backend="auto",
+    model=DEFAULT_MODEL,
+    progress=None,
+    variant: str = "",
+    jobs: int | None = None,
+) -> tuple[Ranking, list[Pair], list[str]]:
     """Rank the blocks x foldings of `dataset` and pair every row with its candidate's prediction; a measured
     launch that the model rejects (it says the launch cannot run, yet it was measured: registers compiled for
     another binary than the measured one, say) is left out, and a warning names it and the reason."""
-    ranking = rank(kernel, device, blocks=dataset.blocks, folds=dataset.folds, align=align,
-                   domain_shape=domain_shape, backend=backend, model=model, progress=progress, jobs=jobs)
+    ranking = rank(
+        kernel,
+        device,
+        blocks=dataset.blocks,
+        folds=dataset.folds,
+        align=align,
+        domain_shape=domain_shape,
+        backend=backend,
+        model=model,
+        progress=progress,
+        jobs=jobs,
+    )
     by_launch = {c.launch: c for c in ranking.candidates}
     rejected = dict(ranking.rejected)
     pairs, left_out = [], []
@@ -72,8 +92,10 @@ def predict_dataset(dataset: Dataset, kernel, device, *, align="base", domain_sh
             pairs.append(Pair(row, by_launch[row.launch], variant))
         else:
             label = f"{row.launch.label} {variant}".strip()
-            left_out.append(f"{dataset.name}: measured launch {label} is rejected by the model and left out: "
-                            f"{rejected.get(row.launch, 'not a candidate')}")
+            left_out.append(
+                f"{dataset.name}: measured launch {label} is rejected by the model and left out: "
+                f"{rejected.get(row.launch, 'not a candidate')}"
+            )
     return ranking, pairs, left_out
 
 
@@ -96,11 +118,27 @@ def metric_errors(pairs: list[Pair], metrics=METRICS) -> list[MetricError]:
         measured = [p for p in pairs if metric.name in p.measured.values]
         if not measured:
             continue
-        errors = np.array([(p.predicted(metric) - p.measured.values[metric.name]) / p.measured.values[metric.name]
-                           for p in measured]) * 100.0
+        errors = (
+            np.array(
+                [
+                    (p.predicted(metric) - p.measured.values[metric.name]) / p.measured.values[metric.name]
+                    for p in measured
+                ]
+            )
+            * 100.0
+        )
         worst = int(np.argmax(np.abs(errors)))
-        out.append(MetricError(metric, len(measured), float(np.mean(np.abs(errors))), float(np.mean(errors)),
-                               float(np.abs(errors[worst])), measured[worst].launch, measured[worst].label))
+        out.append(
+            MetricError(
+                metric,
+                len(measured),
+                float(np.mean(np.abs(errors))),
+                float(np.mean(errors)),
+                float(np.abs(errors[worst])),
+                measured[worst].launch,
+                measured[worst].label,
+            )
+        )
     return out
 
 
@@ -190,7 +228,9 @@ class Validation:
     def subset(self, keep) -> Validation:
         """The same validation over the pairs for which `keep(pair)` is true (errors and quality recomputed)."""
         pairs = [p for p in self.pairs if keep(p)]
-        return Validation(self.dataset, self.ranking, pairs, metric_errors(pairs), ranking_quality(pairs), self.warnings)
+        return Validation(
+            self.dataset, self.ranking, pairs, metric_errors(pairs), ranking_quality(pairs), self.warnings
+        )
 
     def error(self, metric_name: str) -> MetricError | None:
         return next((e for e in self.errors if e.metric.name == metric_name), None)
@@ -201,8 +241,10 @@ class Validation:
             counts[p.candidate.prediction.limiter] = counts.get(p.candidate.prediction.limiter, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
-    NO_THROUGHPUT = ("no measured throughput is compared (meas_glups is empty, or left out where the description "
-                     "does not model the run time): no rank correlation, best-candidate fraction or top-5 recall")
+    NO_THROUGHPUT = (
+        "no measured throughput is compared (meas_glups is empty, or left out where the description "
+        "does not model the run time): no rank correlation, best-candidate fraction or top-5 recall"
+    )
 
     def quality_items(self) -> list[tuple[str, str]]:
         """The ranking-quality numbers as (what, value); none without measured throughput."""
@@ -212,9 +254,15 @@ class Validation:
         return [
             ("timed candidates", str(q.points)),
             ("Spearman rank correlation, predicted vs measured throughput", f"{q.spearman:.3f}"),
-            (f"measured throughput of the predicted best ({q.predicted_best_label or q.predicted_best.label}) / "
-             f"measured best ({q.measured_best_label or q.measured_best.label})", f"{100 * q.best_fraction:.1f} %"),
-            (f"top-{q.top_k} recall (measured top {q.top_k} among the predicted top {q.top_k})", f"{q.top_k_recall:.2f}"),
+            (
+                f"measured throughput of the predicted best ({q.predicted_best_label or q.predicted_best.label}) / "
+                f"measured best ({q.measured_best_label or q.measured_best.label})",
+                f"{100 * q.best_fraction:.1f} %",
+            ),
+            (
+                f"top-{q.top_k} recall (measured top {q.top_k} among the predicted top {q.top_k})",
+                f"{q.top_k_recall:.2f}",
+            ),
             ("predicted rank of the measured best", f"{q.measured_best_predicted_rank} of {q.points}"),
             ("median measured throughput / measured best (a random pick)", f"{100 * q.median_fraction:.1f} %"),
         ]
@@ -239,23 +287,47 @@ def measured_kernel_warnings(dataset: Dataset, model: KernelModel, device: Devic
     warnings where the data does not say, or names another GPU than `device`."""
     record = kernel_record(model)
     if not any(dataset.recorded(column) for column in record):
-        return [f"{dataset.name} does not say which kernel it measured: check that it is the SPEC's "
-                f"({record['fields']}; {record['accesses']})", *other_gpu(dataset.name, dataset.recorded("device"), device)]
+        return [
+            f"{dataset.name} does not say which kernel it measured: check that it is the SPEC's "
+            f"({record['fields']}; {record['accesses']})",
+            *other_gpu(dataset.name, dataset.recorded("device"), device),
+        ]
     for column, value in record.items():
         if dataset.recorded(column) != {value}:
-            raise MeasurementError(f"{dataset.name} was measured on {column} {' | '.join(sorted(dataset.recorded(column)))}, "
-                                   f"but the SPEC's kernel has {column} {value}: give the SPEC (and --domain) it was measured with")
+            raise MeasurementError(
+                f"{dataset.name} was measured on {column} {' | '.join(sorted(dataset.recorded(column)))}, "
+                f"but the SPEC's kernel has {column} {value}: give the SPEC (and --domain) it was measured with"
+            )
     return other_gpu(dataset.name, dataset.recorded("device"), device)
 
 
-def validate(dataset: Dataset, kernel, device, *, align="base", domain_shape=None, backend="auto",
-             model=DEFAULT_MODEL, progress=None, jobs: int | None = None) -> Validation:
+def validate(
+    dataset: Dataset,
+    kernel,
+    device,
+    *,
+    align="base",
+    domain_shape=None,
+    backend="auto",
+    model=DEFAULT_MODEL,
+    progress=None,
+    jobs: int | None = None,
+) -> Validation:
     """Predict every measured candidate of `dataset` and compare (see the module docstring); first check that the
     data was measured on the SPEC's kernel (`measured_kernel_warnings`)."""
     dev = get_device(device)
     warnings = measured_kernel_warnings(dataset, harvest(kernel, domain_shape=domain_shape, align=align), dev)
-    ranking, pairs, left_out = predict_dataset(dataset, kernel, dev, align=align, domain_shape=domain_shape,
-                                               backend=backend, model=model, progress=progress, jobs=jobs)
+    ranking, pairs, left_out = predict_dataset(
+        dataset,
+        kernel,
+        dev,
+        align=align,
+        domain_shape=domain_shape,
+        backend=backend,
+        model=model,
+        progress=progress,
+        jobs=jobs,
+    )
     return _validation(dataset, ranking, pairs, [*warnings, *left_out])
 
 
@@ -265,8 +337,17 @@ def _validation(dataset: Dataset, ranking: Ranking, pairs: list[Pair], warnings:
     return Validation(dataset, ranking, pairs, metric_errors(pairs), ranking_quality(pairs), tuple(warnings))
 
 
-def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto", model=DEFAULT_MODEL,
-                   progress=None, keep_variant=None, jobs: int | None = None) -> Validation:
+def validate_tuned(
+    data: TunerData,
+    spec: TunableSpec,
+    device,
+    *,
+    backend="auto",
+    model=DEFAULT_MODEL,
+    progress=None,
+    keep_variant=None,
+    jobs: int | None = None,
+) -> Validation:
     """Kernel Tuner data: rank each variant's measured blocks with its own kernel, then compare all pairs pooled.
 
     :param keep_variant: optional predicate on a variant's parameters (dict); others are left out.
@@ -278,16 +359,25 @@ def validate_tuned(data: TunerData, spec: TunableSpec, device, *, backend="auto"
     if not chosen:
         raise MeasurementError(f"{data.path}: no variant of the tunable parameters is left to validate")
     for variant in chosen:
-        ranking, variant_pairs, left_out = predict_dataset(variant.dataset, spec.kernel(variant.params), dev,
-                                                           backend=backend, model=model, progress=progress,
-                                                           variant=variant.label, jobs=jobs)
+        ranking, variant_pairs, left_out = predict_dataset(
+            variant.dataset,
+            spec.kernel(variant.params),
+            dev,
+            backend=backend,
+            model=model,
+            progress=progress,
+            variant=variant.label,
+            jobs=jobs,
+        )
         pairs += variant_pairs
         warnings += left_out
         candidates += ranking.candidates
         rejected += ranking.rejected
         rows += variant.dataset.rows
     name = Path(spec.path).stem
-    pooled = Ranking(dev, f"{name} ({len(chosen)} variants)", sorted(candidates, key=lambda c: -c.prediction.glups), rejected)
+    pooled = Ranking(
+        dev, f"{name} ({len(chosen)} variants)", sorted(candidates, key=lambda c: -c.prediction.glups), rejected
+    )
     return _validation(Dataset(data.path, tuple(rows)), pooled, pairs, warnings)
 
 
@@ -299,9 +389,11 @@ def _problem_size_warnings(data: TunerData, spec: TunableSpec) -> list[str]:
         return [f"{name} does not record its problem size: check the SPEC's lattice_updates = {spec.lattice_updates}"]
     points = math.prod(data.problem_size)
     if points != spec.lattice_updates:
-        return [f"{name} was tuned with problem_size {list(data.problem_size)} ({points} points), but the SPEC's "
-                f"lattice_updates = {spec.lattice_updates}: throughputs are off by that ratio if the SPEC is not "
-                "of this data"]
+        return [
+            f"{name} was tuned with problem_size {list(data.problem_size)} ({points} points), but the SPEC's "
+            f"lattice_updates = {spec.lattice_updates}: throughputs are off by that ratio if the SPEC is not "
+            "of this data"
+        ]
     return []
 
 
@@ -310,7 +402,9 @@ def _problem_size_warnings(data: TunerData, spec: TunableSpec) -> list[str]:
 #: block extents that map to full colour intensity, as in Ernst et al. (JPDC 2023) sec. IV.B: RGB(log x/log 256, log y/log 256, log z/log 64)
 COLOUR_FULL_EXTENT = (256, 256, 64)
 FOLD_MARKERS = ("o", "^", "s", "D", "v", "P", "X", "*")
-COLOUR_NOTE = "marker colour: RGB = (log2 bx / 8, log2 by / 8, log2 bz / 6): red wide in x, green tall in y, blue deep in z"
+COLOUR_NOTE = (
+    "marker colour: RGB = (log2 bx / 8, log2 by / 8, log2 bz / 6): red wide in x, green tall in y, blue deep in z"
+)
 
 
 def block_colour(block) -> tuple[float, float, float]:
@@ -343,7 +437,12 @@ def _log_limits(values) -> tuple[float, float]:
 
 def nice_log_ticks(lo: float, hi: float) -> list[float]:
     """At least three round numbers within [lo, hi] for a log axis: 1-2-5 steps, finer for short ranges."""
-    levels = ((1, 2, 5), (1, 2, 3, 5), (1, 1.5, 2, 3, 4, 5, 6, 8), (1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 8, 9))
+    levels = (
+        (1, 2, 5),
+        (1, 2, 3, 5),
+        (1, 1.5, 2, 3, 4, 5, 6, 8),
+        (1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 8, 9),
+    )
     decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
     for mantissas in levels:
         ticks = [m * 10.0**k for k in decades for m in mantissas if lo <= m * 10.0**k <= hi]
@@ -366,8 +465,15 @@ def _number_worst(ax, pairs, measured, predicted, count: int = 3, min_error: flo
     worst = [i for i in np.argsort(-np.abs(errors))[:count] if abs(errors[i]) > min_error]
     offsets = ((6, 2), (-14, 2), (6, -13))  # right, left, below: close neighbours stay apart
     for n, i in enumerate(worst, 1):
-        ax.annotate(str(n), (measured[i], predicted[i]), xytext=offsets[(n - 1) % 3], textcoords="offset points",
-                    fontsize=9, fontweight="bold", color="0.1")
+        ax.annotate(
+            str(n),
+            (measured[i], predicted[i]),
+            xytext=offsets[(n - 1) % 3],
+            textcoords="offset points",
+            fontsize=9,
+            fontweight="bold",
+            color="0.1",
+        )
     return ", ".join(f"{n} = {pairs[i].label} ({100 * errors[i]:+.0f} %)" for n, i in enumerate(worst, 1))
 
 
@@ -388,9 +494,16 @@ def plot_metric(plt, validation: Validation, error: MetricError, path: Path) -> 
         sel = [p for p in pairs if p.launch.fold == fold]
         if not sel:
             continue
-        ax.scatter([p.measured.values[metric.name] for p in sel], [p.predicted(metric) for p in sel],
-                   c=[block_colour(p.launch.block) for p in sel], marker=marker, s=46, edgecolors="0.15",
-                   linewidths=0.5, zorder=3)
+        ax.scatter(
+            [p.measured.values[metric.name] for p in sel],
+            [p.predicted(metric) for p in sel],
+            c=[block_colour(p.launch.block) for p in sel],
+            marker=marker,
+            s=46,
+            edgecolors="0.15",
+            linewidths=0.5,
+            zorder=3,
+        )
         ax.scatter([], [], marker=marker, c="0.7", edgecolors="0.15", label=f"fold {'x'.join(map(str, fold))}")
     worst = _number_worst(ax, pairs, measured, predicted)
     ax.set_xscale("log")
@@ -402,8 +515,10 @@ def plot_metric(plt, validation: Validation, error: MetricError, path: Path) -> 
     ax.set_aspect("equal")
     ax.set_xlabel(f"measured {metric.label} ({metric.unit})", fontsize=11)
     ax.set_ylabel(f"predicted {metric.label} ({metric.unit})", fontsize=11)
-    ax.set_title(f"{validation.plot_title}\n{metric.label}: MAPE {error.mape_percent:.1f} % over {error.points} candidates",
-                 fontsize=11)
+    ax.set_title(
+        f"{validation.plot_title}\n{metric.label}: MAPE {error.mape_percent:.1f} % over {error.points} candidates",
+        fontsize=11,
+    )
     ax.grid(True, which="major", color="0.9")
     ax.legend(loc="upper left", fontsize=9, framealpha=0.9)
     notes = ([f"largest errors: {worst}"] if worst else []) + [COLOUR_NOTE]
@@ -430,13 +545,21 @@ def plot_limiters(plt, validation: Validation, path: Path) -> None:
         seconds = np.array([p.candidate.prediction.seconds_per_lup[name] for p in pairs])
         glups = np.where(seconds > 0, 1e-9 / np.where(seconds > 0, seconds, 1.0), np.nan)  # a zero term is not drawn
         binding = np.array([p.candidate.prediction.limiter == name for p in pairs])
-        ax.scatter(glups[~binding], y[~binding], marker=marker, s=22, facecolors="none", edgecolors=colour, lw=0.9,
-                   label=name)
+        ax.scatter(
+            glups[~binding], y[~binding], marker=marker, s=22, facecolors="none", edgecolors=colour, lw=0.9, label=name
+        )
         ax.scatter(glups[binding], y[binding], marker=marker, s=30, color=colour, edgecolors="black", lw=0.6)
     timed = [(i, p) for i, p in enumerate(pairs) if "glups" in p.measured.values]
     if timed:
-        ax.scatter([p.measured.values["glups"] for _, p in timed], [y[i] for i, _ in timed], marker="x", s=30,
-                   color="black", label="measured", zorder=4)
+        ax.scatter(
+            [p.measured.values["glups"] for _, p in timed],
+            [y[i] for i, _ in timed],
+            marker="x",
+            s=30,
+            color="black",
+            label="measured",
+            zorder=4,
+        )
     ax.set_yticks(y)
     ax.set_yticklabels([p.label for p in pairs], fontsize=6.5, family="monospace")
     ax.set_ylim(-1, n)
@@ -470,16 +593,26 @@ class Report:
 def _pairs_table(validation: Validation) -> list[str]:
     metrics = [e.metric for e in validation.errors]
     variant = any(p.variant for p in validation.pairs)
-    head = ("| block | fold | " + ("variant | " if variant else "") + "predicted GLup/s | predicted limiter | "
-            + " | ".join(f"{m.label} meas / pred ({m.unit})" for m in metrics) + " |")
+    head = (
+        "| block | fold | "
+        + ("variant | " if variant else "")
+        + "predicted GLup/s | predicted limiter | "
+        + " | ".join(f"{m.label} meas / pred ({m.unit})" for m in metrics)
+        + " |"
+    )
     lines = [head, "|" + "---|" * (4 + variant + len(metrics))]
     for p in sorted(validation.pairs, key=lambda p: (p.variant, p.launch.fold, p.launch.block)):
         cells = []
         for m in metrics:
             v = p.measured.values.get(m.name)
             cells.append("" if v is None else f"{v:.2f} / {p.predicted(m):.2f}")
-        lines.append(f"| {'x'.join(map(str, p.launch.block))} | {'x'.join(map(str, p.launch.fold))} | "
-                     + (f"{p.variant} | " if variant else "") + f"{p.candidate.prediction.glups:.2f} | {p.candidate.prediction.limiter} | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {'x'.join(map(str, p.launch.block))} | {'x'.join(map(str, p.launch.fold))} | "
+            + (f"{p.variant} | " if variant else "")
+            + f"{p.candidate.prediction.glups:.2f} | {p.candidate.prediction.limiter} | "
+            + " | ".join(cells)
+            + " |"
+        )
     return lines
 
 
@@ -521,26 +654,43 @@ def _write_report_files(validation: Validation, out: Path, command: str) -> tupl
         lines += ["", "Reproduce with", "", "```sh", command, "```"]
     if validation.warnings:
         lines += ["", "Warnings:", "", *(f"- {w}" for w in validation.warnings)]
-    lines += ["", "## Error per metric", "",
-              "Percentage error = (predicted - measured) / measured; MAPE is the mean of its absolute value.", "",
-              "| metric | unit | points | MAPE % | mean error % | max error % | worst candidate |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Error per metric",
+        "",
+        "Percentage error = (predicted - measured) / measured; MAPE is the mean of its absolute value.",
+        "",
+        "| metric | unit | points | MAPE % | mean error % | max error % | worst candidate |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for e in validation.errors:
-        lines.append(f"| {e.metric.label} | {e.metric.unit} | {e.points} | {e.mape_percent:.2f} | "
-                     f"{e.mean_error_percent:+.2f} | {e.max_error_percent:.1f} | {e.worst_label or e.worst.label} |")
+        lines.append(
+            f"| {e.metric.label} | {e.metric.unit} | {e.points} | {e.mape_percent:.2f} | "
+            f"{e.mean_error_percent:+.2f} | {e.max_error_percent:.1f} | {e.worst_label or e.worst.label} |"
+        )
     items = [f"- {what}: **{value}**" for what, value in validation.quality_items()]
     lines += ["", "## Ranking by throughput", "", *(items or [validation.NO_THROUGHPUT.capitalize() + "."]), ""]
     lines += ["Predicted limiters: " + ", ".join(f"{k}: {v}" for k, v in validation.limiter_counts().items()) + ".", ""]
     if note:
         lines += [f"_{note}_", ""]
     else:
-        lines += ["## Plots", "", f"Predicted against measured, log axes; {COLOUR_NOTE}; the marker shape gives the "
-                  "thread folding; numbers mark the largest errors.", ""]
+        lines += [
+            "## Plots",
+            "",
+            f"Predicted against measured, log axes; {COLOUR_NOTE}; the marker shape gives the "
+            "thread folding; numbers mark the largest errors.",
+            "",
+        ]
         for e in validation.errors:
             lines += [f"![{e.metric.label}: predicted against measured]({e.metric.name}.png)", ""]
-        lines += [f"Limiter breakdown: for every candidate (the best {LIMITER_PLOT_ROWS} predicted if there are more), "
-                  "the throughput each limiter alone would allow; "
-                  "the lowest (filled marker) is the prediction.", "", "![limiter breakdown](limiters.png)", ""]
+        lines += [
+            f"Limiter breakdown: for every candidate (the best {LIMITER_PLOT_ROWS} predicted if there are more), "
+            "the throughput each limiter alone would allow; "
+            "the lowest (filled marker) is the prediction.",
+            "",
+            "![limiter breakdown](limiters.png)",
+            "",
+        ]
     lines += ["## Every candidate", "", *_pairs_table(validation), ""]
     (out / REPORT_NAME).write_text("\n".join(lines))
     return plots, note

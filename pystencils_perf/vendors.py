@@ -46,8 +46,10 @@ VENDORS = {
         # Specifications": maximum x-dimension of a grid 2^31 - 1, y and z 65535)
         grid=GridLimits("CUDA", (2**31 - 1, 65535, 65535)),
         architectures=("maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"),
-        compiler_hint=("neither nvcc on PATH nor the NVRTC wheels pystencils-perf installs, `pip install "
-                       "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"),
+        compiler_hint=(
+            "neither nvcc on PATH nor the NVRTC wheels pystencils-perf installs, `pip install "
+            "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"
+        ),
         compute_capability='its major.minor such as "8.0"',
     ),
     "amd": Vendor(

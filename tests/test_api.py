@@ -116,6 +116,7 @@ def test_unknown_device_is_a_clear_error(star_r1):
 
 # -- bad input to the API: one PerfError naming the problem, never a default silently put in its place ----------
 
+
 @pytest.mark.parametrize("value", [None, [], "ranking"])
 def test_select_takes_only_a_ranking(value):
     with pytest.raises(pp.ConfigurationError, match="select takes the Ranking that rank\\(\\) returns, got"):
@@ -151,8 +152,11 @@ def test_malformed_blocks_say_the_form(star_r1, blocks, message):
 
 def test_a_domain_shape_for_fixed_size_fields_is_refused(star_r1):
     """It used to be ignored: the ranking was of the fields' own size, not of the shape asked for."""
-    with pytest.raises(pp.HarvestError, match="field '(src|dst)' has the fixed shape \\(18, 34, 66\\): the domain "
-                                              "shape \\(1000, 1000, 1000\\) does not apply"):
+    with pytest.raises(
+        pp.HarvestError,
+        match="field '(src|dst)' has the fixed shape \\(18, 34, 66\\): the domain "
+        "shape \\(1000, 1000, 1000\\) does not apply",
+    ):
         pp.rank(star_r1, "V100", domain_shape=(1000, 1000, 1000), compile_resources=False)
 
 
@@ -177,8 +181,10 @@ def test_a_domain_shape_as_the_command_line_writes_it():
 @pytest.mark.parametrize("shape", [(2, 2, 2), (2, 30, 30)])
 def test_an_empty_interior_names_the_fields(shape):
     """Fields no larger than the stencil's border: said as such, not as a fold exceeding 0 points."""
-    with pytest.raises(pp.HarvestError, match=f"kernel 'kernel' updates no point: its interior is empty \\('dst' "
-                                              f"of shape {re.escape(str(shape))}"):
+    with pytest.raises(
+        pp.HarvestError,
+        match=f"kernel 'kernel' updates no point: its interior is empty \\('dst' of shape {re.escape(str(shape))}",
+    ):
         pp.rank(_variable_size_copy(), "V100", domain_shape=shape, compile_resources=False)
 
 
@@ -215,13 +221,16 @@ def test_a_symbolic_offset_names_the_access():
 @pytest.mark.parametrize("config, named", [("CUDA", "the str 'CUDA'"), (64, "the int 64")])
 def test_a_config_that_is_not_a_create_kernel_config_is_named(star_r1, config, named):
     """``create_kernel(assignments, "CUDA")`` ended in "'str' object has no attribute 'copy'"."""
-    with pytest.raises(pp.ConfigurationError, match=f"config must be a pystencils CreateKernelConfig or None, got {named}"):
+    with pytest.raises(
+        pp.ConfigurationError, match=f"config must be a pystencils CreateKernelConfig or None, got {named}"
+    ):
         pp.create_kernel(star_r1, config, device="V100", nvcc=False)
 
 
 def test_the_summary_says_that_nvcc_false_switched_registers_off(star_r1):
-    choice = pp.create_kernel(star_r1, device="V100", blocks=BLOCKS[:1], folds=FOLDS[:1], nvcc=False
-                              ).metadata["pystencils_perf"]
+    choice = pp.create_kernel(star_r1, device="V100", blocks=BLOCKS[:1], folds=FOLDS[:1], nvcc=False).metadata[
+        "pystencils_perf"
+    ]
     assert choice.summary().endswith("registers not measured (nvcc=False)")
 
 

@@ -67,7 +67,6 @@ def test_a_driver_without_the_private_methods_is_refused(monkeypatch):
         compat.check_driver()
 
 
-
 #: tracked files larger than this belong under validation/data/, with their provenance (validation/README.md)
 LARGE_FILE_BYTES = 1 << 20
 
@@ -129,9 +128,13 @@ def test_the_checker_keeps_types_plugins_and_the_pipeline_apart(import_graph, tm
     for name, text in sources.items():
         paths[f"{package}.{name}"] = tmp_path / f"{name}.py"
         paths[f"{package}.{name}"].write_text(text)
-    graph = {f"{package}.launch": {f"{package}.plugins", f"{package}.hookspecs"},
-             f"{package}.selection": {f"{package}.rank"}, f"{package}.rank": set(),
-             f"{package}.hookspecs": set(), f"{package}.plugins": set()}
+    graph = {
+        f"{package}.launch": {f"{package}.plugins", f"{package}.hookspecs"},
+        f"{package}.selection": {f"{package}.rank"},
+        f"{package}.rank": set(),
+        f"{package}.hookspecs": set(),
+        f"{package}.plugins": set(),
+    }
     problems = import_graph.check_plugin_rooms(graph, paths)
     assert f"module {package}.launch, whose types the hooks exchange, implements a hook" in problems
     assert f"type module {package}.launch imports {package}.plugins, a room above it" in problems

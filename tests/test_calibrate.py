@@ -34,7 +34,7 @@ def test_cli_calibrate_v100_beats_the_authors_coefficients(tmp_path, capsys):
     for line in printed.splitlines():
         for label in ("DRAM load", "DRAM store", "L2 load", "L2 store"):
             if line.startswith(label + " "):
-                mape[label] = tuple(float(v) for v in line[len(label):].split())
+                mape[label] = tuple(float(v) for v in line[len(label) :].split())
     assert mape["DRAM load"][1] < mape["DRAM load"][0] - 1.0  # before, after
     assert mape["L2 load"][1] < mape["L2 load"][0] - 1.0
     assert mape["DRAM store"][1] <= mape["DRAM store"][0] + 1e-9 and mape["L2 store"][1] <= mape["L2 store"][0] + 1e-9
@@ -85,8 +85,18 @@ def test_cli_refusal_is_one_line(tmp_path, capsys):
     lines = DATA.read_text().splitlines()
     small = tmp_path / "three.csv"
     small.write_text("\n".join(lines[:4]) + "\n")
-    argv = ["calibrate", str(small), "--device", "V100", "--spec", str(SPEC), "--align", "interior",
-            "--out", str(tmp_path / "x.toml")]
+    argv = [
+        "calibrate",
+        str(small),
+        "--device",
+        "V100",
+        "--spec",
+        str(SPEC),
+        "--align",
+        "interior",
+        "--out",
+        str(tmp_path / "x.toml"),
+    ]
     assert main(argv) == 2
     warning, err = capsys.readouterr().err.strip().splitlines()  # the data does not say its kernel: a warning first
     assert warning.startswith("pystencils-perf: warning: three.csv does not say which kernel it measured")
@@ -98,8 +108,11 @@ def test_refuses_a_degenerate_fit(v100_validation):
     """A DRAM load of 1 B/Lup at every candidate passed the checks of the data and was written as a fit with the
     L2 curve at a = 0 (zero everywhere) and b = 1.07e13, the edge of the range fitted (issue 58)."""
     flat = [({"dram_load": 1.0}, m) for _, m in _points(v100_validation)]
-    with pytest.raises(CalibrationError, match=r"l2_load_capacity_miss: the fit is degenerate "
-                                               r"\(a = 0, b = 1\.069e\+13"):
+    with pytest.raises(
+        CalibrationError,
+        match=r"l2_load_capacity_miss: the fit is degenerate "
+        r"\(a = 0, b = 1\.069e\+13",
+    ):
         calibrate(flat, get_device("V100").curves, unified_l2=True)
 
 

@@ -72,15 +72,24 @@ def test_rank_output_checked_before_computing(capsys, tmp_path, traced_spec, cas
 @pytest.mark.parametrize(
     "argv_tail, message",
     [
-        (["--domain", "64xa"], "argument --domain: domain '64xa' is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)"),
+        (
+            ["--domain", "64xa"],
+            "argument --domain: domain '64xa' is not of the form AxBxC (one to three positive integers, e.g. 64x64x64)",
+        ),
         (["--domain", "64x0"], "argument --domain: domain '64x0' is not of the form"),
-        (["--domain", f"{2**70}x64"], f"argument --domain: domain '{2**70}x64' has {2**70} points along an axis, "
-                                      "more than the 9223372036854775807 (2**63 - 1) a GPU kernel's 64-bit index holds"),
+        (
+            ["--domain", f"{2**70}x64"],
+            f"argument --domain: domain '{2**70}x64' has {2**70} points along an axis, "
+            "more than the 9223372036854775807 (2**63 - 1) a GPU kernel's 64-bit index holds",
+        ),
         (["--threads", "0"], "argument --threads: must be a positive integer, got '0'"),
         (["--threads", "-32"], "argument --threads: must be a positive integer, got '-32'"),
         (["--head", "-3"], "argument --head: must be a positive integer, got '-3'"),
         (["--head", "three"], "argument --head: must be a positive integer, got 'three'"),
-        (["--blocks", "32x32"], "argument --blocks: block '32x32' is not of the form AxBxC with three positive integers"),
+        (
+            ["--blocks", "32x32"],
+            "argument --blocks: block '32x32' is not of the form AxBxC with three positive integers",
+        ),
         (["--blocks", "32x2x16,8x8"], "argument --blocks: block '8x8' is not of the form AxBxC"),
         (["--blocks", "-32x1x1"], "argument --blocks: block '-32x1x1' is not of the form AxBxC"),
         (["--fold", "1x2"], "argument --fold: fold '1x2' is not of the form AxBxC with three positive integers"),
@@ -161,8 +170,11 @@ def test_head_limits_candidates_and_rejected(tmp_path, capsys):
 
 def _selected(ranking: dict) -> dict:
     """The candidate of a ranking's JSON that select() took."""
-    return next(c for c in ranking["candidates"]
-                if [c["block"], c["fold"]] == [ranking["selected"]["block"], ranking["selected"]["fold"]])
+    return next(
+        c
+        for c in ranking["candidates"]
+        if [c["block"], c["fold"]] == [ranking["selected"]["block"], ranking["selected"]["fold"]]
+    )
 
 
 class _PickTheSlowest:
@@ -184,11 +196,16 @@ def test_head_shows_the_picks_row_wherever_it_ranks(tmp_path, capsys):
     assert ranking["candidates"][-1] == pick
     lines = out.splitlines()
     more = lines.index(f"  ... {last - 2} more")
-    assert re.match(rf"^> *{last} +{'x'.join(map(str, pick['block']))} +{'x'.join(map(str, pick['fold']))} "
-                    rf"+{pick['glups']:.2f} ", lines[more + 1])
+    assert re.match(
+        rf"^> *{last} +{'x'.join(map(str, pick['block']))} +{'x'.join(map(str, pick['fold']))} "
+        rf"+{pick['glups']:.2f} ",
+        lines[more + 1],
+    )
     assert sum(line.startswith(">") for line in lines) == 1
-    assert lines[more + 2].startswith(f"  > {'x'.join(map(str, pick['block']))} f{'x'.join(map(str, pick['fold']))}, "
-                                      f"the pick: {pick['glups']:.2f} GLup/s predicted; ")
+    assert lines[more + 2].startswith(
+        f"  > {'x'.join(map(str, pick['block']))} f{'x'.join(map(str, pick['fold']))}, "
+        f"the pick: {pick['glups']:.2f} GLup/s predicted; "
+    )
 
 
 BEST = re.compile(
@@ -332,7 +349,9 @@ def test_a_blocked_adapter_is_named(capsys, tmp_path, monkeypatch):
     spec = tmp_path / "jacobi.py"
     spec.write_text(JACOBI_ASSIGNMENTS)
     assert main(["--block-plugin", "pystencils", "rank", str(spec), "--device", "V100"]) == 2
-    assert "the adapter plugin pystencils is blocked (--block-plugin or PYSTENCILS_PERF_BLOCK)" in one_line_error(capsys)
+    assert "the adapter plugin pystencils is blocked (--block-plugin or PYSTENCILS_PERF_BLOCK)" in one_line_error(
+        capsys
+    )
 
 
 @pytest.mark.parametrize(
@@ -400,8 +419,10 @@ def test_ctrl_c_is_one_line(capsys, monkeypatch, tmp_path, command):
         monkeypatch.setattr(import_module(module), "rank", interrupted)
     spec = tmp_path / "jacobi.py"
     spec.write_text(JACOBI_ASSIGNMENTS)
-    argv = {"rank": ["rank", str(spec), "--device", "V100", "--backend", "isl"],
-            "validate": ["validate", str(V100_DATA), "--device", "V100", "--spec", str(spec)]}[command]
+    argv = {
+        "rank": ["rank", str(spec), "--device", "V100", "--backend", "isl"],
+        "validate": ["validate", str(V100_DATA), "--device", "V100", "--spec", str(spec)],
+    }[command]
     assert main_interrupted(argv) == 130
     err = capsys.readouterr().err  # after the isl backend's note on its cost
     assert err.splitlines()[-1] == "pystencils-perf: interrupted" and "Traceback" not in err
@@ -419,7 +440,9 @@ def test_ctrl_c_keeps_the_outputs_written_whole(capsys, monkeypatch, tmp_path):
     spec.write_text(JACOBI_ASSIGNMENTS)
     out_json, out_csv = tmp_path / "ranking.json", tmp_path / "ranking.csv"
     out_csv.write_text("the previous ranking\n")
-    assert main_interrupted(["rank", str(spec), "--device", "V100", "--json", str(out_json), "--csv", str(out_csv)]) == 130
+    assert (
+        main_interrupted(["rank", str(spec), "--device", "V100", "--json", str(out_json), "--csv", str(out_csv)]) == 130
+    )
     assert json.loads(out_json.read_text())["selected"]
     assert out_csv.read_text() == "the previous ranking\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jacobi.py", "ranking.csv", "ranking.json"]
@@ -429,21 +452,31 @@ def test_ctrl_c_keeps_the_outputs_written_whole(capsys, monkeypatch, tmp_path):
     "source, message",
     [
         # pystencils' `assert FieldType.is_custom(self)`: the bare AssertionError said nothing
-        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
-         "assignments = [ps.Assignment(dst[0, 0], src.absolute_access((1, 2), ()))]\n",
-         "failed at line 3: AssertionError in absolute_access (field.py: assert FieldType.is_custom(self))"),
+        (
+            "import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
+            "assignments = [ps.Assignment(dst[0, 0], src.absolute_access((1, 2), ()))]\n",
+            "failed at line 3: AssertionError in absolute_access (field.py: assert FieldType.is_custom(self))",
+        ),
         ("import sys\nsys.exit(3)\n", "failed at line 2: SystemExit: 3"),  # used to end pystencils-perf silently
-        ("from pystencils_perf.catalog import jacobi_2d\nkernel = jacobi_2d((64, 64))\ndomain_shape = 64\n",
-         "domain shape 64 is not one to three positive integers"),
-        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
-         "kernel = ps.create_kernel([ps.Assignment(dst[0, 0], src[1, 0])], ps.CreateKernelConfig(target=ps.Target.CPU))\n",
-         "kernel 'kernel' was generated for Target.CPU, not a GPU"),  # not the private Target._CPU
-        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[2, 2, 2]')\n"
-         "assignments = [ps.Assignment(dst[0, 0, 0], src[1, 0, 0] + src[-1, 0, 0])]\n",
-         "kernel 'kernel' updates no point: its interior is empty ('dst' of shape (2, 2, 2), 'src' of shape (2, 2, 2)"),
-        ("import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[32, 32, 32]')\nk = ps.TypedSymbol('k', 'int64')\n"
-         "assignments = [ps.Assignment(dst[0, 0, 0], src[k, 0, 0])]\n",
-         "access src[k, 0, 0] in the assignment to dst[0,0,0] has a non-constant offset (k)"),
+        (
+            "from pystencils_perf.catalog import jacobi_2d\nkernel = jacobi_2d((64, 64))\ndomain_shape = 64\n",
+            "domain shape 64 is not one to three positive integers",
+        ),
+        (
+            "import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[8, 8]')\n"
+            "kernel = ps.create_kernel([ps.Assignment(dst[0, 0], src[1, 0])], ps.CreateKernelConfig(target=ps.Target.CPU))\n",
+            "kernel 'kernel' was generated for Target.CPU, not a GPU",
+        ),  # not the private Target._CPU
+        (
+            "import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[2, 2, 2]')\n"
+            "assignments = [ps.Assignment(dst[0, 0, 0], src[1, 0, 0] + src[-1, 0, 0])]\n",
+            "kernel 'kernel' updates no point: its interior is empty ('dst' of shape (2, 2, 2), 'src' of shape (2, 2, 2)",
+        ),
+        (
+            "import pystencils as ps\nsrc, dst = ps.fields('src, dst: double[32, 32, 32]')\nk = ps.TypedSymbol('k', 'int64')\n"
+            "assignments = [ps.Assignment(dst[0, 0, 0], src[k, 0, 0])]\n",
+            "access src[k, 0, 0] in the assignment to dst[0,0,0] has a non-constant offset (k)",
+        ),
         ("assignments = []\n", "the kernel is empty: [] holds no assignments"),
     ],
 )
@@ -505,8 +538,15 @@ def test_tracesim_predictions_advance_the_progress(monkeypatch):
     spec = JACOBI_ASSIGNMENTS.replace("66, 66", "34, 34")
     namespace: dict = {}
     exec(spec, namespace)
-    ranking = pp.rank(namespace["assignments"], "V100", model="tracesim", blocks="32x4x1,16x8x1", folds="1x1x1",
-                      compile_resources=False, progress=progress)
+    ranking = pp.rank(
+        namespace["assignments"],
+        "V100",
+        model="tracesim",
+        blocks="32x4x1,16x8x1",
+        folds="1x1x1",
+        compile_resources=False,
+        progress=progress,
+    )
     assert events == ["step", "simulate"] * len(ranking.candidates) and len(ranking.candidates) == 2
 
 
@@ -517,8 +557,13 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     spec = tmp_path / "jacobi.py"
     spec.write_text(JACOBI_ASSIGNMENTS)
     env = {**os.environ, "PYSTENCILS_CACHE_DIR": str(tmp_path / "cache")}
-    child = subprocess.Popen([sys.executable, "-m", "pystencils_perf.cli", "rank", str(spec), "--device", "V100",
-                              "--head", "1"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "pystencils_perf.cli", "rank", str(spec), "--device", "V100", "--head", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     child.stdout.close()
     err = child.stderr.read().decode()
     assert child.wait(timeout=300) == 141 and err == ""
@@ -528,7 +573,10 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     "argv_tail, message",
     [
         (["--model", ""], "argument --model: no performance model given"),
-        (["--model", "limiters,throughput"], "argument --model: give one performance model, not 2 (limiters, throughput)"),
+        (
+            ["--model", "limiters,throughput"],
+            "argument --model: give one performance model, not 2 (limiters, throughput)",
+        ),
         (["--prune", " , "], "argument --prune: no candidate filter given"),
         (["--device", "/"], "device '/' is a folder, not a device name or .toml file"),
     ],
@@ -585,8 +633,10 @@ def test_a_misspelt_plugin_in_the_environment_is_refused(capsys, traced_spec, mo
 
 def test_fields_of_four_spatial_dimensions_are_one_line(capsys, tmp_path):
     spec = tmp_path / "four.py"
-    spec.write_text('import pystencils as ps\nsrc, dst = ps.fields("src, dst: double[8, 8, 8, 4]")\n'
-                    'assignments = [ps.Assignment(dst[0, 0, 0, 0], src[1, 0, 0, 0] + src[-1, 0, 0, 0])]\n')
+    spec.write_text(
+        'import pystencils as ps\nsrc, dst = ps.fields("src, dst: double[8, 8, 8, 4]")\n'
+        "assignments = [ps.Assignment(dst[0, 0, 0, 0], src[1, 0, 0, 0] + src[-1, 0, 0, 0])]\n"
+    )
     for command in (["rank", str(spec), "--device", "V100"], ["accesses", str(spec)]):
         assert main(command) == 2
         assert "field 'dst' has 4 spatial dimensions: a GPU kernel's threads span at most 3" in one_line_error(capsys)
@@ -596,8 +646,11 @@ def test_fields_of_four_spatial_dimensions_are_one_line(capsys, tmp_path):
 def test_a_toml_file_that_is_not_utf8_is_one_line(capsys, tmp_path, kind):
     bad = tmp_path / "bad.toml"
     bad.write_bytes(b'\xff\xfe name = "x"\n')
-    argv = (["rank", str(ROOT / "examples/star3d_r4.py"), "--device", str(bad)] if kind == "device"
-            else ["rank", str(bad), "--device", "V100"])
+    argv = (
+        ["rank", str(ROOT / "examples/star3d_r4.py"), "--device", str(bad)]
+        if kind == "device"
+        else ["rank", str(bad), "--device", "V100"]
+    )
     assert main(argv) == 2
     assert f"{bad}" in (err := one_line_error(capsys)) and "not UTF-8 text (byte 0: invalid start byte)" in err
 
@@ -613,7 +666,9 @@ A4000_CACHE = ROOT / "validation/data/external/a4000_convolution15_kernel_tuner_
 TILE1X1_SPEC = ROOT / "validation/a100_convolution/convolution_tile1x1.py"
 
 
-@pytest.mark.parametrize("replay, message", [("folder", "is a folder, not a file"), ("/dev/null", "is not a regular file")])
+@pytest.mark.parametrize(
+    "replay, message", [("folder", "is a folder, not a file"), ("/dev/null", "is not a regular file")]
+)
 def test_a_replay_that_is_no_regular_file_says_what_it_is(capsys, tmp_path, replay, message):
     path = tmp_path / "cache.json" if replay == "folder" else Path(replay)
     if replay == "folder":
@@ -628,7 +683,9 @@ def test_a_tuning_folder_that_cannot_hold_records_is_one_line_before_ranking(cap
     if where == "a file":
         folder.write_text("")
     monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(folder))
-    assert main(["tune", str(TILE1X1_SPEC), "--device", "RTX-A4000", "--replay", str(A4000_CACHE), "--budget", "2"]) == 2
+    assert (
+        main(["tune", str(TILE1X1_SPEC), "--device", "RTX-A4000", "--replay", str(A4000_CACHE), "--budget", "2"]) == 2
+    )
     assert f"PYSTENCILS_PERF_TUNING_DIR={folder}: cannot create the tuning record folder" in one_line_error(capsys)
 
 
@@ -641,11 +698,14 @@ def test_a_pystencils_cache_that_cannot_be_created_is_one_line(capsys, tmp_path,
     assert not traced_spec.with_suffix(".ran").exists()
 
 
-@pytest.mark.parametrize("line, message", [
-    ("fixed_parameters = 5", "fixed_parameters = 5 is not a dict of parameter names to values"),
-    ("block_parameters = 'bx'", "block_parameters = 'bx' is not a sequence of parameter names"),
-    ("lattice_updates = True", "lattice_updates = True is not a positive integer"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("fixed_parameters = 5", "fixed_parameters = 5 is not a dict of parameter names to values"),
+        ("block_parameters = 'bx'", "block_parameters = 'bx' is not a sequence of parameter names"),
+        ("lattice_updates = True", "lattice_updates = True is not a positive integer"),
+    ],
+)
 def test_a_tuning_spec_with_a_malformed_value_is_one_line(capsys, tmp_path, monkeypatch, line, message):
     monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
     spec = tmp_path / "spec.py"
@@ -664,10 +724,12 @@ def test_an_output_path_that_ends_in_a_slash_is_a_folder(capsys, tmp_path, trace
 def test_the_best_line_of_a_kernel_pystencils_did_not_generate_names_the_launch(capsys, tmp_path):
     """A hand-written CUDA description cannot go through `pystencils_perf.create_kernel`."""
     spec = tmp_path / "copy.py"
-    spec.write_text('from pystencils_perf_cuda import Array, CudaKernel\n'
-                    'kernel = CudaKernel(name="copy", arrays=(Array("a", "float", (1 << 20,)), '
-                    'Array("b", "float", (1 << 20,))), threads=(1 << 20,), '
-                    'indices={"x": "blockIdx.x * blockDim.x + threadIdx.x"}, loads=("a[x]",), stores=("b[x]",))\n')
+    spec.write_text(
+        "from pystencils_perf_cuda import Array, CudaKernel\n"
+        'kernel = CudaKernel(name="copy", arrays=(Array("a", "float", (1 << 20,)), '
+        'Array("b", "float", (1 << 20,))), threads=(1 << 20,), '
+        'indices={"x": "blockIdx.x * blockDim.x + threadIdx.x"}, loads=("a[x]",), stores=("b[x]",))\n'
+    )
     assert main(["rank", str(spec), "--device", "V100", "--blocks", "128x1x1,256x1x1"]) == 0
     best = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("best: "))
     assert re.fullmatch(r"best: blocks of (128|256)x1x1 threads", best), best
@@ -697,11 +759,14 @@ def test_an_empty_output_path_is_named(capsys, traced_spec, option):
     assert f"argument {option}: the path is empty" in one_line_error(capsys)
 
 
-@pytest.mark.parametrize("path, message", [
-    ("", "the SPEC file's path is empty"),
-    ("/dev/null", "SPEC file /dev/null is not a regular file"),
-    ("missing.py", "SPEC file missing.py does not exist"),
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("", "the SPEC file's path is empty"),
+        ("/dev/null", "SPEC file /dev/null is not a regular file"),
+        ("missing.py", "SPEC file missing.py does not exist"),
+    ],
+)
 def test_a_spec_path_that_names_no_file_says_what_it_names(capsys, path, message):
     assert main(["rank", path, "--device", "V100"]) == 2
     assert message in one_line_error(capsys)
@@ -718,8 +783,9 @@ def test_a_spec_whose_kernel_is_none_says_so(capsys, tmp_path):
 @pytest.mark.parametrize("threads", [str(2**62), "2048"])
 def test_threads_beyond_the_devices_limit_are_named(capsys, traced_spec, threads):
     assert main(["rank", str(traced_spec), "--device", "V100", "--threads", threads]) == 2
-    assert (f"argument --threads: {threads} exceeds V100-PCIe-32GB's limit of 1024 threads per block"
-            in one_line_error(capsys))
+    assert f"argument --threads: {threads} exceeds V100-PCIe-32GB's limit of 1024 threads per block" in one_line_error(
+        capsys
+    )
     assert not traced_spec.with_suffix(".ran").exists()
 
 
@@ -728,16 +794,25 @@ def test_a_kernel_tuner_cache_without_rows_says_so(capsys, tmp_path, monkeypatch
     monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"device_name": "NVIDIA A100-PCIE-40GB", "cache": {}}))
-    argv = {"validate": ["validate", str(empty), "--device", "A100", "--spec", str(CONVOLUTION_SPEC)],
-            "tune": ["tune", str(CONVOLUTION_SPEC), "--device", "A100", "--replay", str(empty)]}[command]
+    argv = {
+        "validate": ["validate", str(empty), "--device", "A100", "--spec", str(CONVOLUTION_SPEC)],
+        "tune": ["tune", str(CONVOLUTION_SPEC), "--device", "A100", "--replay", str(empty)],
+    }[command]
     assert main(argv) == 2
     assert f"{empty} holds no measurements (its cache table is empty)" in one_line_error(capsys)
 
 
 def test_a_kernel_tuner_cache_whose_every_run_failed_says_so(capsys, tmp_path):
     cache = tmp_path / "cache.json"
-    cache.write_text(json.dumps({"cache": {"32,1,0": {"block_size_x": 32, "block_size_y": 1, "use_shmem": 0,
-                                                        "time": "RuntimeFailedConfig"}}}))
+    cache.write_text(
+        json.dumps(
+            {
+                "cache": {
+                    "32,1,0": {"block_size_x": 32, "block_size_y": 1, "use_shmem": 0, "time": "RuntimeFailedConfig"}
+                }
+            }
+        )
+    )
     assert main(["validate", str(cache), "--device", "A100", "--spec", str(CONVOLUTION_SPEC)]) == 2
     assert f"{cache}: all 1 configurations failed when measured: none has a time" in one_line_error(capsys)
 
@@ -747,13 +822,18 @@ def test_a_kernel_tuner_cache_whose_every_run_failed_says_so(capsys, tmp_path):
 def test_kernel_for_returning_no_kernel_is_named(capsys, tmp_path, monkeypatch, command, returned, shown):
     monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
     spec = tmp_path / "spec.py"
-    spec.write_text("lattice_updates = 100\nfixed_parameters = {'use_shmem': 0}\n\ndef kernel_for(params):\n"
-                    f"    return {returned}\n")
+    spec.write_text(
+        "lattice_updates = 100\nfixed_parameters = {'use_shmem': 0}\n\ndef kernel_for(params):\n"
+        f"    return {returned}\n"
+    )
     cache = tmp_path / "cache.json"
-    cache.write_text(json.dumps({"cache": {"32,1,0": {"block_size_x": 32, "block_size_y": 1, "use_shmem": 0,
-                                                        "time": 1.0}}}))
-    argv = {"validate": ["validate", str(cache), "--device", "A100", "--spec", str(spec)],
-            "tune": ["tune", str(spec), "--device", "A100", "--replay", str(cache)]}[command]
+    cache.write_text(
+        json.dumps({"cache": {"32,1,0": {"block_size_x": 32, "block_size_y": 1, "use_shmem": 0, "time": 1.0}}})
+    )
+    argv = {
+        "validate": ["validate", str(cache), "--device", "A100", "--spec", str(spec)],
+        "tune": ["tune", str(spec), "--device", "A100", "--replay", str(cache)],
+    }[command]
     assert main(argv) == 2
     err = one_line_error(capsys)
     assert f"SPEC file {spec}: kernel_for(" in err and f") returned {shown}, not a kernel" in err
@@ -776,8 +856,10 @@ def test_calibrate_on_a_kernel_tuner_cache_says_what_it_needs(capsys, tmp_path, 
         cache.write_text(json.dumps({"cache": {}}))
     assert main(["calibrate", str(cache), "--device", "A100", "--spec", str(CONVOLUTION_SPEC)]) == 2
     err = one_line_error(capsys)
-    assert f"calibrate needs a CSV of measured volumes (bx,by,bz,fx,fy,fz,meas_...), and {cache} is Kernel Tuner " \
-           "data, which validate and tune --replay read" in err
+    assert (
+        f"calibrate needs a CSV of measured volumes (bx,by,bz,fx,fy,fz,meas_...), and {cache} is Kernel Tuner "
+        "data, which validate and tune --replay read" in err
+    )
 
 
 def test_tune_without_cupy_says_what_needs_it_and_how_to_replay(capsys, traced_spec, monkeypatch):
@@ -792,5 +874,7 @@ def test_threads_beyond_the_devices_limit_are_refused_by_rank():
     import pystencils_perf as pp
     from pystencils_perf.catalog import star_3d
 
-    with pytest.raises(pp.ConfigurationError, match="threads: 2048 exceeds V100-PCIe-32GB's limit of 1024 threads per block"):
+    with pytest.raises(
+        pp.ConfigurationError, match="threads: 2048 exceeds V100-PCIe-32GB's limit of 1024 threads per block"
+    ):
         pp.rank(star_3d(1, (32, 32, 32)), "V100", threads=2048)

@@ -34,19 +34,25 @@ def compiled_registers():
     pm.unregister(plugin)
 
 
-@pytest.mark.parametrize("table, cache", [
-    ("convolution15_registers_sm_80.csv", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
-    ("convolution15_registers_sm_86.csv", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
-    ("convolution15_registers_sm_86.csv", "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
-    ("convolution15_registers_gfx90a.csv", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz"),
-    ("convolution15_registers_gfx1032.csv", "w6600_convolution15_kernel_tuner_cache_noshmem.json.gz"),
-    ("convolution15_registers_gfx1100.csv", "w7800_convolution15_kernel_tuner_cache_noshmem.json.gz"),
-])
+@pytest.mark.parametrize(
+    "table, cache",
+    [
+        ("convolution15_registers_sm_80.csv", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+        ("convolution15_registers_sm_86.csv", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+        ("convolution15_registers_sm_86.csv", "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+        ("convolution15_registers_gfx90a.csv", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+        ("convolution15_registers_gfx1032.csv", "w6600_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+        ("convolution15_registers_gfx1100.csv", "w7800_convolution15_kernel_tuner_cache_noshmem.json.gz"),
+    ],
+)
 def test_every_measured_configuration_has_its_compiler_report(table, cache):
     rows = read_table(EXTERNAL / table)
     with gzip.open(EXTERNAL / cache, "rt") as fh:
-        configurations = {tuple(int(e[k]) for k in KEY) for e in json.load(fh)["cache"].values()
-                          if all(e.get(k) == v for k, v in FIXED.items())}
+        configurations = {
+            tuple(int(e[k]) for k in KEY)
+            for e in json.load(fh)["cache"].values()
+            if all(e.get(k) == v for k, v in FIXED.items())
+        }
     assert configurations <= set(rows)
     assert all(0 < r.registers_per_thread <= 512 for r in rows.values())
 
@@ -70,9 +76,18 @@ def test_the_measured_kernels_launches_get_their_own_registers_and_spills(compil
     assert "registers per launch (its block size compiled in)" in ranking.resources_note
 
 
-@pytest.mark.parametrize("device, table", [("A100", "sm_80"), ("RTX-A4000", "sm_86"), ("MI250X", "gfx90a"),
-                                           ("W6600", "gfx1032"), ("W7800", "gfx1100"), ("H100", "sm_90"),
-                                           ("V100", None)])
+@pytest.mark.parametrize(
+    "device, table",
+    [
+        ("A100", "sm_80"),
+        ("RTX-A4000", "sm_86"),
+        ("MI250X", "gfx90a"),
+        ("W6600", "gfx1032"),
+        ("W7800", "gfx1100"),
+        ("H100", "sm_90"),
+        ("V100", None),
+    ],
+)
 def test_each_gpu_reads_its_own_architectures_table(device, table):
     path = CompiledRegisters().table_for(pp.get_device(device))
     assert (path.name if path else None) == (f"convolution15_registers_{table}.csv" if table else None)
@@ -82,8 +97,9 @@ def test_a_rolled_filter_loop_counts_once_per_trip():
     """Code that kept the 15 x 15 loop rolled runs its body as often as a thread's FMAs (225 per tile point) fill
     it: a body of 450 FMAs runs 8 times for a 4 x 4 tile; unrolled code runs once; a loop without FMAs has no
     trip count to give."""
-    counts = AssemblyCounts(waits=10, loads=20, spill_store_bytes=8, spill_load_bytes=4,
-                            fma_instructions=450, looped=True)
+    counts = AssemblyCounts(
+        waits=10, loads=20, spill_store_bytes=8, spill_load_bytes=4, fma_instructions=450, looped=True
+    )
     assert trips_per_thread(counts, 16) == 8.0
     assert trips_per_thread(replace(counts, looped=False), 16) == 1.0
     with pytest.raises(SystemExit, match="no FMA"):

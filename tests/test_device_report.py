@@ -76,17 +76,24 @@ def test_template_filled_in_loads_and_reports_its_borrowed_curves(tmp_path, caps
     dev = load_device_file(path)
     assert dev.l2_dram_capacity_bytes == v100.l2_dram_capacity_bytes and dev.count_by_kind()["datasheet"] == 29
     assert confidence_notes(dev) == [
-        ("l1_load_capacity_miss, l2_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
-         "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)")]
+        (
+            "l1_load_capacity_miss, l2_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
+            "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)"
+        )
+    ]
 
 
 def test_confidence_notes_name_borrowed_curves_and_estimates():
     assert confidence_notes(pp.get_device("V100")) == []
     h100 = confidence_notes(pp.get_device("H100"))
-    assert h100[0] == ("l1_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
-                       "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)")
+    assert h100[0] == (
+        "l1_load_capacity_miss, previous_wave_xy_hit, previous_wave_z_hit, l2_store_capacity_miss "
+        "curves borrowed from V100-PCIe-32GB (not fitted for this GPU)"
+    )
     assert "l2_load_capacity_miss curve borrowed from GH200-96GB (not fitted for this GPU)" in h100
-    assert any(line.startswith("l2_dram_capacity_bytes: estimate, 0.83 x L2 as measured on GH200-96GB") for line in h100)
+    assert any(
+        line.startswith("l2_dram_capacity_bytes: estimate, 0.83 x L2 as measured on GH200-96GB") for line in h100
+    )
     # measured on a lent H100 (validation/hopper/): no longer estimates, so no note
     assert not any("dram_bandwidth_gbs" in line or "l2_bandwidth_gbs" in line for line in h100)
     assert not any("dram_bandwidth_gbs" in line for line in confidence_notes(pp.get_device("H100-PCIe")))
@@ -100,4 +107,5 @@ def test_a_user_file_with_a_borrowed_curve_is_reported_as_such(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text(text[:start] + borrowed + text[end:])
     assert confidence_notes(load_device_file(path)) == [
-        "l2_load_capacity_miss curve borrowed from A100-SXM4-80GB (not fitted for this GPU)"]
+        "l2_load_capacity_miss curve borrowed from A100-SXM4-80GB (not fitted for this GPU)"
+    ]

@@ -21,10 +21,35 @@ from pystencils_perf.devices import (
 
 VALIDATION = Path(__file__).parent.parent / "validation" / "devices"
 LIBRARY = {
-    "V100-PCIe-32GB", "P100-PCIe-16GB", "GTX-TITAN-X", "GTX-1080-Ti", "RTX-2080-Ti", "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIe-40GB",
-    "A40", "RTX-A6000", "RTX-A4000", "RTX-3090", "H100-SXM5-80GB", "H100-PCIe-80GB", "GH200-96GB",
-    "H200-SXM-141GB", "L40", "L40S", "MI210", "MI100", "MI50", "MI250X-GCD", "MI300A", "MI300X", "RX-6900-XT", "Radeon-PRO-W6600",
-    "Radeon-PRO-W7800", "TITAN-RTX", "RTX-3060-Laptop",
+    "V100-PCIe-32GB",
+    "P100-PCIe-16GB",
+    "GTX-TITAN-X",
+    "GTX-1080-Ti",
+    "RTX-2080-Ti",
+    "A100-SXM4-40GB",
+    "A100-SXM4-80GB",
+    "A100-PCIe-40GB",
+    "A40",
+    "RTX-A6000",
+    "RTX-A4000",
+    "RTX-3090",
+    "H100-SXM5-80GB",
+    "H100-PCIe-80GB",
+    "GH200-96GB",
+    "H200-SXM-141GB",
+    "L40",
+    "L40S",
+    "MI210",
+    "MI100",
+    "MI50",
+    "MI250X-GCD",
+    "MI300A",
+    "MI300X",
+    "RX-6900-XT",
+    "Radeon-PRO-W6600",
+    "Radeon-PRO-W7800",
+    "TITAN-RTX",
+    "RTX-3060-Laptop",
 }
 #: the AMD devices by architecture: CDNA runs wave64 on 4 SIMD16 per CU, RDNA wave32 (HIP's default there) on 2 SIMD32
 CDNA = ("MI100", "MI210", "MI250X-GCD", "MI300A", "MI300X")
@@ -52,15 +77,36 @@ def test_aliases_are_unique_across_the_library():
     assert len(index) == len({"".join(ch for ch in n if ch.isalnum()) for n in names})
 
 
-@pytest.mark.parametrize("alias, name", [
-    ("V100", "V100-PCIe-32GB"), ("H100", "H100-SXM5-80GB"), ("h100 pcie", "H100-PCIe-80GB"), ("A100", "A100-SXM4-40GB"),
-    ("A100-PCIe", "A100-PCIe-40GB"), ("A6000", "RTX-A6000"), ("A4000", "RTX-A4000"), ("2080Ti", "RTX-2080-Ti"),
-    ("3090", "RTX-3090"), ("GH200", "GH200-96GB"), ("NVIDIA H200", "H200-SXM-141GB"), ("L40", "L40"), ("L40S", "L40S"),
-    ("P100", "P100-PCIe-16GB"), ("Tesla P100-PCIE-16GB", "P100-PCIe-16GB"), ("A40", "A40"),
-    ("MI100", "MI100"), ("MI250X", "MI250X-GCD"), ("AMD Instinct MI250X", "MI250X-GCD"), ("MI300X", "MI300X"),
-    ("mi300a", "MI300A"), ("RX 6900 XT", "RX-6900-XT"), ("6900XT", "RX-6900-XT"), ("W6600", "Radeon-PRO-W6600"),
-    ("AMD Radeon PRO W7800", "Radeon-PRO-W7800"),
-])
+@pytest.mark.parametrize(
+    "alias, name",
+    [
+        ("V100", "V100-PCIe-32GB"),
+        ("H100", "H100-SXM5-80GB"),
+        ("h100 pcie", "H100-PCIe-80GB"),
+        ("A100", "A100-SXM4-40GB"),
+        ("A100-PCIe", "A100-PCIe-40GB"),
+        ("A6000", "RTX-A6000"),
+        ("A4000", "RTX-A4000"),
+        ("2080Ti", "RTX-2080-Ti"),
+        ("3090", "RTX-3090"),
+        ("GH200", "GH200-96GB"),
+        ("NVIDIA H200", "H200-SXM-141GB"),
+        ("L40", "L40"),
+        ("L40S", "L40S"),
+        ("P100", "P100-PCIe-16GB"),
+        ("Tesla P100-PCIE-16GB", "P100-PCIe-16GB"),
+        ("A40", "A40"),
+        ("MI100", "MI100"),
+        ("MI250X", "MI250X-GCD"),
+        ("AMD Instinct MI250X", "MI250X-GCD"),
+        ("MI300X", "MI300X"),
+        ("mi300a", "MI300A"),
+        ("RX 6900 XT", "RX-6900-XT"),
+        ("6900XT", "RX-6900-XT"),
+        ("W6600", "Radeon-PRO-W6600"),
+        ("AMD Radeon PRO W7800", "Radeon-PRO-W7800"),
+    ],
+)
 def test_aliases(alias, name):
     assert pp.get_device(alias).name == name
 
@@ -69,7 +115,9 @@ def test_an_alias_claimed_twice_is_an_error(tmp_path, monkeypatch):
     twin = tmp_path / "twin.toml"
     twin.write_text((DATA_DIR / "a40.toml").read_text().replace('name = "A40"', 'name = "A40 twin"'))
     monkeypatch.setattr("pystencils_perf.devices.library_files", lambda: [*library_files(), twin])
-    with pytest.raises(pp.DeviceError, match="'(nvidia)?a40' names both A40 \\(a40.toml\\) and A40 twin \\(twin.toml\\)"):
+    with pytest.raises(
+        pp.DeviceError, match="'(nvidia)?a40' names both A40 \\(a40.toml\\) and A40 twin \\(twin.toml\\)"
+    ):
         pp.get_device("V100")
 
 
@@ -78,8 +126,10 @@ def test_unknown_device_names_the_key():
         pp.get_device("GTX 9000")
 
 
-@pytest.mark.parametrize("typo, meant", [("H10", "H100 (H100-SXM5-80GB)"), ("A10O", "A100 (A100-SXM4-40GB)"),
-                                         ("V100-PCIe-32G", "V100-PCIe-32GB")])
+@pytest.mark.parametrize(
+    "typo, meant",
+    [("H10", "H100 (H100-SXM5-80GB)"), ("A10O", "A100 (A100-SXM4-40GB)"), ("V100-PCIe-32G", "V100-PCIe-32GB")],
+)
 def test_unknown_device_suggests_the_closest(typo, meant):
     with pytest.raises(pp.DeviceError, match=f"unknown device '{typo}'; did you mean {re.escape(meant)}[ ?]"):
         pp.get_device(typo)
@@ -94,11 +144,15 @@ def test_another_card_is_not_suggested_on_a_weak_match(typo):
     assert "did you mean" not in str(error.value)
 
 
-@pytest.mark.parametrize("alias, name, architecture, compute_capability", [
-    ("TITAN RTX", "TITAN-RTX", "turing", "7.5"), ("NVIDIA TITAN RTX", "TITAN-RTX", "turing", "7.5"),
-    ("RTX 3060 Laptop GPU", "RTX-3060-Laptop", "ampere", "8.6"),
-    ("NVIDIA GeForce RTX 3060 Laptop GPU", "RTX-3060-Laptop", "ampere", "8.6"),
-])
+@pytest.mark.parametrize(
+    "alias, name, architecture, compute_capability",
+    [
+        ("TITAN RTX", "TITAN-RTX", "turing", "7.5"),
+        ("NVIDIA TITAN RTX", "TITAN-RTX", "turing", "7.5"),
+        ("RTX 3060 Laptop GPU", "RTX-3060-Laptop", "ampere", "8.6"),
+        ("NVIDIA GeForce RTX 3060 Laptop GPU", "RTX-3060-Laptop", "ampere", "8.6"),
+    ],
+)
 def test_titan_rtx_and_rtx_3060_laptop(alias, name, architecture, compute_capability):
     device = pp.get_device(alias)
     assert (device.name, device.architecture, device.compute_capability) == (name, architecture, compute_capability)
@@ -117,12 +171,18 @@ def test_the_known_devices_include_the_short_aliases():
 def test_v100_keeps_the_authors_numbers():
     """validation/v100_star3d.py reproduces the paper's errors with these; the library rework must not move them."""
     v100 = pp.get_device("V100")
-    assert (v100.sm_count, v100.clock_ghz, v100.l2_effective_capacity_bytes, v100.l1_capacity_bytes) == (80, 1.38, 6291456, 131072)
+    assert (v100.sm_count, v100.clock_ghz, v100.l2_effective_capacity_bytes, v100.l1_capacity_bytes) == (
+        80,
+        1.38,
+        6291456,
+        131072,
+    )
     assert (v100.dram_bandwidth_gbs, v100.l2_bandwidth_gbs) == (790.0, 2500.0)
     assert v100.curves["l2_load_capacity_miss"].status.startswith("fitted on V100 stencil measurements")
 
 
 # -- the measured numbers are the published figures ---------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def gpu_benches():
@@ -165,8 +225,13 @@ def test_fitted_l2_curves_and_capacities_are_the_fit_scripts_output(l2_fits):
     for name, fit in fits.items():
         dev = pp.get_device(name)
         curve = dev.curves["l2_load_capacity_miss"]
-        assert (curve.a, curve.b, curve.c) == (fit["a"], fit["b"], fit["c"]) and curve.rms_residual == fit["rms_residual"]
-        assert dev.l2_dram_capacity_bytes == fit["l2_dram_capacity_bytes"] and dev.kinds["l2_dram_capacity_bytes"] == "measured"
+        assert (curve.a, curve.b, curve.c) == (fit["a"], fit["b"], fit["c"]) and curve.rms_residual == fit[
+            "rms_residual"
+        ]
+        assert (
+            dev.l2_dram_capacity_bytes == fit["l2_dram_capacity_bytes"]
+            and dev.kinds["l2_dram_capacity_bytes"] == "measured"
+        )
 
 
 def test_measured_plateaus_are_the_fit_scripts_output(l2_fits):
@@ -188,12 +253,17 @@ def test_amd_devices_have_the_wavefront_size_issue_rate_and_sources_asked_for(na
     rdna = name in RDNA
     assert d.vendor == "amd" and d.architecture.startswith("rdna" if rdna else "cdna")
     assert d.compute_capability.startswith("gfx")
-    assert d.warp_size == (32 if rdna else 64) and "ROCm documentation, GPU hardware specifications table" in d.sources["warp_size"]
+    assert (
+        d.warp_size == (32 if rdna else 64)
+        and "ROCm documentation, GPU hardware specifications table" in d.sources["warp_size"]
+    )
     if rdna:
         assert "wavefrontsize64 defaults to off" in d.sources["warp_size"]
     assert d.warp_instructions_per_cycle_per_sm == (4 if rdna else 1)
     unit = "WGP" if rdna else "CU"
-    assert d.sources["warp_instructions_per_cycle_per_sm"].startswith(f"counts wave{d.warp_size} instructions per {unit} and cycle")
+    assert d.sources["warp_instructions_per_cycle_per_sm"].startswith(
+        f"counts wave{d.warp_size} instructions per {unit} and cycle"
+    )
     assert d.l1_caches_per_sm == (2 if rdna else 1)
     if rdna:
         assert "WGP mode" in d.sources["sm_count"] and d.max_threads_per_sm == 2048
@@ -209,7 +279,11 @@ def test_amd_devices_have_the_wavefront_size_issue_rate_and_sources_asked_for(na
     if rdna:
         assert "getAddressableLocalMemorySize" in d.sources["shared_memory_per_block_bytes"]
     for key in LATENCY_QUANTITIES[1:]:
-        assert "gpu-benches" in d.sources[key] and "gpu-latency/" in d.sources[key] and (d.kinds[key] == "measured") == (name in ("MI210", "RX-6900-XT"))
+        assert (
+            "gpu-benches" in d.sources[key]
+            and "gpu-latency/" in d.sources[key]
+            and (d.kinds[key] == "measured") == (name in ("MI210", "RX-6900-XT"))
+        )
 
 
 def test_infinity_caches_are_where_the_gpus_have_them():
@@ -219,9 +293,15 @@ def test_infinity_caches_are_where_the_gpus_have_them():
         has = name in RDNA or name.startswith("MI300")
         assert bool(d.last_level_cache_bytes) == has == bool(d.last_level_cache_bandwidth_gbs), name
         if has:
-            assert d.last_level_cache_bytes > d.l2_capacity_bytes and d.last_level_cache_bandwidth_gbs > d.dram_bandwidth_gbs
+            assert (
+                d.last_level_cache_bytes > d.l2_capacity_bytes
+                and d.last_level_cache_bandwidth_gbs > d.dram_bandwidth_gbs
+            )
             assert "GPU hardware specifications table" in d.sources["last_level_cache_bytes"]
-    assert pp.get_device("V100").last_level_cache_bytes == 0 and "last_level_cache_bytes" not in pp.get_device("V100").kinds
+    assert (
+        pp.get_device("V100").last_level_cache_bytes == 0
+        and "last_level_cache_bytes" not in pp.get_device("V100").kinds
+    )
     assert [pp.get_device(n).l2_channel_count for n in ("MI100", "MI210", "MI250X")] == [32, 32, 32]
 
 
@@ -234,6 +314,7 @@ def test_split_l2_gpus_have_two_capacities():
 
 
 # -- malformed files name the problem --------------------------------------------------------------------------
+
 
 def _write(tmp_path, mutate, source="v100-pcie-32gb.toml") -> Path:
     raw = (DATA_DIR / source).read_text()
@@ -251,52 +332,124 @@ def test_user_device_file(tmp_path):
 @pytest.mark.parametrize(
     "mutate, message",
     [
-        (lambda t: t.replace("[sm_count]\nvalue = 80", "[sm_count]\nvalue = -80"), "'sm_count' must be a positive number"),
+        (
+            lambda t: t.replace("[sm_count]\nvalue = 80", "[sm_count]\nvalue = -80"),
+            "'sm_count' must be a positive number",
+        ),
         (lambda t: t.replace("[sm_count]\nvalue = 80", "[sm_count]\nvalue = 80.5"), "'sm_count' must be an integer"),
-        (lambda t: t.replace('source = "Ernst et al. (JPDC 2023) sec. IV.A (clock used for the measurements)"', ""), "'clock_ghz' has no source"),
+        (
+            lambda t: t.replace('source = "Ernst et al. (JPDC 2023) sec. IV.A (clock used for the measurements)"', ""),
+            "'clock_ghz' has no source",
+        ),
         (lambda t: t.replace("[l2_bandwidth_gbs]", "[l2_bandwith_gbs]"), "unknown key\\(s\\) l2_bandwith_gbs"),
-        (lambda t: t.replace("[curves.l2_load_capacity_miss]", "[curves.l2_misses]"), "missing curve \\[curves.l2_load_capacity_miss\\]"),
+        (
+            lambda t: t.replace("[curves.l2_load_capacity_miss]", "[curves.l2_misses]"),
+            "missing curve \\[curves.l2_load_capacity_miss\\]",
+        ),
         (lambda t: t + "\n[[[", "is not valid TOML"),
-        (lambda t: t.replace("format_version = 3\n", ""), "format version 1 is older than the version 3 .* add 'format_version = 3'"),
-        (lambda t: t.replace("format_version = 3", "format_version = 2"),
-         "format version 2 is older .* add 'format_version = 3' and the latencies .*dram_latency_cycles\\) \\(`pystencils-perf"),
-        (lambda t: t.replace("format_version = 3", "format_version = 4"), "format_version 4 is not 3.*use a newer pystencils-perf"),
-        (lambda t: t.replace("[dram_latency_cycles]\nvalue = 435.7", "[dram_latency_cycles]\nvalue = 100"),
-         "latencies must grow from l1_hit_latency_cycles"),
-        (lambda t: t.replace('[sm_count]\nvalue = 80\nkind = "datasheet"', "[sm_count]\nvalue = 80"), "'sm_count' needs kind = one of measured"),
-        (lambda t: t.replace('[sm_count]\nvalue = 80\nkind = "datasheet"', '[sm_count]\nvalue = 80\nkind = "estimate"'),
-         "'sm_count' is an estimate without a note"),
-        (lambda t: t.replace("[l2_dram_capacity_bytes]\nvalue = 6291456", "[l2_dram_capacity_bytes]\nvalue = 7000000"),
-         "l2_dram_capacity_bytes exceeds l2_capacity_bytes"),
-        (lambda t: t.replace("[l2_bandwidth_gbs]\nvalue = 2500.0", "[l2_bandwidth_gbs]\nvalue = 500.0"),
-         "l2_bandwidth_gbs is not above dram_bandwidth_gbs"),
-        (lambda t: t.replace("[l1_sector_bytes]\nvalue = 32", "[l1_sector_bytes]\nvalue = 48"), "l1_line_bytes is not a multiple of l1_sector_bytes"),
-        (lambda t: t.replace('fitted_on = "V100 stencil', 'borrowed_from = "X"\nfitted_on = "V100 stencil', 1),
-         "curve \\[curves.l1_load_capacity_miss\\] needs exactly one of fitted_on"),
-        (lambda t: t.replace("[l2_capacity_bytes]\nvalue", "[l2_capacity_bytes]\nunit = \"B\"\nvalue"), "'l2_capacity_bytes' has unknown key\\(s\\) unit"),
-        (lambda t: re.sub("\naliases = .*\n", "\naliases = 5\n", t), "'aliases' must be a list of names such as \\[\"V100\"\\], got 5"),
+        (
+            lambda t: t.replace("format_version = 3\n", ""),
+            "format version 1 is older than the version 3 .* add 'format_version = 3'",
+        ),
+        (
+            lambda t: t.replace("format_version = 3", "format_version = 2"),
+            "format version 2 is older .* add 'format_version = 3' and the latencies .*dram_latency_cycles\\) \\(`pystencils-perf",
+        ),
+        (
+            lambda t: t.replace("format_version = 3", "format_version = 4"),
+            "format_version 4 is not 3.*use a newer pystencils-perf",
+        ),
+        (
+            lambda t: t.replace("[dram_latency_cycles]\nvalue = 435.7", "[dram_latency_cycles]\nvalue = 100"),
+            "latencies must grow from l1_hit_latency_cycles",
+        ),
+        (
+            lambda t: t.replace('[sm_count]\nvalue = 80\nkind = "datasheet"', "[sm_count]\nvalue = 80"),
+            "'sm_count' needs kind = one of measured",
+        ),
+        (
+            lambda t: t.replace(
+                '[sm_count]\nvalue = 80\nkind = "datasheet"', '[sm_count]\nvalue = 80\nkind = "estimate"'
+            ),
+            "'sm_count' is an estimate without a note",
+        ),
+        (
+            lambda t: t.replace(
+                "[l2_dram_capacity_bytes]\nvalue = 6291456", "[l2_dram_capacity_bytes]\nvalue = 7000000"
+            ),
+            "l2_dram_capacity_bytes exceeds l2_capacity_bytes",
+        ),
+        (
+            lambda t: t.replace("[l2_bandwidth_gbs]\nvalue = 2500.0", "[l2_bandwidth_gbs]\nvalue = 500.0"),
+            "l2_bandwidth_gbs is not above dram_bandwidth_gbs",
+        ),
+        (
+            lambda t: t.replace("[l1_sector_bytes]\nvalue = 32", "[l1_sector_bytes]\nvalue = 48"),
+            "l1_line_bytes is not a multiple of l1_sector_bytes",
+        ),
+        (
+            lambda t: t.replace('fitted_on = "V100 stencil', 'borrowed_from = "X"\nfitted_on = "V100 stencil', 1),
+            "curve \\[curves.l1_load_capacity_miss\\] needs exactly one of fitted_on",
+        ),
+        (
+            lambda t: t.replace("[l2_capacity_bytes]\nvalue", '[l2_capacity_bytes]\nunit = "B"\nvalue'),
+            "'l2_capacity_bytes' has unknown key\\(s\\) unit",
+        ),
+        (
+            lambda t: re.sub("\naliases = .*\n", "\naliases = 5\n", t),
+            "'aliases' must be a list of names such as \\[\"V100\"\\], got 5",
+        ),
         (lambda t: re.sub("\naliases = \\[", "\naliases = [5, ", t), "'aliases' must be a list of names"),
-        (lambda t: t.replace('compute_capability = "7.0"', "compute_capability = 7.0"),
-         "'compute_capability' must be a string such as \"8.0\" \\(NVIDIA's major.minor\\), got 7.0"),
-        (lambda t: t.replace('compute_capability = "7.0"', 'compute_capability = "sm_70"'), "'compute_capability' must be"),
-        (lambda t: t.replace('compute_capability = "7.0"\n', ""), "missing or empty 'compute_capability': an NVIDIA GPU"),
+        (
+            lambda t: t.replace('compute_capability = "7.0"', "compute_capability = 7.0"),
+            "'compute_capability' must be a string such as \"8.0\" \\(NVIDIA's major.minor\\), got 7.0",
+        ),
+        (
+            lambda t: t.replace('compute_capability = "7.0"', 'compute_capability = "sm_70"'),
+            "'compute_capability' must be",
+        ),
+        (
+            lambda t: t.replace('compute_capability = "7.0"\n', ""),
+            "missing or empty 'compute_capability': an NVIDIA GPU",
+        ),
         (lambda t: "curves = 5\n" + t.split("[curves.")[0], "'curves' must be tables \\[curves.NAME\\]"),
-        (lambda t: t + '\n[last_level_cache_bytes]\nvalue = 134217728\nkind = "datasheet"\nsource = "x"\n',
-         "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together"),
-        (lambda t: t + '\n[last_level_cache_bytes]\nvalue = 4194304\nkind = "datasheet"\nsource = "x"\n'
-                       '[last_level_cache_bandwidth_gbs]\nvalue = 1900.0\nkind = "datasheet"\nsource = "x"\n',
-         "last_level_cache_bytes is not above l2_capacity_bytes"),
-        (lambda t: t + '\n[l2_channel_count]\nvalue = 0\nkind = "datasheet"\nsource = "x"\n', "'l2_channel_count' must be a positive number"),
+        (
+            lambda t: t + '\n[last_level_cache_bytes]\nvalue = 134217728\nkind = "datasheet"\nsource = "x"\n',
+            "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together",
+        ),
+        (
+            lambda t: (
+                t + '\n[last_level_cache_bytes]\nvalue = 4194304\nkind = "datasheet"\nsource = "x"\n'
+                '[last_level_cache_bandwidth_gbs]\nvalue = 1900.0\nkind = "datasheet"\nsource = "x"\n'
+            ),
+            "last_level_cache_bytes is not above l2_capacity_bytes",
+        ),
+        (
+            lambda t: t + '\n[l2_channel_count]\nvalue = 0\nkind = "datasheet"\nsource = "x"\n',
+            "'l2_channel_count' must be a positive number",
+        ),
         # issue 58: values that ranked silently
-        (lambda t: t.replace("[clock_ghz]\nvalue = 1.38", "[clock_ghz]\nvalue = 1e-30"),
-         "'clock_ghz' = 1e-30 is outside the plausible range 0.1 to 5"),
-        (lambda t: t.replace("[clock_ghz]\nvalue = 1.38", "[clock_ghz]\nvalue = 1e300"), "'clock_ghz' = 1e\\+300 is outside"),
-        (lambda t: t.replace("[sm_count]\nvalue = 80", "[sm_count]\nvalue = 100000000"), "'sm_count' = 100000000 is outside"),
-        (lambda t: t.replace("[l1_capacity_bytes]\nvalue = 131072", "[l1_capacity_bytes]\nvalue = 1"),
-         "'l1_capacity_bytes' = 1 is outside the plausible range 1024"),
+        (
+            lambda t: t.replace("[clock_ghz]\nvalue = 1.38", "[clock_ghz]\nvalue = 1e-30"),
+            "'clock_ghz' = 1e-30 is outside the plausible range 0.1 to 5",
+        ),
+        (
+            lambda t: t.replace("[clock_ghz]\nvalue = 1.38", "[clock_ghz]\nvalue = 1e300"),
+            "'clock_ghz' = 1e\\+300 is outside",
+        ),
+        (
+            lambda t: t.replace("[sm_count]\nvalue = 80", "[sm_count]\nvalue = 100000000"),
+            "'sm_count' = 100000000 is outside",
+        ),
+        (
+            lambda t: t.replace("[l1_capacity_bytes]\nvalue = 131072", "[l1_capacity_bytes]\nvalue = 1"),
+            "'l1_capacity_bytes' = 1 is outside the plausible range 1024",
+        ),
         (lambda t: t.replace('vendor = "nvidia"', 'vendor = "intel"'), "unknown vendor 'intel'; known: nvidia, amd"),
-        (lambda t: t.replace('architecture = "volta"', 'architecture = "banana"'),
-         "unknown nvidia architecture 'banana'; known: maxwell, pascal, volta"),
+        (
+            lambda t: t.replace('architecture = "volta"', 'architecture = "banana"'),
+            "unknown nvidia architecture 'banana'; known: maxwell, pascal, volta",
+        ),
     ],
 )
 def test_malformed_device_file(tmp_path, mutate, message):
@@ -328,9 +481,15 @@ def test_files_are_parsed_once_per_process_and_again_when_changed(tmp_path):
 
 def test_calibrated_curves_count_as_fitted(tmp_path):
     """`pystencils-perf calibrate` writes a curve with a calibration table instead of fitted_on."""
-    path = _write(tmp_path, lambda t: t.replace(
-        'borrowed_from = "V100-PCIe-32GB"\n', 'calibration = {data = "h100.csv", rms_relative_error_after = 0.04}\n', 1),
-        source="h100-sxm5-80gb.toml")
+    path = _write(
+        tmp_path,
+        lambda t: t.replace(
+            'borrowed_from = "V100-PCIe-32GB"\n',
+            'calibration = {data = "h100.csv", rms_relative_error_after = 0.04}\n',
+            1,
+        ),
+        source="h100-sxm5-80gb.toml",
+    )
     curve = load_device_file(path).curves["l1_load_capacity_miss"]
     assert curve.fitted_on.startswith("h100.csv") and curve.rms_residual == 0.04 and not curve.borrowed_from
 

@@ -85,11 +85,20 @@ def test_docs_extra_brings_what_conf_py_loads():
     import tomllib
 
     extra = " ".join(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["docs"])
-    for package in ("sphinx", "myst-nb", "furo", "sphinx-argparse", "ipykernel", "matplotlib", "sphinx-mathjax-offline"):
+    for package in (
+        "sphinx",
+        "myst-nb",
+        "furo",
+        "sphinx-argparse",
+        "ipykernel",
+        "matplotlib",
+        "sphinx-mathjax-offline",
+    ):
         assert re.search(rf"(^| ){package}\b", extra), package
     conf = conf_values()
-    assert {"myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxarg.ext",
-            "sphinx-mathjax-offline"} <= set(conf["extensions"])
+    assert {"myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinxarg.ext", "sphinx-mathjax-offline"} <= set(
+        conf["extensions"]
+    )
     assert conf["html_theme"] == "furo"
 
 
@@ -138,10 +147,15 @@ def test_cli_reference_is_generated_from_the_parser():
 def test_public_docstrings_are_numpy_style():
     from pystencils_perf.predict import Prediction
 
-    for obj, section in [(pystencils_perf.rank, "Parameters"), (pystencils_perf.select, "Parameters"),
-                         (pystencils_perf.create_kernel, "Parameters"), (pystencils_perf.create_lb_kernel, "Parameters"),
-                         (pystencils_perf.Ranking, "Attributes"), (Prediction, "Attributes"),
-                         (pystencils_perf.Device, "Attributes")]:
+    for obj, section in [
+        (pystencils_perf.rank, "Parameters"),
+        (pystencils_perf.select, "Parameters"),
+        (pystencils_perf.create_kernel, "Parameters"),
+        (pystencils_perf.create_lb_kernel, "Parameters"),
+        (pystencils_perf.Ranking, "Attributes"),
+        (Prediction, "Attributes"),
+        (pystencils_perf.Device, "Attributes"),
+    ]:
         doc = obj.__doc__
         assert re.search(rf"^\s*{section}\n\s*-{{{len(section)}}}$", doc, re.M), obj.__name__
         assert ":param " not in doc, obj.__name__  # one convention, not two
@@ -185,8 +199,10 @@ def test_repository_markdown_is_included_with_links_as_paths():
     finally:
         sys.path.remove(str(DOCS / "_ext"))
     report = ROOT / "validation" / "a100_convolution" / "report.md"
-    text = "# Title\n\n### skipped\n\nSee [plots](throughput/report.md), [web](https://x.org) and ![p](a.png).\n" \
-           "```sh\n# a comment, not a heading\n```\n[home](../../README.md)\n"
+    text = (
+        "# Title\n\n### skipped\n\nSee [plots](throughput/report.md), [web](https://x.org) and ![p](a.png).\n"
+        "```sh\n# a comment, not a heading\n```\n[home](../../README.md)\n"
+    )
     out = rewrite(text, report, ROOT)
     assert "## skipped" in out and "# a comment, not a heading" in out
     assert "plots (`validation/a100_convolution/throughput/report.md`)" in out
@@ -215,8 +231,10 @@ def test_the_gpu_measurements_carry_their_provenance():
         rows = read_dataset(path).rows
         gpu = "NVIDIA H100 80GB HBM3" if path.parent.name == "h100" else "NVIDIA H200"
         assert {r.run["device"] for r in rows} == {gpu}, path
-        assert all(r.run["driver"].startswith("CUDA driver 13.0") and r.run["date"][:10] in ("2026-11-26", "2026-11-27")
-                   for r in rows), path
+        assert all(
+            r.run["driver"].startswith("CUDA driver 13.0") and r.run["date"][:10] in ("2026-11-26", "2026-11-27")
+            for r in rows
+        ), path
     table = (ROOT / "validation" / "default_model.md").read_text().split("## Held out")[1]
     for gpu in ("H200", "H100"):
         for kernel in ("star r=4", "star r=1", "D3Q19 SRT"):
@@ -224,8 +242,14 @@ def test_the_gpu_measurements_carry_their_provenance():
     for kernel in ("box r=1 (float)", "Jacobi 2D", "D3Q27 cumulant", "Allen-Cahn", "D3Q19 streaming"):
         assert f"| H200 {kernel} | " in table and f"| H100 {kernel} | " in table
     assert "| H100 D3Q27 SRT | " in table and "| H200 D3Q27 SRT | " in table
-    for name in ("Jacobi 2D, 128-1024 threads", "star r=1, 256 threads", "star r=1, 32 threads", "star r=1, 64 threads",
-                 "Jacobi 2D, 32 threads", "Jacobi 2D, 64 threads"):
+    for name in (
+        "Jacobi 2D, 128-1024 threads",
+        "star r=1, 256 threads",
+        "star r=1, 32 threads",
+        "star r=1, 64 threads",
+        "Jacobi 2D, 32 threads",
+        "Jacobi 2D, 64 threads",
+    ):
         assert f"| H100 {name} | " in table
     assert "| H200 star r=1, 32 threads | " in table
 
@@ -236,7 +260,10 @@ def test_the_h100_convolution_cache_carries_its_provenance():
     from pystencils_perf.measure.kernel_tuner import load_cache_json
 
     folder = ROOT / "validation" / "hopper" / "data" / "h100"
-    for name, runs in (("convolution15_kernel_tuner_cache.json.gz", 32), ("convolution15_kernel_tuner_cache_rerun.json.gz", 10)):
+    for name, runs in (
+        ("convolution15_kernel_tuner_cache.json.gz", 32),
+        ("convolution15_kernel_tuner_cache_rerun.json.gz", 10),
+    ):
         cache = load_cache_json(folder / name)
         provenance = cache["provenance"]
         assert cache["device_name"] == provenance["device"] == "NVIDIA H100 80GB HBM3"
@@ -254,8 +281,14 @@ def test_readme_shows_the_default_models_table_of_validation():
     assert readme_table.startswith("| data set |")
     assert readme_table in (ROOT / "validation" / "default_model.md").read_text()
     names = [line.split("|")[1].strip() for line in readme_table.splitlines()[2:]]
-    assert names == ["V100 star r=2", "A100 convolution", "A4000 convolution", "A6000 convolution", "RTX 2080 Ti KTT",
-                     "H100 convolution"]
+    assert names == [
+        "V100 star r=2",
+        "A100 convolution",
+        "A4000 convolution",
+        "A6000 convolution",
+        "RTX 2080 Ti KTT",
+        "H100 convolution",
+    ]
 
 
 def _table_rows(markdown: str, heading: str) -> list[dict[str, str]]:
@@ -278,14 +311,21 @@ def test_readme_held_out_summary_is_that_of_the_generated_tables():
     assert int(stated[1]) == len(picks)
     assert (int(stated[2]), int(stated[3])) == (round(min(picks)), round(max(picks)))
     assert float(stated[4]) == round(sum(picks) / len(picks), 1)
-    amd = {row["data set"]: row for row in _table_rows((ROOT / "validation" / "amd" / "report.md").read_text(),
-                                                        "# The default model")}
+    amd = {
+        row["data set"]: row
+        for row in _table_rows((ROOT / "validation" / "amd" / "report.md").read_text(), "# The default model")
+    }
     gpus = [amd[f"{gpu} convolution"] for gpu in ("MI250X", "W6600", "W7800")]
-    expected = ("MI250X / W6600 / W7800 convolution: Spearman " + " / ".join(g["Spearman"] for g in gpus)
-                + ", MAPE " + " / ".join(str(round(float(g["MAPE %"]))) for g in gpus)
-                + " %, picks " + " / ".join(str(round(float(g["pick"].rstrip(" %")))) for g in gpus) + " %")
+    expected = (
+        "MI250X / W6600 / W7800 convolution: Spearman "
+        + " / ".join(g["Spearman"] for g in gpus)
+        + ", MAPE "
+        + " / ".join(str(round(float(g["MAPE %"]))) for g in gpus)
+        + " %, picks "
+        + " / ".join(str(round(float(g["pick"].rstrip(" %")))) for g in gpus)
+        + " %"
+    )
     assert expected in readme
-
 
 
 PACKAGE = ROOT / "pystencils_perf"
@@ -315,8 +355,11 @@ def _package_docstrings():
                 doc = ast.get_docstring(node, clean=False)
                 if doc is not None:
                     yield path.relative_to(ROOT), node.body[0].lineno, type(node).__name__, doc
-        comments = [(number, line.strip()[2:]) for number, line in enumerate(source.splitlines(), 1)
-                    if line.strip().startswith("#:")]
+        comments = [
+            (number, line.strip()[2:])
+            for number, line in enumerate(source.splitlines(), 1)
+            if line.strip().startswith("#:")
+        ]
         for _, group in itertools.groupby(enumerate(comments), lambda item: item[1][0] - item[0]):
             group = [comment for _, comment in group]
             yield path.relative_to(ROOT), group[0][0], "#:", "\n".join(text for _, text in group)
@@ -338,3 +381,14 @@ def test_package_docstrings_are_short_and_hold_no_findings():
             if claims:
                 problems.append(f"{path}:{line + offset}: a {what} docstring holds a {claims[0]}: {text.strip()}")
     assert not problems, "\n".join(problems)
+
+
+def test_ci_lints_and_checks_the_format_with_the_pinned_ruff():
+    """Issue 57, item 3: no formatter or linter was configured; CI runs ruff, whose version the test extra pins."""
+    import tomllib
+
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^ruff check \.$", ci, re.M) and re.search(r"^ruff format --check \.$", ci, re.M)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert any(re.fullmatch(r"ruff==[\d.]+", d) for d in project["project"]["optional-dependencies"]["test"])
+    assert project["tool"]["ruff"]["line-length"] == 120

@@ -49,27 +49,49 @@ def run(command: str, tmp_path: Path) -> subprocess.CompletedProcess:
     if argv[0] == "python3":
         argv[0] = sys.executable
     elif argv[0] == "pystencils-perf":  # the console script of this interpreter's install
-        argv = [sys.executable, "-c", "import sys; from pystencils_perf.cli import main; sys.exit(main(sys.argv[1:]))",
-                *argv[1:]]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **env_args})
+        argv = [
+            sys.executable,
+            "-c",
+            "import sys; from pystencils_perf.cli import main; sys.exit(main(sys.argv[1:]))",
+            *argv[1:],
+        ]
+    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600, env={**os.environ, **env_args})
 
 
 #: (markdown file, the text the output block follows, the command that prints it, its exit status)
 DOCUMENTED = [
     ("docs/getting-started.md", "It prints\n", "python3 examples/quickstart.py", 0),
-    ("docs/cli.md", "must not be an existing file.\n",
-     "pystencils-perf rank examples/star3d_r4.py --device V100 --blocks 32x32", 2),
-    ("plugins/kernel_tuner/README.md", "`--dry-run` printed",
-     "python3 plugins/kernel_tuner/examples/tune_star3d.py --dry-run", 0),
-    ("plugins/an5d/README.md", "`compare.py` prints",
-     "python3 plugins/an5d/examples/compare.py", 0),
-    ("plugins/hhc/README.md", "## What `examples/paper_numbers.py` prints",
-     "python3 plugins/hhc/examples/paper_numbers.py", 0),
-    ("plugins/ryoo/README.md", "## The paper's example (`examples/matmul.py`",
-     "python3 plugins/ryoo/examples/matmul.py", 0),
-    ("plugins/ryoo/README.md", "## On our measured spaces (`examples/pareto_on_measured.py`)",
-     "python3 plugins/ryoo/examples/pareto_on_measured.py", 0),
+    (
+        "docs/cli.md",
+        "must not be an existing file.\n",
+        "pystencils-perf rank examples/star3d_r4.py --device V100 --blocks 32x32",
+        2,
+    ),
+    (
+        "plugins/kernel_tuner/README.md",
+        "`--dry-run` printed",
+        "python3 plugins/kernel_tuner/examples/tune_star3d.py --dry-run",
+        0,
+    ),
+    ("plugins/an5d/README.md", "`compare.py` prints", "python3 plugins/an5d/examples/compare.py", 0),
+    (
+        "plugins/hhc/README.md",
+        "## What `examples/paper_numbers.py` prints",
+        "python3 plugins/hhc/examples/paper_numbers.py",
+        0,
+    ),
+    (
+        "plugins/ryoo/README.md",
+        "## The paper's example (`examples/matmul.py`",
+        "python3 plugins/ryoo/examples/matmul.py",
+        0,
+    ),
+    (
+        "plugins/ryoo/README.md",
+        "## On our measured spaces (`examples/pareto_on_measured.py`)",
+        "python3 plugins/ryoo/examples/pareto_on_measured.py",
+        0,
+    ),
 ]
 
 

@@ -102,7 +102,9 @@ def test_wave_footprint_matches_brute_force(block, fold):
         assert footprint(loads, field, [threads], granule) == expected
         assert footprint(loads, field, [threads], granule, footprint_isl) == expected
         if previous is not None:  # the overlap with the previous wave, |A| + |B| - |A u B| and by intersection
-            prev_bids = [(i % grid[0], (i // grid[0]) % grid[1], i // (grid[0] * grid[1])) for i in range(first - count, first)]
+            prev_bids = [
+                (i % grid[0], (i // grid[0]) % grid[1], i // (grid[0] * grid[1])) for i in range(first - count, first)
+            ]
             both = footprint(loads, field, [threads, previous], granule)
             expected_overlap = expected + brute_force_footprint(only_loads, field, block, prev_bids, granule) - both
             assert both == brute_force_footprint(only_loads, field, block, bids + prev_bids, granule)
@@ -128,7 +130,9 @@ def test_star_ranking_matches_the_paper(star_r4_kernel):
     # DRAM limits the best candidates, as the paper reports
     assert all(c.prediction.limiter == "DRAM" for c in ranking.candidates[:5])
     # every term of the default model is reported: the paper's limiters (L1 split into its two stages) and more
-    assert {"FP", "L1 banks", "L1 tags", "L2", "DRAM", "issue", "latency"} <= set(ranking.best.prediction.seconds_per_lup)
+    assert {"FP", "L1 banks", "L1 tags", "L2", "DRAM", "issue", "latency"} <= set(
+        ranking.best.prediction.seconds_per_lup
+    )
     js = ranking.as_json()
     assert js["device"] == "V100-PCIe-32GB"
     cand = js["candidates"][0]
@@ -154,5 +158,8 @@ def test_occupancy_from_threads_registers_and_shared_memory():
 
 def test_blocks_larger_than_the_iteration_space_are_rejected(jacobi_kernel):
     ranking = pp.rank(jacobi_kernel, "V100", blocks=[(128, 1, 1), (32, 4, 1)], folds=[(1, 1, 1), (1, 2, 1)])
-    assert {c.launch for c in ranking.candidates} == {pp.LaunchConfig((32, 4, 1)), pp.LaunchConfig((32, 4, 1), (1, 2, 1))}
+    assert {c.launch for c in ranking.candidates} == {
+        pp.LaunchConfig((32, 4, 1)),
+        pp.LaunchConfig((32, 4, 1), (1, 2, 1)),
+    }
     assert all("exceeds the 64 threads" in reason for _, reason in ranking.rejected)

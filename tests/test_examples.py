@@ -30,7 +30,9 @@ def test_example_chooses_for_v100_and_h100(script, kernel):
 
 @pytest.mark.slow
 def test_quick_start():
-    result = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "quickstart.py")], capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     launch, summary = result.stdout.splitlines()[:2]
     _, device, bx, by, bz = SUMMARY.findall(summary)[0][:5]
@@ -38,9 +40,14 @@ def test_quick_start():
     assert launch.startswith(f"(({bx}, {by}, {bz}), ")  # the generated kernel's (block, grid)
 
 
-@pytest.mark.parametrize("script", ["quickstart.py",
-                                    pytest.param("star3d_r4_choose.py", marks=pytest.mark.slow),
-                                    pytest.param("allen_cahn_choose.py", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "quickstart.py",
+        pytest.param("star3d_r4_choose.py", marks=pytest.mark.slow),
+        pytest.param("allen_cahn_choose.py", marks=pytest.mark.slow),
+    ],
+)
 def test_an_example_piped_into_a_reader_that_stops_ends_quietly(script):
     """`python3 examples/quickstart.py | head -1` ended in a BrokenPipeError traceback (issue 58, item 3)."""
     import signal

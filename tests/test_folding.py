@@ -131,7 +131,9 @@ def test_2d_kernels_fold_in_x_and_y(fold):
     assert stores == sorted(y * 15 + x for y in range(1, 8) for x in range(1, 14))
 
 
-@pytest.mark.parametrize("fold, guarded", [((1, 2, 1), False), ((1, 4, 1), False), ((2, 1, 1), True), ((3, 2, 1), True)])
+@pytest.mark.parametrize(
+    "fold, guarded", [((1, 2, 1), False), ((1, 4, 1), False), ((2, 1, 1), True), ((3, 2, 1), True)]
+)
 def test_a_fold_that_divides_the_points_of_an_axis_needs_no_guard_along_it(fold, guarded):
     import pystencils as ps
 
@@ -193,7 +195,8 @@ def _compilers():
     """Each compiler this machine has, as a pytest parameter (a skip where there is none)."""
     found = cuda_compiler.available_compilers()
     return [pytest.param(c, id=type(c).__name__) for c in found] or [
-        pytest.param(None, marks=pytest.mark.skip(reason="neither nvcc on PATH nor the NVRTC wheels"))]
+        pytest.param(None, marks=pytest.mark.skip(reason="neither nvcc on PATH nor the NVRTC wheels"))
+    ]
 
 
 @pytest.mark.slow
@@ -283,7 +286,9 @@ def test_folded_kernels_on_the_gpu_match_the_cpu(cpu_results, folded, name):
         on_gpu = {fname: _on_gpu(a) for fname, a in cuda_emulation.field_arrays(kernel, seed=1).items()}
         kernel.compile()(**on_gpu)
         for fname, a in on_gpu.items():  # outputs updated alike, everything else untouched
-            np.testing.assert_allclose(cupy.asnumpy(a), expected[fname], rtol=1e-12, atol=1e-14, err_msg=f"{fname} {fold}")
+            np.testing.assert_allclose(
+                cupy.asnumpy(a), expected[fname], rtol=1e-12, atol=1e-14, err_msg=f"{fname} {fold}"
+            )
 
 
 @pytest.fixture(scope="module")
@@ -333,7 +338,9 @@ def test_folds_that_divide_the_domain_compute_what_pystencils_cpu_code_computes(
     from pystencils_perf.catalog import star_3d_assignments
 
     assignments = star_3d_assignments(4, (12, 8, 6))
-    cpu = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CPU, jit=CpuJit(objcache=tmp_path / "jit")))
+    cpu = ps.create_kernel(
+        assignments, ps.CreateKernelConfig(target=ps.Target.CPU, jit=CpuJit(objcache=tmp_path / "jit"))
+    )
     for fold in [(2, 1, 1), (1, 2, 1), (1, 2, 2), (2, 2, 2)]:
         kernel = create_folded_kernel(assignments, fold=fold)
         assert kernel.get_c_code().count("if(") == 1  # only the GPU axes' own guard
@@ -341,4 +348,6 @@ def test_folds_that_divide_the_domain_compute_what_pystencils_cpu_code_computes(
         cpu.compile()(**expected)
         cuda_emulation.run_emulated(kernel, emulated, tmp_path)
         for fname in expected:
-            np.testing.assert_allclose(emulated[fname], expected[fname], rtol=1e-12, atol=1e-15, err_msg=f"{fname} {fold}")
+            np.testing.assert_allclose(
+                emulated[fname], expected[fname], rtol=1e-12, atol=1e-15, err_msg=f"{fname} {fold}"
+            )

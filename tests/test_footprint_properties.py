@@ -108,8 +108,10 @@ def test_enum_isl_and_brute_force_agree(case, data):
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, database=None)
-@given(st.lists(st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 20)), max_size=12), min_size=1, max_size=3),
-       st.sampled_from([0, 10**9]))
+@given(
+    st.lists(st.lists(st.tuples(st.integers(-50, 50), st.integers(0, 20)), max_size=12), min_size=1, max_size=3),
+    st.sampled_from([0, 10**9]),
+)
 def test_union_of_intervals_is_the_covered_granules_maximal_runs(parts, counted_span):
     """`touched` keeps a union as disjoint intervals, by sorting the firsts and the lasts apart or by counting
     coverage over the span (`counted_span` forces either): the intervals must be the covered granules' maximal
@@ -117,9 +119,11 @@ def test_union_of_intervals_is_the_covered_granules_maximal_runs(parts, counted_
     covered = {g for part in parts for first, length in part for g in range(first, first + length + 1)}
     with mock.patch.object(footprint_enum, "COUNTED_SPAN_PER_INTERVAL", counted_span):
         columns = [
-            footprint_enum._union([np.array([f for f, _ in part], dtype=np.int64)],
-                                  [np.array([f + n for f, n in part], dtype=np.int64)])
-            for part in parts if part
+            footprint_enum._union(
+                [np.array([f for f, _ in part], dtype=np.int64)], [np.array([f + n for f, n in part], dtype=np.int64)]
+            )
+            for part in parts
+            if part
         ]
         union_count = footprint_enum.count_union(columns) if columns else 0
     for union, part in zip(columns, [p for p in parts if p]):
@@ -129,9 +133,18 @@ def test_union_of_intervals_is_the_covered_granules_maximal_runs(parts, counted_
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.sampled_from([(1, 64, 0, 0, 0, 0), (1, 0, 64, 0, 8, 0), (2, 1, 0, 0, 0, 0)]),
-                          st.integers(-70, 70), st.sampled_from(["a", "b"])), min_size=1, max_size=12),
-       st.sampled_from([(32, 2, 1), (8, 4, 2), (64, 1, 1)]))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([(1, 64, 0, 0, 0, 0), (1, 0, 64, 0, 8, 0), (2, 1, 0, 0, 0, 0)]),
+            st.integers(-70, 70),
+            st.sampled_from(["a", "b"]),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.sampled_from([(32, 2, 1), (8, 4, 2), (64, 1, 1)]),
+)
 def test_byte_addresses_and_active_masks_are_each_instructions_own(instrs, block):
     """Sharing one product per distinct coefficient vector and one mask per guard, within a call and across calls
     on the same blocks (`block_threads`), gives each instruction its own address and mask, whatever the mix of

@@ -128,14 +128,17 @@ def test_create_lb_kernel_for_an_amd_gpu_is_hip(hip_d3q19_kernel):
     assert len(pp.harvest(hip_d3q19_kernel).stores) == 19 * math.prod(fold)
 
 
-@pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is not None, reason="hipcc is installed: registers are measured")
+@pytest.mark.skipif(
+    hip_compiler.compiler_for("gfx90a") is not None, reason="hipcc is installed: registers are measured"
+)
 def test_without_hipcc_registers_are_not_measured_and_the_ranking_says_so(hip_kernel, hip_d3q19_kernel):
     for kernel in (hip_kernel, hip_d3q19_kernel):
         choice = kernel.metadata["pystencils_perf"]
         assert choice.resources == {}
         assert choice.summary().endswith("registers not measured (no hipcc)")
-        assert choice.ranking.resources_note.startswith("occupancy assumed from threads per block: no plugin "
-                                                        "measured registers (no hipcc (ROCm's HIP compiler)")
+        assert choice.ranking.resources_note.startswith(
+            "occupancy assumed from threads per block: no plugin measured registers (no hipcc (ROCm's HIP compiler)"
+        )
 
 
 def test_the_compile_path_is_skipped_without_hipcc(star, monkeypatch):
@@ -173,7 +176,9 @@ def test_a_hipcc_that_does_not_build_the_devices_architecture_is_not_used(star, 
 def test_hipcc_measures_each_folds_vgprs(star):
     ranking = pp.rank(star, "MI210", blocks=BLOCKS[:1], folds=FOLDS)
     assert set(ranking.resources) == set(FOLDS)
-    assert all(r.arch == "gfx90a" and r.registers_per_thread > 0 and r.scalar_registers for r in ranking.resources.values())
+    assert all(
+        r.arch == "gfx90a" and r.registers_per_thread > 0 and r.scalar_registers for r in ranking.resources.values()
+    )
 
 
 @pytest.mark.skipif(hip_compiler.compiler_for("gfx90a") is None, reason="no hipcc: registers cannot be compiled")

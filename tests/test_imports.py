@@ -12,13 +12,17 @@ from pystencils_perf.plugins import installed_plugins
 
 HEAVY = ("sympy", "numpy", "pystencils", "lbmpy", "islpy", "loopy", "kernel_tuner")
 
+
 def heavy_imports(code: str, **env) -> list[str]:
     """The heavy libraries imported once `code` has run in a fresh interpreter (its output is swallowed)."""
-    script = ("import contextlib, io, sys\nwith contextlib.redirect_stdout(io.StringIO()):\n"
-              + "".join(f"    {line}\n" for line in code.splitlines())
-              + f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120)
+    script = (
+        "import contextlib, io, sys\nwith contextlib.redirect_stdout(io.StringIO()):\n"
+        + "".join(f"    {line}\n" for line in code.splitlines())
+        + f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, **env}, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
@@ -36,9 +40,11 @@ def test_the_command_line_starts_without_the_heavy_libraries(argv):
 def test_the_plugins_load_without_the_heavy_libraries():
     """The plugin manager with every entry point, and the hooks that the command line's parser asks (models,
     filters, options, footprint backends)."""
-    load = ("import argparse, pystencils_perf as pp\npm = pp.get_plugin_manager()\n"
-            "pm.hook.perf_models(); pm.hook.perf_prune_filters(); pm.hook.perf_addoption(parser=argparse.ArgumentParser())\n"
-            "from pystencils_perf.estimate.plugin import footprint_backends\nfootprint_backends()")
+    load = (
+        "import argparse, pystencils_perf as pp\npm = pp.get_plugin_manager()\n"
+        "pm.hook.perf_models(); pm.hook.perf_prune_filters(); pm.hook.perf_addoption(parser=argparse.ArgumentParser())\n"
+        "from pystencils_perf.estimate.plugin import footprint_backends\nfootprint_backends()"
+    )
     assert heavy_imports(load) == []
 
 
@@ -60,8 +66,10 @@ def test_the_public_names_are_those_of_all():
 
 def test_rank_stays_the_function_when_its_module_is_imported_later():
     """Importing ``pystencils_perf.rank`` (the plugin manager does) would bind the module to the package's `rank`."""
-    check = ("import pystencils_perf as pp, pystencils_perf.rank, sys\n"
-             "assert pp.rank is sys.modules['pystencils_perf.rank'].rank, pp.rank")
+    check = (
+        "import pystencils_perf as pp, pystencils_perf.rank, sys\n"
+        "assert pp.rank is sys.modules['pystencils_perf.rank'].rank, pp.rank"
+    )
     heavy_imports(check)
 
 

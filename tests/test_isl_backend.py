@@ -14,8 +14,6 @@ from pystencils_perf.estimate import footprint_enum, footprint_isl
 from pystencils_perf.estimate.footprint_enum import ThreadSet
 
 
-
-
 @pytest.mark.parametrize("grid", [(3, 4, 5), (16, 96, 32), (1, 7, 3), (5, 1, 1)])
 def test_a_wave_is_at_most_five_disjoint_boxes_of_exactly_its_blocks(grid):
     gx, gy, gz = grid
@@ -26,8 +24,13 @@ def test_a_wave_is_at_most_five_disjoint_boxes_of_exactly_its_blocks(grid):
     for first, count in ranges:
         boxes = footprint_isl.block_boxes(ThreadSet.linear_range((1, 1, 1), grid, first, count))
         assert len(boxes) <= 5
-        covered = [x + gx * y + gx * gy * z for box in boxes for z in range(box[2][0], box[2][1] + 1)
-                   for y in range(box[1][0], box[1][1] + 1) for x in range(box[0][0], box[0][1] + 1)]
+        covered = [
+            x + gx * y + gx * gy * z
+            for box in boxes
+            for z in range(box[2][0], box[2][1] + 1)
+            for y in range(box[1][0], box[1][1] + 1)
+            for x in range(box[0][0], box[0][1] + 1)
+        ]
         assert sorted(covered) == list(range(first, first + count))  # disjoint and exact
 
 
@@ -38,8 +41,11 @@ def test_offset_boxes_cover_a_stencil_exactly():
     star = [0] + [s * r * stride for r in range(1, 5) for s in (-1, 1) for stride in basis]
     boxes = footprint_isl.offset_boxes(star, basis)
     assert len(boxes) <= 5  # a line per axis, the centre in one of them
-    offsets = [sum(k * s for k, s in zip(point, basis)) for lo, hi in boxes
-               for point in itertools.product(*(range(a, b + 1) for a, b in zip(lo, hi)))]
+    offsets = [
+        sum(k * s for k, s in zip(point, basis))
+        for lo, hi in boxes
+        for point in itertools.product(*(range(a, b + 1) for a, b in zip(lo, hi)))
+    ]
     assert sorted(offsets) == sorted(star)
 
 

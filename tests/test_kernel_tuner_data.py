@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / "validation" / "data" / "external"
 N = 4096
 
-SPEC = f'''
+SPEC = f"""
 from pystencils_perf_cuda import Array, CudaKernel
 lattice_updates = {N} * {N}
 fixed_parameters = {{"use_shmem": 0}}
@@ -34,12 +34,20 @@ def kernel_for(params):
         threads=({N}, {N} // tile),
         indices={{"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": f"(blockIdx.y * blockDim.y + threadIdx.y) * {{tile}} + k"}},
         guard="x < {N} && y < {N}", loops={{"k": (0, tile)}}, loads=("a[y][x]",), stores=("b[y][x]",))
-'''
+"""
 
 
 def _entry(bx, by, tile, shmem, time):
-    return {"block_size_x": bx, "block_size_y": by, "tile_size_y": tile, "use_shmem": shmem, "time": time,
-            "times": [time], "compile_time": 1.0, "GFLOP/s": 1.0}
+    return {
+        "block_size_x": bx,
+        "block_size_y": by,
+        "tile_size_y": tile,
+        "use_shmem": shmem,
+        "time": time,
+        "times": [time],
+        "compile_time": 1.0,
+        "GFLOP/s": 1.0,
+    }
 
 
 CACHE = {
@@ -87,8 +95,13 @@ def test_counters_in_a_cache_are_volumes_not_parameters(tmp_path):
 def test_observer_outputs_in_a_cache_are_not_parameters(tmp_path, spec):
     """Kernel Tuner's observers store their outputs beside the time (registers, a verification error): where the
     cache names its tunable parameters, only those are parameters, so the outputs split no variant."""
-    cache = {**CACHE, "cache": {key: {**entry, "num_regs": 40 + n, "relative_error": 1e-7 * n}
-                                for n, (key, entry) in enumerate(CACHE["cache"].items())}}
+    cache = {
+        **CACHE,
+        "cache": {
+            key: {**entry, "num_regs": 40 + n, "relative_error": 1e-7 * n}
+            for n, (key, entry) in enumerate(CACHE["cache"].items())
+        },
+    }
     data = read_kernel_tuner(_write(tmp_path, "c.json", cache))
     assert all(set(r.params) == set(CACHE["tune_params_keys"]) for r in data.runs)
     assert [len(g.dataset.rows) for g in variants(data, spec)] == [3, 2]
@@ -117,32 +130,44 @@ def test_variants_group_non_block_parameters_and_compute_throughput(tmp_path, sp
 
 def test_flat_csv_with_mean_time_column(tmp_path, spec):
     csv_path = tmp_path / "flat.csv"
-    csv_path.write_text("gpu,device_name,block_size_x,block_size_y,tile_size_y,time_ms_mean,n_reps\n"
-                        "A100,NVIDIA A100-PCIE-40GB,32,4,1,0.2,32\nA100,NVIDIA A100-PCIE-40GB,64,2,2,0.5,32\n")
-    assert is_kernel_tuner_file(csv_path) and not is_kernel_tuner_file(ROOT / "validation/data/v100/v100_star3d_r2_1024_folding.csv")
+    csv_path.write_text(
+        "gpu,device_name,block_size_x,block_size_y,tile_size_y,time_ms_mean,n_reps\n"
+        "A100,NVIDIA A100-PCIE-40GB,32,4,1,0.2,32\nA100,NVIDIA A100-PCIE-40GB,64,2,2,0.5,32\n"
+    )
+    assert is_kernel_tuner_file(csv_path) and not is_kernel_tuner_file(
+        ROOT / "validation/data/v100/v100_star3d_r2_1024_folding.csv"
+    )
     groups = variants(read_kernel_tuner(csv_path), spec)  # use_shmem is not a column: the fixed value is assumed
     assert [len(g.dataset.rows) for g in groups] == [1, 1]
 
 
-KTT_HEADER = ("BLOCK_SIZE_X,BLOCK_SIZE_Y,TILE_SIZE_Y,use_shmem,registers,shared_mem_bytes,grid_x,grid_y,duration_us,"
-              "dram__sectors_read.sum,lts__t_sectors_op_read.sum,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum,"
-              "sm__warps_active.avg.pct_of_peak_sustained_active\n")
+KTT_HEADER = (
+    "BLOCK_SIZE_X,BLOCK_SIZE_Y,TILE_SIZE_Y,use_shmem,registers,shared_mem_bytes,grid_x,grid_y,duration_us,"
+    "dram__sectors_read.sum,lts__t_sectors_op_read.sum,l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum,"
+    "sm__warps_active.avg.pct_of_peak_sustained_active\n"
+)
 
 
 def test_ktt_export_with_counters_gives_volumes_except_where_registers_spill(tmp_path):
     """KTT's capitals, its time in microseconds and Nsight Compute counters: volumes per update, none a parameter."""
     csv_path = tmp_path / "ktt.csv"
     sectors = N * N // 8  # one float per update, in 32-B sectors: 4 B/update
-    csv_path.write_text(KTT_HEADER + f"32,4,1,0,28,0,128,1024,200.0,{sectors},{3 * sectors},0,97.5\n"
-                                     f"64,2,1,0,40,0,64,2048,250.0,{sectors},{5 * sectors},1000,80.0\n")
+    csv_path.write_text(
+        KTT_HEADER + f"32,4,1,0,28,0,128,1024,200.0,{sectors},{3 * sectors},0,97.5\n"
+        f"64,2,1,0,40,0,64,2048,250.0,{sectors},{5 * sectors},1000,80.0\n"
+    )
     assert is_kernel_tuner_file(csv_path)
     spec_path = tmp_path / "ktt_spec.py"
-    spec_path.write_text(SPEC + "block_parameters = ('BLOCK_SIZE_X', 'BLOCK_SIZE_Y')\n"
-                         "def kernel_for(params, _described=kernel_for):\n"
-                         "    return _described({'tile_size_y': params['TILE_SIZE_Y']})\n")
+    spec_path.write_text(
+        SPEC + "block_parameters = ('BLOCK_SIZE_X', 'BLOCK_SIZE_Y')\n"
+        "def kernel_for(params, _described=kernel_for):\n"
+        "    return _described({'tile_size_y': params['TILE_SIZE_Y']})\n"
+    )
     data = read_kernel_tuner(csv_path)
-    assert [r.params for r in data.runs] == [{"BLOCK_SIZE_X": 32, "BLOCK_SIZE_Y": 4, "TILE_SIZE_Y": 1, "use_shmem": 0},
-                                             {"BLOCK_SIZE_X": 64, "BLOCK_SIZE_Y": 2, "TILE_SIZE_Y": 1, "use_shmem": 0}]
+    assert [r.params for r in data.runs] == [
+        {"BLOCK_SIZE_X": 32, "BLOCK_SIZE_Y": 4, "TILE_SIZE_Y": 1, "use_shmem": 0},
+        {"BLOCK_SIZE_X": 64, "BLOCK_SIZE_Y": 2, "TILE_SIZE_Y": 1, "use_shmem": 0},
+    ]
     assert [r.spills for r in data.runs] == [False, True]
     (group,) = variants(data, load_tunable_spec(spec_path), sector_bytes=32)
     rows = {r.launch.block: r.values for r in group.dataset.rows}
@@ -156,12 +181,15 @@ def test_ktt_export_with_counters_gives_volumes_except_where_registers_spill(tmp
         read_kernel_tuner(csv_path)
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"cache": {"a": {"block_size_x": 32, "time": -1.0}}}, "time -1.0 is not a positive number"),
-    ({"cache": {"a": {"block_size_x": 32}}}, "has no 'time'"),
-    ({"results": []}, "no 'cache' table"),
-    ("{not json", "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"cache": {"a": {"block_size_x": 32, "time": -1.0}}}, "time -1.0 is not a positive number"),
+        ({"cache": {"a": {"block_size_x": 32}}}, "has no 'time'"),
+        ({"results": []}, "no 'cache' table"),
+        ("{not json", "invalid JSON"),
+    ],
+)
 def test_malformed_caches_name_the_problem(tmp_path, data, message):
     with pytest.raises(MeasurementError, match=message):
         read_kernel_tuner(_write(tmp_path, "bad.json", data))
@@ -184,11 +212,27 @@ def test_no_row_matches_the_fixed_parameters(tmp_path, spec):
 def test_cli_validate_on_a_cache_with_a_model(tmp_path, capsys):
     cache = _write(tmp_path, "c.json", CACHE)
     (tmp_path / "spec.py").write_text(SPEC)
-    assert main(["validate", str(cache), "--device", "A100-PCIe-40GB", "--spec", str(tmp_path / "spec.py"),
-                 "--model", "throughput"]) == 0
+    assert (
+        main(
+            [
+                "validate",
+                str(cache),
+                "--device",
+                "A100-PCIe-40GB",
+                "--spec",
+                str(tmp_path / "spec.py"),
+                "--model",
+                "throughput",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "spec (2 variants)" in out and "5 measured candidates" in out and "Spearman" in out
-    assert main(["validate", str(cache), "--device", "A100", "--spec", str(tmp_path / "spec.py"), "--align", "interior"]) == 2
+    assert (
+        main(["validate", str(cache), "--device", "A100", "--spec", str(tmp_path / "spec.py"), "--align", "interior"])
+        == 2
+    )
 
 
 def test_the_a100_convolution_cache_and_its_flat_extract_agree():
@@ -226,16 +270,20 @@ def test_ktt_shared_memory_convolution_l2_loads_on_the_2080_ti():
         assert c.metrics.l2_load_bytes_per_lup == pytest.approx(measured[c.launch.block], rel=0.05), c.launch.block
 
 
-
 @pytest.mark.parametrize(
     "header, warning",
     [
         ({}, "c.json does not record its problem size: check the SPEC's lattice_updates = 16777216"),
         ({"problem_size": [N, N]}, None),
-        ({"problem_size": [1000, 1000]}, "c.json was tuned with problem_size [1000, 1000] (1000000 points), but the "
-                                          "SPEC's lattice_updates = 16777216"),
-        ({"problem_size": [N, N], "device_name": "NVIDIA RTX A4000"}, "c.json was measured on NVIDIA RTX A4000, not on "
-                                                                     "A100-PCIe-40GB"),
+        (
+            {"problem_size": [1000, 1000]},
+            "c.json was tuned with problem_size [1000, 1000] (1000000 points), but the "
+            "SPEC's lattice_updates = 16777216",
+        ),
+        (
+            {"problem_size": [N, N], "device_name": "NVIDIA RTX A4000"},
+            "c.json was measured on NVIDIA RTX A4000, not on A100-PCIe-40GB",
+        ),
     ],
 )
 def test_cli_validate_warns_where_the_cache_does_not_match(tmp_path, capsys, header, warning):
@@ -250,6 +298,12 @@ def test_cli_validate_warns_where_the_cache_does_not_match(tmp_path, capsys, hea
 
 def test_run_to_run_spread_is_slowest_over_fastest_run_per_configuration():
     """The noise reported beside every accuracy figure: configurations without repeated runs (or failed) have none."""
-    cache = {"cache": {"a": {"times": [2.0, 2.5, 2.2]}, "b": {"times": [4.0]}, "c": {"time": "RuntimeFailedConfig"},
-                       "d": {"times": []}}}
+    cache = {
+        "cache": {
+            "a": {"times": [2.0, 2.5, 2.2]},
+            "b": {"times": [4.0]},
+            "c": {"time": "RuntimeFailedConfig"},
+            "d": {"times": []},
+        }
+    }
     assert run_to_run_spreads(cache) == [pytest.approx(0.25), 0.0]

@@ -20,11 +20,14 @@ def copy_model(store_field: str, store_shift: int = 0, n: int = 4096) -> KernelM
 
 
 @pytest.mark.parametrize("backend", [footprint_enum, footprint_isl])
-@pytest.mark.parametrize("store_field, store_shift, expected_lines", [
-    ("B", 0, 32),  # another field: 128 doubles = 32 lines of 32 B, none of them loaded
-    ("A", 0, 0),   # in place: the stores write the lines the loads brought in
-    ("A", 8, 2),   # in place, shifted by 8 doubles: 2 lines lie beyond the loaded ones
-])
+@pytest.mark.parametrize(
+    "store_field, store_shift, expected_lines",
+    [
+        ("B", 0, 32),  # another field: 128 doubles = 32 lines of 32 B, none of them loaded
+        ("A", 0, 0),  # in place: the stores write the lines the loads brought in
+        ("A", 8, 2),  # in place, shifted by 8 doubles: 2 lines lie beyond the loaded ones
+    ],
+)
 def test_stores_beyond_loads_counts_the_lines_only_stores_allocate(backend, store_field, store_shift, expected_lines):
     model = copy_model(store_field, store_shift)
     block = (32, 1, 1)
@@ -56,18 +59,27 @@ def column_stencil(nx: int, ny: int) -> KernelModel:
     gx, gy = BID[0] * BDIM[0] + TID[0], BID[1] * BDIM[1] + TID[1]
     fields = (Field("A", 8, (ny + 2, nx), (nx, 1)), Field("B", 8, (ny + 2, nx), (nx, 1)))
     loads = tuple(Access("A", AccessKind.LOAD, (gy + 1 + dy) * nx + gx) for dy in (-1, 0, 1))
-    return KernelModel("column", fields, (*loads, Access("B", AccessKind.STORE, (gy + 1) * nx + gx)), (nx, ny, 1),
-                       nx * ny, flops_per_lup=2.0)
+    return KernelModel(
+        "column",
+        fields,
+        (*loads, Access("B", AccessKind.STORE, (gy + 1) * nx + gx)),
+        (nx, ny, 1),
+        nx * ny,
+        flops_per_lup=2.0,
+    )
 
 
-@pytest.mark.parametrize("device, dram_load_bytes_per_lup", [
-    # 432 blocks a wave, 1024 a row of blocks: the row above was loaded 2-3 waves earlier, 2.2 MB of loads and
-    # 1.8 MB of stores each, which the A100's 40 MB hold: only the 8 rows' own doubles come from DRAM
-    ("A100", 8.0),
-    # 320 blocks a wave: 4 waves back, 6.5 MB of loads and 5.2 MB of stores, more than the V100's 6 MB: the
-    # halo rows (2 per 8) come again
-    ("V100", 10.0),
-])
+@pytest.mark.parametrize(
+    "device, dram_load_bytes_per_lup",
+    [
+        # 432 blocks a wave, 1024 a row of blocks: the row above was loaded 2-3 waves earlier, 2.2 MB of loads and
+        # 1.8 MB of stores each, which the A100's 40 MB hold: only the 8 rows' own doubles come from DRAM
+        ("A100", 8.0),
+        # 320 blocks a wave: 4 waves back, 6.5 MB of loads and 5.2 MB of stores, more than the V100's 6 MB: the
+        # halo rows (2 per 8) come again
+        ("V100", 10.0),
+    ],
+)
 def test_a_wave_finds_the_halo_of_waves_before_its_previous_one_while_they_fit_in_l2(device, dram_load_bytes_per_lup):
     model = column_stencil(65536, 64)
     metrics = pp.rank(model, device, blocks=[(64, 8, 1)], folds=[(1, 1, 1)], compile_resources=False).best.metrics

@@ -17,7 +17,13 @@ EXPECTED = {
         ("h_tmp", "store"): 15,
         ("C_tmp", "store"): 1,
     },
-    "allen_cahn_hydro": {("g", "load"): 27, ("C", "load"): 27, ("u", "load"): 3, ("g_tmp", "store"): 27, ("u", "store"): 3},
+    "allen_cahn_hydro": {
+        ("g", "load"): 27,
+        ("C", "load"): 27,
+        ("u", "load"): 3,
+        ("g_tmp", "store"): 27,
+        ("u", "store"): 3,
+    },
 }
 
 

@@ -41,9 +41,14 @@ def _register_occupancy(registers: int, threads: int, device) -> int:
 
 
 @settings(max_examples=300, deadline=None)
-@given(device=st.sampled_from(DEVICES), items=st.tuples(*[st.integers(1, 10**9)] * 3),
-       block=st.tuples(powers, powers, powers), fold=st.tuples(*[st.sampled_from([1, 2, 4])] * 3),
-       registers=st.none() | st.integers(1, 600), shared=st.integers(0, 300 * 1024))
+@given(
+    device=st.sampled_from(DEVICES),
+    items=st.tuples(*[st.integers(1, 10**9)] * 3),
+    block=st.tuples(powers, powers, powers),
+    fold=st.tuples(*[st.sampled_from([1, 2, 4])] * 3),
+    registers=st.none() | st.integers(1, 600),
+    shared=st.integers(0, 300 * 1024),
+)
 def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device, items, block, fold, registers, shared):
     launch = LaunchConfig(block, fold)
     reason = perf_check_candidate(Space(items, registers, shared), launch, device)
@@ -56,16 +61,26 @@ def test_no_accepted_launch_breaks_a_limit_and_every_rejection_names_one(device,
         "idle": any(b > t for b, t in zip(block, folded)),
         "grid": any(g > m for g, m in zip(grid, grid_limits(device).max_blocks))
         or any(g * b > m for g, b, m in zip(grid, block, grid_limits(device).max_threads or ())),
-        "registers": registers is not None and (registers > device.max_registers_per_thread or _register_occupancy(
-            registers, launch.threads_per_block, device) == 0),
+        "registers": registers is not None
+        and (
+            registers > device.max_registers_per_thread
+            or _register_occupancy(registers, launch.threads_per_block, device) == 0
+        ),
         "shared memory": shared > device.shared_memory_limit_per_block_bytes,
     }
     if reason is None:
         assert not any(broken.values()), (launch, items, device.name)
     else:
         assert any(broken.values())
-        named = {"threads per block": "threads per block", "block": "block ", "fold": "fold ", "idle": "idle",
-                 "grid": "grid needs", "registers": "registers", "shared memory": "shared memory"}
+        named = {
+            "threads per block": "threads per block",
+            "block": "block ",
+            "fold": "fold ",
+            "idle": "idle",
+            "grid": "grid needs",
+            "registers": "registers",
+            "shared memory": "shared memory",
+        }
         assert any(broken[k] and named[k] in reason for k in broken), reason
 
 
@@ -99,13 +114,17 @@ def test_registers_are_checked_per_register_file_as_an_h100_refused_launches():
     device = get_device("H100")
     cache = load_cache_json(ROOT / "validation/hopper/data/h100/convolution15_kernel_tuner_cache.json.gz")["cache"]
     refused = {key for key, e in cache.items() if e["time"] == "RuntimeFailedConfig"}
-    no_room = {key for key, e in cache.items()
-               if device.blocks_by_registers(e["num_regs"], e["block_size_x"] * e["block_size_y"]) == 0}
+    no_room = {
+        key
+        for key, e in cache.items()
+        if device.blocks_by_registers(e["num_regs"], e["block_size_x"] * e["block_size_y"]) == 0
+    }
     assert len(refused) == 145 and no_room == refused
     assert device.blocks_by_registers(188, 320) == 0 and device.blocks_by_registers(168, 320) == 1
     reason = perf_check_candidate(Space((4096, 4096, 1), registers=188), LaunchConfig((80, 4, 1)), device)
-    assert reason.startswith("occupancy 0: 188 registers x 10 warps (6144 per warp, allocated in units of 256, "
-                             "spread over 4 register files)")
+    assert reason.startswith(
+        "occupancy 0: 188 registers x 10 warps (6144 per warp, allocated in units of 256, spread over 4 register files)"
+    )
 
 
 def test_rdna_runs_a_workgroup_over_a_wgp():
@@ -125,15 +144,21 @@ def test_shared_memory_is_limited_per_block_and_shared_per_sm():
     from pystencils_perf.estimate.volumes import occupancy
 
     a4000, w6600 = get_device("RTX-A4000"), get_device("W6600")
-    assert perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=99 * 1024), LaunchConfig((256, 1, 1)),
-                                a4000) is None
-    reason = perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=99 * 1024 + 4), LaunchConfig((256, 1, 1)),
-                                  a4000)
+    assert (
+        perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=99 * 1024), LaunchConfig((256, 1, 1)), a4000)
+        is None
+    )
+    reason = perf_check_candidate(
+        Space((4096, 4096, 1), shared_memory_bytes=99 * 1024 + 4), LaunchConfig((256, 1, 1)), a4000
+    )
     assert reason == "101380 B shared memory exceed RTX-A4000's 101376 B per block"
-    assert perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=65536), LaunchConfig((256, 1, 1)),
-                                w6600) is None
+    assert (
+        perf_check_candidate(Space((4096, 4096, 1), shared_memory_bytes=65536), LaunchConfig((256, 1, 1)), w6600)
+        is None
+    )
     assert "65540 B shared memory exceed" in perf_check_candidate(
-        Space((4096, 4096, 1), shared_memory_bytes=65540), LaunchConfig((256, 1, 1)), w6600)
+        Space((4096, 4096, 1), shared_memory_bytes=65540), LaunchConfig((256, 1, 1)), w6600
+    )
 
     class Model:  # what occupancy reads of a kernel
         registers_per_thread = None

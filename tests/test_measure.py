@@ -25,8 +25,14 @@ from pystencils_perf.adapters.pystencils.gpu import (
     fill_random,
     launch_parameter_values,
 )
-from pystencils_perf.measure.ncu import (NCU_METRICS, ncu_profile_command, parse_raw_csv, per_lattice_update, profile,
-                                         unreported_counters)
+from pystencils_perf.measure.ncu import (
+    NCU_METRICS,
+    ncu_profile_command,
+    parse_raw_csv,
+    per_lattice_update,
+    profile,
+    unreported_counters,
+)
 
 HAVE_CUPY = importlib.util.find_spec("cupy") is not None
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -38,7 +44,10 @@ def test_measure_without_cupy_exits_2_with_one_line(capsys, tmp_path):
     assert main(["measure", str(EXAMPLES / "star3d_r4.py"), "--device", "V100", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
-    assert err.startswith("pystencils-perf: error: measure needs cupy and a CUDA GPU") and "pip install cupy-cuda12x" in err
+    assert (
+        err.startswith("pystencils-perf: error: measure needs cupy and a CUDA GPU")
+        and "pip install cupy-cuda12x" in err
+    )
     assert not out.exists()
 
 
@@ -88,7 +97,9 @@ def test_launch_parameters_of_a_variable_size_kernel():
     import pystencils as ps
 
     src, dst = ps.fields("src, dst: double[2D]")
-    kernel = ps.create_kernel([ps.Assignment(dst[0, 0], src[1, 0] + src[-1, 0])], ps.CreateKernelConfig(target=ps.Target.CUDA))
+    kernel = ps.create_kernel(
+        [ps.Assignment(dst[0, 0], src[1, 0] + src[-1, 0])], ps.CreateKernelConfig(target=ps.Target.CUDA)
+    )
     arrays = {"src": np.empty((34, 66)), "dst": np.empty((34, 66))}
     lc = kernel.get_launch_configuration()
     assert sorted(launch_parameter_values(lc, arrays).values()) == [34, 66]
@@ -97,15 +108,20 @@ def test_launch_parameters_of_a_variable_size_kernel():
 
 def test_folding_needs_the_kernels_recipe(jacobi_kernel):
     assert apply_fold(jacobi_kernel, LaunchConfig((16, 4, 1)), None) is jacobi_kernel
-    with pytest.raises(MeasurementError, match="thread folding 1x2x1 regenerates kernel .jacobi_2d. from its assignments"):
+    with pytest.raises(
+        MeasurementError, match="thread folding 1x2x1 regenerates kernel .jacobi_2d. from its assignments"
+    ):
         apply_fold(jacobi_kernel, LaunchConfig((16, 4, 1), (1, 2, 1)), None)
 
 
 # the layout of `ncu --import REPORT --csv --page raw --print-units base`: header, a units row, one row per launch
 NCU_RAW = (
     '"ID","Process ID","Process Name","Host Name","Kernel Name","Block Size","Grid Size",'
-    + ",".join(f'"{m}"' for m in NCU_METRICS) + "\n"
-    + '"","","","","","","",' + '"byte","byte","sector","sector",""' + "\n"
+    + ",".join(f'"{m}"' for m in NCU_METRICS)
+    + "\n"
+    + '"","","","","","","",'
+    + '"byte","byte","sector","sector",""'
+    + "\n"
     + '"1","4242","python3","gpu01","star3d_r2","(32, 2, 16)","(19, 298, 32)","2,000,000","800,000","3,000,000","250,000","1,500,000"\n'
     + '"0","4242","python3","gpu01","star3d_r2","(16, 4, 16)","(38, 149, 32)","1000000","800000","2500000","250000","1000000"\n'
 )
@@ -126,12 +142,18 @@ def test_counter_ncu_does_not_know_is_left_out():
     header, units, launch = NCU_RAW.splitlines()[:3]
     columns = next(csv.reader([header]))
     keep = [i for i, c in enumerate(columns) if c != l1]
-    text = "\n".join(",".join(f'"{v}"' for v in (list(next(csv.reader([line])))[i] for i in keep))
-                     for line in (header, units, launch))
+    text = "\n".join(
+        ",".join(f'"{v}"' for v in (list(next(csv.reader([line])))[i] for i in keep))
+        for line in (header, units, launch)
+    )
     rows = parse_raw_csv(text)
     assert unreported_counters(rows) == [l1]
     assert per_lattice_update(rows[0], lattice_updates=100_000, sector_bytes=32) == {
-        "dram_load": 20.0, "dram_store": 8.0, "l2_load": 960.0, "l2_store": 80.0}
+        "dram_load": 20.0,
+        "dram_store": 8.0,
+        "l2_load": 960.0,
+        "l2_store": 80.0,
+    }
 
 
 def test_ncu_command_and_missing_ncu(tmp_path):
@@ -144,7 +166,9 @@ def test_ncu_command_and_missing_ncu(tmp_path):
 
 def test_dataset_round_trip(tmp_path):
     rows = [
-        Measurement(LaunchConfig((32, 2, 16)), {"glups": 31.9, "dram_load": 10.5}, {"device": "NVIDIA H100", "time_ms": "5.7"}),
+        Measurement(
+            LaunchConfig((32, 2, 16)), {"glups": 31.9, "dram_load": 10.5}, {"device": "NVIDIA H100", "time_ms": "5.7"}
+        ),
         Measurement(LaunchConfig((16, 4, 16), (1, 1, 2)), {"glups": 30.1}, {"device": "NVIDIA H100", "time_ms": "6.0"}),
     ]
     path = tmp_path / "data.csv"
@@ -164,7 +188,10 @@ def test_dataset_round_trip(tmp_path):
         ("bx,by,bz,fx,fy,fz,meas_glups\n", "has no rows"),
         ("bx,by,bz,fx,fy,fz,meas_glups\n32,x,1,1,1,1,3\n", "line 2: column by = 'x' is not an integer"),
         ("bx,by,bz,fx,fy,fz,meas_glups\n32,1,1,1,1,1,-3\n", "line 2: column meas_glups = '-3' must be a positive"),
-        ("bx,by,bz,fx,fy,fz,meas_glups\n32,1,1,1,1,1,3\n32,1,1,1,1,1,4\n", "line 3 repeats candidate 32x1x1 f1x1x1 of line 2"),
+        (
+            "bx,by,bz,fx,fy,fz,meas_glups\n32,1,1,1,1,1,3\n32,1,1,1,1,1,4\n",
+            "line 3 repeats candidate 32x1x1 f1x1x1 of line 2",
+        ),
         ("bx,by,bz,fx,fy,fz,meas_glups\n0,1,1,1,1,1,3\n", "line 2: launch block must be three positive integers"),
     ],
 )
@@ -180,8 +207,21 @@ def test_ncu_child_repeats_the_measured_command():
     """Nsight Compute profiles a child that must launch exactly the parent's candidates."""
     from pystencils_perf.cli import _ncu_child_argv, build_parser
 
-    argv = ["measure", str(EXAMPLES / "star3d_r4.py"), "--device", "H100", "--out", "d.csv", "--blocks", "32x2x16,16x4x16",
-            "--align", "interior", "--domain", "64x64x64", "--ncu"]
+    argv = [
+        "measure",
+        str(EXAMPLES / "star3d_r4.py"),
+        "--device",
+        "H100",
+        "--out",
+        "d.csv",
+        "--blocks",
+        "32x2x16,16x4x16",
+        "--align",
+        "interior",
+        "--domain",
+        "64x64x64",
+        "--ncu",
+    ]
     parent = build_parser().parse_args(argv)
     child_argv = _ncu_child_argv(parent)
     assert child_argv[1:4] == ["-m", "pystencils_perf.cli", "measure"]

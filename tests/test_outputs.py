@@ -41,7 +41,6 @@ def test_an_existing_folder_keeps_its_other_files(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["report"]
 
 
-
 def test_written_files_and_folders_get_the_modes_the_umask_allows(tmp_path):
     """They were 0600 and 0700 (mkstemp's, mkdtemp's) whatever the umask."""
     old = os.umask(0o022)

@@ -21,9 +21,21 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "validation/a100_convolution/convolution.py"
 #: two tiles, one guarded for every block (3 does not divide 4096), and blocks of both kinds
 CONFIGURATIONS = [
-    {"block_size_x": bx, "block_size_y": by, "tile_size_x": tx, "tile_size_y": ty, "read_only": 0, "use_padding": 0,
-     "use_shmem": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
-    for tx, ty in ((1, 2), (3, 1)) for bx in (16, 48, 64, 128) for by in (1, 4)
+    {
+        "block_size_x": bx,
+        "block_size_y": by,
+        "tile_size_x": tx,
+        "tile_size_y": ty,
+        "read_only": 0,
+        "use_padding": 0,
+        "use_shmem": 0,
+        "use_cmem": 1,
+        "filter_height": 15,
+        "filter_width": 15,
+    }
+    for tx, ty in ((1, 2), (3, 1))
+    for bx in (16, 48, 64, 128)
+    for by in (1, 4)
 ]
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="worker processes are forked")
@@ -50,8 +62,9 @@ def test_a_specs_variants_in_worker_processes_are_predicted_as_serially():
     spec = load_tunable_spec(SPEC)
     serial = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
     parallel = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=2)
-    assert [(c.params, c.predicted_seconds) for c in parallel.candidates] == \
-        [(c.params, c.predicted_seconds) for c in serial.candidates]
+    assert [(c.params, c.predicted_seconds) for c in parallel.candidates] == [
+        (c.params, c.predicted_seconds) for c in serial.candidates
+    ]
     assert len(serial.candidates) == len(CONFIGURATIONS)
 
 
@@ -61,7 +74,7 @@ def test_a_tuner_may_measure_once_while_the_rest_of_a_slow_space_is_ranked():
     space = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1, meanwhile=seen.append, meanwhile_after_s=0.0)
     assert len(seen) == 1
     assert {c.params["tile_size_x"] for c in seen[0]} == {1} and len(seen[0]) == len(CONFIGURATIONS) // 2
-    assert [c.predicted_seconds for c in seen[0]] == [c.predicted_seconds for c in space.candidates[:len(seen[0])]]
+    assert [c.predicted_seconds for c in seen[0]] == [c.predicted_seconds for c in space.candidates[: len(seen[0])]]
     spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1, meanwhile=seen.append, meanwhile_after_s=60.0)
     assert len(seen) == 1  # a space ranked in less time measures nothing meanwhile
 
@@ -78,8 +91,9 @@ def test_a_specs_variants_on_a_local_ray_instance_are_predicted_as_serially():
         "ray.shutdown()\n"
         "print(json.dumps([[c.params, c.predicted_seconds] for c in space.candidates]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, json.dumps(CONFIGURATIONS[:8])], capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(CONFIGURATIONS[:8])], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     serial = spec_candidates(CONFIGURATIONS[:8], load_tunable_spec(SPEC), "A100", jobs=1)
     assert json.loads(done.stdout.splitlines()[-1]) == [[c.params, c.predicted_seconds] for c in serial.candidates]

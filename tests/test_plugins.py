@@ -107,7 +107,9 @@ def test_model_plugins_are_opt_in_by_name(registered, jacobi_kernel):
     ranking = pp.rank(jacobi_kernel, "V100", blocks=blocks, folds=[(1, 1, 1)], model="constant")
     assert ranking.best.prediction.limiter == "constant"
     assert ranking.best.launch.block == (64, 2, 1)
-    with pytest.raises(pp.ConfigurationError, match="unknown performance model .constnt.; installed: constant, .*limiters"):
+    with pytest.raises(
+        pp.ConfigurationError, match="unknown performance model .constnt.; installed: constant, .*limiters"
+    ):
         pp.rank(jacobi_kernel, "V100", blocks=blocks, model="constnt")
 
 
@@ -118,7 +120,9 @@ def test_prune_filters_move_candidates_to_rejected_with_reason(registered, jacob
     ranking = pp.rank(jacobi_kernel, "V100", blocks=blocks, folds=[(1, 1, 1)], prune="narrow")
     assert {c.launch.block for c in ranking.candidates} == {(64, 2, 1)}
     assert sorted((launch.block, reason) for launch, reason in ranking.rejected) == [
-        ((8, 4, 1), "pruned by narrow: x < 64"), ((32, 1, 1), "pruned by narrow: x < 64")]
+        ((8, 4, 1), "pruned by narrow: x < 64"),
+        ((32, 1, 1), "pruned by narrow: x < 64"),
+    ]
     with pytest.raises(pp.ConfigurationError, match="unknown candidate filter 'nope'"):
         pp.rank(jacobi_kernel, "V100", blocks=blocks, prune=("nope",))
 
@@ -159,7 +163,9 @@ def test_a_plugin_is_blocked_by_name(monkeypatch, jacobi_kernel):
     monkeypatch.setenv(plugins.BLOCK_ENV, "throughput")
     pm = plugins.get_plugin_manager()
     assert pm.is_blocked("throughput") and pm.get_plugin("throughput") is None
-    with pytest.raises(pp.ConfigurationError, match="unknown performance model 'throughput'; installed: (?!.*throughput)"):
+    with pytest.raises(
+        pp.ConfigurationError, match="unknown performance model 'throughput'; installed: (?!.*throughput)"
+    ):
         pp.rank(jacobi_kernel, "V100", blocks=[(64, 2, 1)])
 
 

@@ -11,7 +11,6 @@ import pytest
 from pystencils_perf_cuda import Array, CudaKernel
 
 import pystencils_perf as pp
-from pystencils_perf.errors import DeviceError
 from pystencils_perf.launch import LaunchConfig
 from pystencils_perf.models import throughput
 
@@ -20,9 +19,14 @@ N = 4096  # a row of 4096 floats is 128 lines of 128 B: every row starts a line
 
 def _copy(load="a[y][x]", read_only=False):
     return CudaKernel(
-        name="copy", arrays=(Array("a", "float", (N, N + 32), read_only=read_only), Array("b", "float", (N, N + 32))),
-        threads=(N, N), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
-        loads=(load,), stores=("b[y][x]",), flops_per_lup=2.0)
+        name="copy",
+        arrays=(Array("a", "float", (N, N + 32), read_only=read_only), Array("b", "float", (N, N + 32))),
+        threads=(N, N),
+        indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
+        loads=(load,),
+        stores=("b[y][x]",),
+        flops_per_lup=2.0,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +34,16 @@ def a100():
     return pp.get_device("A100-PCIe-40GB")
 
 
-@pytest.mark.parametrize("load, block, lines_per_request, passes_per_request", [
-    ("a[y][x]", (32, 4, 1), 1, 1),      # a warp's 32 floats fill one aligned 128-B line
-    ("a[y][x + 1]", (32, 4, 1), 2, 1),  # shifted by one float: the warp straddles two lines
-    ("a[y][x]", (16, 8, 1), 2, 1),      # a 16-wide block: one warp spans two rows, two lines
-    ("a[y][x]", (4, 32, 1), 8, 2),      # 8 rows of 4 floats: 8 lines, 4 per tag-stage pass
-    ("a[y][x + 1]", (2, 64, 1), 16, 4),
-])
+@pytest.mark.parametrize(
+    "load, block, lines_per_request, passes_per_request",
+    [
+        ("a[y][x]", (32, 4, 1), 1, 1),  # a warp's 32 floats fill one aligned 128-B line
+        ("a[y][x + 1]", (32, 4, 1), 2, 1),  # shifted by one float: the warp straddles two lines
+        ("a[y][x]", (16, 8, 1), 2, 1),  # a 16-wide block: one warp spans two rows, two lines
+        ("a[y][x]", (4, 32, 1), 8, 2),  # 8 rows of 4 floats: 8 lines, 4 per tag-stage pass
+        ("a[y][x + 1]", (2, 64, 1), 16, 4),
+    ],
+)
 def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, lines_per_request, passes_per_request):
     model = pp.harvest(_copy(load))
     counts = throughput.request_counts(model, LaunchConfig(block), a100, tag_lookups_per_pass=4)
@@ -48,12 +55,15 @@ def test_tag_lookups_are_distinct_lines_per_warp_request(a100, load, block, line
     assert counts["warp_instructions_per_lup"] == pytest.approx(3 / 32)
 
 
-@pytest.mark.parametrize("load, block, a100_cycles, ga10x_cycles", [
-    ("a[y][x]", (32, 4, 1), 1, 2),      # one line: a pass on the A100; the GA10x L1 takes a request per 2 cycles
-    ("a[y][x + 1]", (32, 4, 1), 1, 2),  # two lines, still one pass
-    ("a[y][x]", (4, 32, 1), 2, 2),      # 8 lines: two passes, which the request's 2 cycles cover
-    ("a[y][x + 1]", (2, 64, 1), 4, 4),
-])
+@pytest.mark.parametrize(
+    "load, block, a100_cycles, ga10x_cycles",
+    [
+        ("a[y][x]", (32, 4, 1), 1, 2),  # one line: a pass on the A100; the GA10x L1 takes a request per 2 cycles
+        ("a[y][x + 1]", (32, 4, 1), 1, 2),  # two lines, still one pass
+        ("a[y][x]", (4, 32, 1), 2, 2),  # 8 lines: two passes, which the request's 2 cycles cover
+        ("a[y][x + 1]", (2, 64, 1), 4, 4),
+    ],
+)
 def test_a_ga10x_l1_request_takes_two_cycles_at_least(a100, load, block, a100_cycles, ga10x_cycles):
     """gpu-strides on an A40 measures max(2 cycles, the A100's) per warp request, at every stride and block width."""
     model = pp.harvest(_copy(load))
@@ -62,11 +72,14 @@ def test_a_ga10x_l1_request_takes_two_cycles_at_least(a100, load, block, a100_cy
         assert throughput.l1_request_stage_cycles_per_lup(x, device) == pytest.approx(cycles / 32)
 
 
-@pytest.mark.parametrize("block, sectors_per_line, store_lines_per_request", [
-    ((32, 4, 1), 4, 1),  # 32 floats: one line of four sectors per warp load and store
-    ((8, 16, 1), 1, 4),  # 4 rows of 8 floats: four lines of one sector each
-    ((1, 128, 1), 1, 32),  # every lane its own line
-])
+@pytest.mark.parametrize(
+    "block, sectors_per_line, store_lines_per_request",
+    [
+        ((32, 4, 1), 4, 1),  # 32 floats: one line of four sectors per warp load and store
+        ((8, 16, 1), 1, 4),  # 4 rows of 8 floats: four lines of one sector each
+        ((1, 128, 1), 1, 32),  # every lane its own line
+    ],
+)
 def test_l2_requests_are_lines_with_the_sectors_a_warp_wants(block, sectors_per_line, store_lines_per_request):
     """What misses L1 reaches L2 as one request per line; stores write through, one request per line they touch.
     On Hopper, where it was measured, a load request of one 32-B sector costs an L2 request slot of 63.5 B all the
@@ -78,7 +91,7 @@ def test_l2_requests_are_lines_with_the_sectors_a_warp_wants(block, sectors_per_
     assert counts["load_sectors_per_line"] == pytest.approx(sectors_per_line)
     assert counts["store_lines_per_lup"] == pytest.approx(store_lines_per_request / 32)
     best = pp.rank(kernel, h100, blocks=[block], folds=[(1, 1, 1)], model="throughput").best
-    metrics, c = best.metrics, throughput.constants_for(h100)
+    metrics = best.metrics
     load_requests = metrics.l2_load_bytes_per_lup / (32 * sectors_per_line)
     assert metrics.extras["l2_load_requests_per_lup"] == pytest.approx(load_requests)
     assert metrics.extras["l2_store_requests_per_lup"] == pytest.approx(store_lines_per_request / 32)
@@ -93,7 +106,11 @@ def test_the_l2_request_slots_and_store_cost_are_measured_on_hopper_only():
     runs stay DRAM-bound, as in the paper."""
     for name in ("H200", "GH200", "H100"):
         c = throughput.constants_for(pp.get_device(name))
-        assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (63.5, 139.3, 1.98)
+        assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (
+            63.5,
+            139.3,
+            1.98,
+        )
     for name in ("V100", "A100-PCIe-40GB", "RTX-A4000", "MI250X"):
         c = throughput.constants_for(pp.get_device(name))
         assert (c.l2_bytes_per_request, c.l2_bytes_per_store_request, c.l2_load_bytes_per_store_byte) == (32, 32, 1.0)
@@ -103,9 +120,14 @@ def _stores(count, shift):
     """A kernel that stores `count` arrays, each `shift` floats off its lines."""
     arrays = tuple(Array(f"b{k}", "float", (N, N + 32)) for k in range(count))
     return CudaKernel(
-        name="fill", arrays=(Array("a", "float", (N, N + 32)), *arrays), threads=(N, N),
+        name="fill",
+        arrays=(Array("a", "float", (N, N + 32)), *arrays),
+        threads=(N, N),
         indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
-        loads=("a[y][x]",), stores=tuple(f"b{k}[y][x + {shift}]" for k in range(count)), flops_per_lup=0.0)
+        loads=("a[y][x]",),
+        stores=tuple(f"b{k}[y][x + {shift}]" for k in range(count)),
+        flops_per_lup=0.0,
+    )
 
 
 @pytest.mark.parametrize("block", [(32, 4, 1), (8, 16, 1), (1, 128, 1)])
@@ -122,7 +144,9 @@ def test_on_hopper_the_load_requests_that_miss_l2_take_dram_bandwidth(block):
         assert throughput.constants_for(device).dram_bytes_per_request == per_request
         # a warp's 128 B of stores fill one line's worth: 2, 4 or 32 lines written, 0, 3 or 31 of them in part
         assert x["partly_stored_lines_per_lup"] == {(32, 4, 1): 0.0, (8, 16, 1): 3 / 32, (1, 128, 1): 31 / 32}[block]
-        missing = x["l2_load_requests_per_lup"] * min(metrics.dram_load_bytes_per_lup / metrics.l2_load_bytes_per_lup, 1)
+        missing = x["l2_load_requests_per_lup"] * min(
+            metrics.dram_load_bytes_per_lup / metrics.l2_load_bytes_per_lup, 1
+        )
         loads = max(metrics.dram_load_bytes_per_lup, missing * per_request)
         partly = x["partly_stored_lines_per_lup"] * (3.0 if name == "H100" else 0.0)
         expected = (loads + metrics.dram_store_bytes_per_lup + partly) / (device.dram_bandwidth_gbs * 1e9)
@@ -138,21 +162,25 @@ def test_on_hopper_a_line_stored_in_part_costs_dram_by_the_fields_a_thread_store
     for count, extra in ((1, 3.0), (19, 129.0)):
         for shift in (0, 1):
             for device in (h100, a100):
-                best = pp.rank(_stores(count, shift), device, blocks=[(32, 4, 1)], folds=[(1, 1, 1)],
-                               model="throughput").best
+                best = pp.rank(
+                    _stores(count, shift), device, blocks=[(32, 4, 1)], folds=[(1, 1, 1)], model="throughput"
+                ).best
                 metrics, x = best.metrics, best.metrics.extras
                 assert (x["stores_per_update"], x["resident_warps_per_sm"]) == (count, 64)
                 assert x["partly_stored_lines_per_lup"] == pytest.approx(count * shift / 32)
                 dram_bytes = best.prediction.seconds_per_lup["DRAM"] * device.dram_bandwidth_gbs * 1e9
                 beyond = x["partly_stored_lines_per_lup"] * extra if device is h100 else 0.0
-                assert dram_bytes == pytest.approx(metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup
-                                                   + beyond)
+                assert dram_bytes == pytest.approx(
+                    metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup + beyond
+                )
     c = throughput.constants_for(h100)
     assert throughput.dram_bytes_per_partly_stored_line(640, c) == pytest.approx(89 + 30 / 2)  # between 448 and 832
     assert throughput.dram_bytes_per_partly_stored_line(3456, c) == 147.0  # held past the last
     for name in ("GH200", "H100-PCIe-80GB"):  # unmeasured GH100 GPUs borrow the H100's table; the H200 has its own
-        assert throughput.constants_for(pp.get_device(name)).dram_bytes_per_partly_stored_line == \
-            c.dram_bytes_per_partly_stored_line
+        assert (
+            throughput.constants_for(pp.get_device(name)).dram_bytes_per_partly_stored_line
+            == c.dram_bytes_per_partly_stored_line
+        )
 
 
 def test_hopper_partly_stored_line_cost_is_the_microbenchmarks_output():
@@ -163,14 +191,18 @@ def test_hopper_partly_stored_line_cost_is_the_microbenchmarks_output():
 
     data = Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data"
     for name, folder in (("H100", data / "h100"), ("H200", data)):
-        runs = [json.loads((folder / f).read_text())["field_count_rates"]
-                for f in ("field_count_rates.json", "field_count_rates_rerun.json")]
+        runs = [
+            json.loads((folder / f).read_text())["field_count_rates"]
+            for f in ("field_count_rates.json", "field_count_rates_rerun.json")
+        ]
         table = dict(throughput.constants_for(pp.get_device(name)).dram_bytes_per_partly_stored_line)
         assert sorted(table) == [64 * f for f in (1, 2, 4, 7, 13, 19, 27)]
         for in_flight, cost in table.items():
             fields = in_flight // 64
-            extra = [512 * (r[f"copy_{fields}_shift_00"]["bytes_per_s"] / r[f"copy_{fields}_shift_01"]["bytes_per_s"]
-                            - 1) for r in runs]
+            extra = [
+                512 * (r[f"copy_{fields}_shift_00"]["bytes_per_s"] / r[f"copy_{fields}_shift_01"]["bytes_per_s"] - 1)
+                for r in runs
+            ]
             assert round(sum(extra) / 2) == cost, (name, fields)
 
 
@@ -182,9 +214,17 @@ def test_the_hopper_gpus_share_the_h100s_fit():
     assert "validate_gpus.py --fit" in table["H100-SXM5-80GB"]["fit"]["data"]
     for name in ("H100", "H100-PCIe-80GB", "H200", "GH200"):
         c = throughput.constants_for(pp.get_device(name))
-        assert (c.overlap_exponent, c.read_only_tag_passes_per_cycle, c.guarded_read_only_tag_passes_per_cycle,
-                c.mape_on_fitted_rows) == (fit["overlap_exponent"], fit["read_only_tag_passes_per_cycle"],
-                                           fit["guarded_read_only_tag_passes_per_cycle"], fit["mape_on_fitted_rows"]), name
+        assert (
+            c.overlap_exponent,
+            c.read_only_tag_passes_per_cycle,
+            c.guarded_read_only_tag_passes_per_cycle,
+            c.mape_on_fitted_rows,
+        ) == (
+            fit["overlap_exponent"],
+            fit["read_only_tag_passes_per_cycle"],
+            fit["guarded_read_only_tag_passes_per_cycle"],
+            fit["mape_on_fitted_rows"],
+        ), name
         assert name == "H100" or c.fitted_on.startswith("borrowed from H100-SXM5-80GB")
     a100 = throughput._values(table["A100-PCIe-40GB"]["fit"])
     assert throughput.constants_for(pp.get_device("L40")).overlap_exponent == a100["overlap_exponent"]
@@ -195,11 +235,22 @@ def test_hopper_dram_request_cost_is_the_microbenchmarks_output():
     makes (one load and one store request per run), recomputed from the committed JSON; the H200 borrows it."""
     import json
 
-    run = json.loads((Path(__file__).resolve().parents[1] / "validation" / "hopper" / "data" / "h100"
-                      / "microbench_dram_runs.json").read_text())["dram_run_rates"]
+    run = json.loads(
+        (
+            Path(__file__).resolve().parents[1]
+            / "validation"
+            / "hopper"
+            / "data"
+            / "h100"
+            / "microbench_dram_runs.json"
+        ).read_text()
+    )["dram_run_rates"]
     requests_per_s = 2 * run["copy_run_64B"]["runs_per_s"]
     h100 = pp.get_device("H100")
-    assert round(h100.dram_bandwidth_gbs * 1e9 / requests_per_s, 1) == throughput.constants_for(h100).dram_bytes_per_request
+    assert (
+        round(h100.dram_bandwidth_gbs * 1e9 / requests_per_s, 1)
+        == throughput.constants_for(h100).dram_bytes_per_request
+    )
     assert throughput.constants_for(pp.get_device("H200")).dram_bytes_per_request == 105.5
     for name in ("V100", "RTX-A4000", "MI250X", "Radeon-PRO-W6600"):
         assert throughput.constants_for(pp.get_device(name)).dram_bytes_per_request == 0.0
@@ -250,8 +301,9 @@ def test_hopper_block_start_rate_is_the_microbenchmarks_output():
         assert throughput.constants_for(pp.get_device(name)).cycles_per_block_start == 0.0
 
 
-@pytest.mark.parametrize("block, fold", [((64, 1, 1), (1, 1, 1)), ((64, 1, 1), (1, 2, 1)), ((32, 1, 1), (1, 1, 1)),
-                                         ((256, 1, 1), (1, 1, 1))])
+@pytest.mark.parametrize(
+    "block, fold", [((64, 1, 1), (1, 1, 1)), ((64, 1, 1), (1, 2, 1)), ((32, 1, 1), (1, 1, 1)), ((256, 1, 1), (1, 1, 1))]
+)
 def test_an_sm_starts_blocks_at_its_measured_rate(block, fold):
     """Blocks of few threads, one point each, are limited by how often an SM starts a block (Hopper: every 157
     cycles): the term is the blocks per update times that, over the SMs' cycles, and it bounds the time from below
@@ -275,20 +327,31 @@ def test_a_warp_issues_for_all_its_lanes(a100):
     FP time grows by 64 / 48; the same threads in 64-wide blocks fill their warps."""
     width = 48 * 64  # every block of 48 or 64 threads lies inside the domain
     kernel = CudaKernel(
-        name="copy", arrays=(Array("a", "float", (64, width)), Array("b", "float", (64, width))), threads=(width, 64),
+        name="copy",
+        arrays=(Array("a", "float", (64, width)), Array("b", "float", (64, width))),
+        threads=(width, 64),
         indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
-        loads=("a[y][x]",), stores=("b[y][x]",), flops_per_lup=2.0)
+        loads=("a[y][x]",),
+        stores=("b[y][x]",),
+        flops_per_lup=2.0,
+    )
     counts = throughput.request_counts(pp.harvest(kernel), LaunchConfig((48, 1, 1)), a100, tag_lookups_per_pass=4)
     assert counts["load_requests_per_lup"] == pytest.approx(2 / 48)
     assert counts["warp_instructions_per_lup"] == pytest.approx(3 * 2 / 48)  # load, store, FMA in each warp
     assert counts["point_lane_utilization"] == pytest.approx(48 / 64)
-    terms = {bx: pp.rank(kernel, a100, blocks=[(bx, 1, 1)], folds=[(1, 1, 1)], model="throughput").best
-             .prediction.seconds_per_lup["FP"] for bx in (48, 64)}
+    terms = {
+        bx: pp.rank(
+            kernel, a100, blocks=[(bx, 1, 1)], folds=[(1, 1, 1)], model="throughput"
+        ).best.prediction.seconds_per_lup["FP"]
+        for bx in (48, 64)
+    }
     assert terms[48] == pytest.approx(terms[64] * 64 / 48)
 
 
 def test_read_only_arrays_are_counted_apart(a100):
-    counts = throughput.request_counts(pp.harvest(_copy("a[y][x + 1]", read_only=True)), LaunchConfig((32, 4, 1)), a100, 4)
+    counts = throughput.request_counts(
+        pp.harvest(_copy("a[y][x + 1]", read_only=True)), LaunchConfig((32, 4, 1)), a100, 4
+    )
     assert counts["load_requests_per_lup"] == 0 and counts["l1_tag_lookups_per_lup"] == 0
     assert counts["read_only_l1_tag_lookups_per_lup"] == pytest.approx(2 / 32)
     assert counts["read_only_l1_tag_passes_per_lup"] == pytest.approx(1 / 32) and counts["l1_tag_passes_per_lup"] == 0
@@ -312,25 +375,38 @@ def test_overlap_exponent_spans_max_to_sum_and_pipeline_stages_take_the_slower()
 def _row_copy(blocks: int):
     """A one-row copy in `blocks` blocks of 32 threads (A100: 32 such blocks per SM, 3456 in a full wave)."""
     width = 32 * blocks
-    return CudaKernel(name="row", arrays=(Array("a", "float", (1, width)), Array("b", "float", (1, width))),
-                      threads=(width, 1), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "0"},
-                      loads=("a[y][x]",), stores=("b[y][x]",), flops_per_lup=2.0)
+    return CudaKernel(
+        name="row",
+        arrays=(Array("a", "float", (1, width)), Array("b", "float", (1, width))),
+        threads=(width, 1),
+        indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "0"},
+        loads=("a[y][x]",),
+        stores=("b[y][x]",),
+        flops_per_lup=2.0,
+    )
 
 
-@pytest.mark.parametrize("blocks, waves, last_wave_blocks_per_sm, tail_share_without_latency", [
-    (3456 * 2, 2.0, 0, 0.0),   # two full waves: no tail
-    (3456 * 3 // 2, 1.5, 16, 0.0),  # half a wave more: 16 blocks on every SM, each at the same rate
-    (54, 54 / 3456, 1, 1.0),   # 54 blocks on 108 SMs: half of them idle, twice the time
-])
-def test_the_last_wave_costs_the_blocks_it_puts_on_the_busiest_sm(a100, blocks, waves, last_wave_blocks_per_sm,
-                                                                  tail_share_without_latency):
+@pytest.mark.parametrize(
+    "blocks, waves, last_wave_blocks_per_sm, tail_share_without_latency",
+    [
+        (3456 * 2, 2.0, 0, 0.0),  # two full waves: no tail
+        (3456 * 3 // 2, 1.5, 16, 0.0),  # half a wave more: 16 blocks on every SM, each at the same rate
+        (54, 54 / 3456, 1, 1.0),  # 54 blocks on 108 SMs: half of them idle, twice the time
+    ],
+)
+def test_the_last_wave_costs_the_blocks_it_puts_on_the_busiest_sm(
+    a100, blocks, waves, last_wave_blocks_per_sm, tail_share_without_latency
+):
     """Without latency (loads in flight without bound) only the busiest SM's share of blocks sets the tail; with
     latency, an SM holding fewer blocks hides less of it, so the tail grows where latency is not hidden behind
     DRAM, but a partly filled last wave never costs more than a full one."""
     kernel = _row_copy(blocks)
     m = pp.rank(kernel, a100, blocks=[(32, 1, 1)], folds=[(1, 1, 1)], model="throughput").best.metrics
-    assert (m.blocks_per_sm, m.extras["waves"], m.extras["last_wave_blocks_per_sm"]) == (32, pytest.approx(waves),
-                                                                                         last_wave_blocks_per_sm)
+    assert (m.blocks_per_sm, m.extras["waves"], m.extras["last_wave_blocks_per_sm"]) == (
+        32,
+        pytest.approx(waves),
+        last_wave_blocks_per_sm,
+    )
     c = throughput.constants_for(a100)
     total, named = throughput.predict_seconds(pp.harvest(kernel), a100, m, replace(c, loads_in_flight_per_warp=1e12))
     assert named["tail"] == pytest.approx(tail_share_without_latency * (total - named["tail"]), abs=1e-18)
@@ -388,8 +464,9 @@ def test_every_library_device_has_the_models_data_from_its_device_file():
         assert c.warp_instructions_per_cycle_per_sm == device.warp_instructions_per_cycle_per_sm
 
 
-@pytest.mark.parametrize("lender, borrower", [("A100-PCIe-40GB", "V100"), ("RTX-A4000", "RTX-A6000"),
-                                              ("RTX-A4000", "A40")])
+@pytest.mark.parametrize(
+    "lender, borrower", [("A100-PCIe-40GB", "V100"), ("RTX-A4000", "RTX-A6000"), ("RTX-A4000", "A40")]
+)
 def test_a_device_without_its_own_fit_borrows_one_and_says_so(lender, borrower):
     """The GA10x GPUs borrow the RTX A4000's fit (their `borrowed_fit`), every other GPU the A100's."""
     own = throughput.constants_for(pp.get_device(lender))
@@ -428,8 +505,10 @@ def test_convolution_tiles_share_loads_only_where_the_code_has_no_guards():
 
     spec = load_tunable_spec(Path(__file__).parents[1] / "validation/a100_convolution/convolution.py")
     model = spec.kernel_for({"tile_size_x": 1, "tile_size_y": 4, "read_only": 0}).model()
-    loads = {block: sum(i.kind.value == "load" for i in compile_kernel(model, block).instructions)
-             for block in ((64, 1, 1), (48, 1, 1))}
+    loads = {
+        block: sum(i.kind.value == "load" for i in compile_kernel(model, block).instructions)
+        for block in ((64, 1, 1), (48, 1, 1))
+    }
     assert loads == {(64, 1, 1): 18 * 15, (48, 1, 1): 4 * 15 * 15}
     if shutil.which("nvcc"):  # nvcc agrees on its own PTX of the same loops (our re-implementation, convolution.cu)
         assert {block: _ptx_global_loads(block) for block in loads} == loads
@@ -438,8 +517,12 @@ def test_convolution_tiles_share_loads_only_where_the_code_has_no_guards():
 def _ptx_global_loads(block) -> int:
     source = Path(__file__).parents[1] / "validation/a100_convolution/convolution.cu"
     defines = {"block_size_x": block[0], "block_size_y": block[1], "tile_size_x": 1, "tile_size_y": 4, "read_only": 0}
-    ptx = subprocess.run(["nvcc", "-ptx", "-arch=sm_80", *(f"-D{k}={v}" for k, v in defines.items()), "-o", "-", str(source)],
-                         capture_output=True, text=True, check=True).stdout
+    ptx = subprocess.run(
+        ["nvcc", "-ptx", "-arch=sm_80", *(f"-D{k}={v}" for k, v in defines.items()), "-o", "-", str(source)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return ptx.count("ld.global")
 
 
@@ -450,12 +533,19 @@ def test_the_toml_spec_of_the_convolution_predicts_what_the_python_one_does():
     here = Path(__file__).parents[1] / "validation/a100_convolution"
     toml, python = load_tunable_spec(here / "convolution.toml"), load_tunable_spec(here / "convolution.py")
     assert (toml.lattice_updates, toml.fixed_parameters) == (python.lattice_updates, python.fixed_parameters)
-    for params in ({"tile_size_x": 1, "tile_size_y": 4, "read_only": 0}, {"tile_size_x": 2, "tile_size_y": 1, "read_only": 1}):
+    for params in (
+        {"tile_size_x": 1, "tile_size_y": 4, "read_only": 0},
+        {"tile_size_x": 2, "tile_size_y": 1, "read_only": 1},
+    ):
         a, b = toml.kernel_for(params).model(), python.kernel_for(params).model()
         assert a.lattice_updates == b.lattice_updates and a.read_only_fields == b.read_only_fields
         for block in ((64, 1, 1), (48, 2, 1)):  # unguarded and guarded
-            ma = pp.rank(toml.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput")
-            mb = pp.rank(python.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput")
+            ma = pp.rank(
+                toml.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput"
+            )
+            mb = pp.rank(
+                python.kernel_for(params), "A100-PCIe-40GB", blocks=[block], folds=[(1, 1, 1)], model="throughput"
+            )
             assert ma.candidates[0].metrics == mb.candidates[0].metrics, (params, block)
 
 
@@ -473,9 +563,19 @@ def test_a_last_level_cache_takes_the_l2_misses_and_dram_sees_only_new_data():
 
     rx = pp.get_device("RX-6900-XT")
     v100 = pp.get_device("V100")
-    m = Metrics(flops_per_lup=10, l1_cycles_per_lup=1, l2_load_bytes_per_lup=40, l2_store_bytes_per_lup=8,
-                dram_load_bytes_per_lup=14, dram_store_bytes_per_lup=8, dram_compulsory_load_bytes_per_lup=8.5, blocks_per_sm=2,
-                occupancy_limited_by="threads", wave_blocks=160, grid=(10, 10, 10))
+    m = Metrics(
+        flops_per_lup=10,
+        l1_cycles_per_lup=1,
+        l2_load_bytes_per_lup=40,
+        l2_store_bytes_per_lup=8,
+        dram_load_bytes_per_lup=14,
+        dram_store_bytes_per_lup=8,
+        dram_compulsory_load_bytes_per_lup=8.5,
+        blocks_per_sm=2,
+        occupancy_limited_by="threads",
+        wave_blocks=160,
+        grid=(10, 10, 10),
+    )
     large = limiter_times(_stencil_fields(10**9), rx, m)
     assert large["LLC"] == pytest.approx(22 / (rx.last_level_cache_bandwidth_gbs * 1e9))
     assert large["DRAM"] == pytest.approx(16.5 / (rx.dram_bandwidth_gbs * 1e9))
@@ -486,16 +586,24 @@ def test_a_last_level_cache_takes_the_l2_misses_and_dram_sees_only_new_data():
 
 def _guarded_row(load_guard, read_only=False):
     """A 48-wide row of 2-point tiles: the second tile point of the last thread lies past the row (guarded)."""
-    return CudaKernel(name="tiled row", arrays=(Array("a", "float", (1, 4200), read_only=read_only),
-                                                Array("b", "float", (1, 4200))),
-                      threads=(2100, 1), loops={"xi": (0, 2)},
-                      indices={"x": "blockIdx.x * blockDim.x * 2 + threadIdx.x + xi * blockDim.x", "y": "0"},
-                      guard="x < 4200", load_guard=load_guard, loads=("a[y][x]", "a[y][x + 1]"), stores=("b[y][x]",),
-                      flops_per_lup=2.0)
+    return CudaKernel(
+        name="tiled row",
+        arrays=(Array("a", "float", (1, 4200), read_only=read_only), Array("b", "float", (1, 4200))),
+        threads=(2100, 1),
+        loops={"xi": (0, 2)},
+        indices={"x": "blockIdx.x * blockDim.x * 2 + threadIdx.x + xi * blockDim.x", "y": "0"},
+        guard="x < 4200",
+        load_guard=load_guard,
+        loads=("a[y][x]", "a[y][x + 1]"),
+        stores=("b[y][x]",),
+        flops_per_lup=2.0,
+    )
 
 
-@pytest.mark.parametrize("device, read_only, in_flight", [("MI250X", False, 1.0), ("A100-PCIe-40GB", False, 4.0),
-                                                        ("A100-PCIe-40GB", True, 1.0), ("MI250X", True, 1.0)])
+@pytest.mark.parametrize(
+    "device, read_only, in_flight",
+    [("MI250X", False, 1.0), ("A100-PCIe-40GB", False, 4.0), ("A100-PCIe-40GB", True, 1.0), ("MI250X", True, 1.0)],
+)
 def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_on_nvidia(device, read_only, in_flight):
     """Hand-written code that guards each load (``load_guard``) puts every one in its own branch on AMD, where a
     wavefront then waits for each before the next issues; nvcc predicates them, but through its read-only path a
@@ -519,12 +627,16 @@ def test_loads_under_an_if_of_their_own_are_one_in_flight_on_amd_and_predicated_
     assert throughput.term_times(kernel.model(), dev, m, c)["latency"] == pytest.approx(expected)
     whole_body = pp.rank(_guarded_row(None, read_only), dev, blocks=[(64, 1, 1)], folds=[(1, 1, 1)]).best
     assert whole_body.metrics.extras["individually_guarded_load_requests_per_lup"] == 0
-    assert throughput.term_times(_guarded_row(None, read_only).model(), dev, whole_body.metrics, c)["latency"] == pytest.approx(
-        expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c))
+    assert throughput.term_times(_guarded_row(None, read_only).model(), dev, whole_body.metrics, c)[
+        "latency"
+    ] == pytest.approx(
+        expected * in_flight / 4.0 * mean_latency_cycles(whole_body.metrics, c) / mean_latency_cycles(m, c)
+    )
 
 
-@pytest.mark.parametrize("device, read_only_rate", [("MI250X", 1.0), ("W7800", 1.0), ("L40", "fitted"),
-                                                    ("A100-PCIe-40GB", "fitted")])
+@pytest.mark.parametrize(
+    "device, read_only_rate", [("MI250X", 1.0), ("W7800", 1.0), ("L40", "fitted"), ("A100-PCIe-40GB", "fitted")]
+)
 def test_a_borrowed_fit_does_not_override_what_the_vendor_states(device, read_only_rate):
     """HIP's __ldg is an ordinary load: on AMD GPUs a read_only load passes the tag stage like any other, whatever
     the A100's fit (borrowed for its other constant) found for NVIDIA's read-only path."""
@@ -552,9 +664,14 @@ def test_read_only_loads_under_an_if_of_their_own_pass_the_tag_stage_at_their_ow
     guarded = x["individually_guarded_read_only_l1_tag_passes_per_lup"]
     assert passes > 0 and guarded == (passes if load_guard else 0.0)
     ordinary = throughput.l1_request_stage_cycles_per_lup(x, dev)
-    expected = ordinary + (passes - guarded) / c.read_only_tag_passes_per_cycle \
+    expected = (
+        ordinary
+        + (passes - guarded) / c.read_only_tag_passes_per_cycle
         + guarded / c.guarded_read_only_tag_passes_per_cycle
-    assert throughput.term_times(kernel.model(), dev, m, c)["L1 tags"] * dev.l1_cycles_per_second == pytest.approx(expected)
+    )
+    assert throughput.term_times(kernel.model(), dev, m, c)["L1 tags"] * dev.l1_cycles_per_second == pytest.approx(
+        expected
+    )
     slower = replace(c, guarded_read_only_tag_passes_per_cycle=c.guarded_read_only_tag_passes_per_cycle / 2)
     tags = [throughput.term_times(kernel.model(), dev, m, k)["L1 tags"] for k in (c, slower)]
     assert (tags[1] > tags[0]) == bool(load_guard)
@@ -575,8 +692,12 @@ def test_where_the_compiled_code_was_read_its_load_waits_set_the_latency():
     sm_cycles_per_second = dev.sm_count * dev.clock_ghz * 1e9
     latency = {}
     for waits_per_thread in (1.0, 2.0):  # both loads batched behind one wait, or one wait each
-        read = pp.rank(replace(model, load_waits_by_fold=(((1, 1, 1), waits_per_thread),)), dev, blocks=[(64, 1, 1)],
-                       folds=[(1, 1, 1)]).best
+        read = pp.rank(
+            replace(model, load_waits_by_fold=(((1, 1, 1), waits_per_thread),)),
+            dev,
+            blocks=[(64, 1, 1)],
+            folds=[(1, 1, 1)],
+        ).best
         x, m = read.metrics.extras, read.metrics
         # 2 tile points per thread, one wave of 64 threads per block: 1/128 warps per update
         assert x["warps_per_lup"] == pytest.approx(1 / 128)
@@ -584,7 +705,9 @@ def test_where_the_compiled_code_was_read_its_load_waits_set_the_latency():
         latency[waits_per_thread] = throughput.term_times(model, dev, m, c)["latency"]
         assert latency[waits_per_thread] == pytest.approx(
             waits_per_thread / 128 / x["resident_warps_per_sm"] * mean_latency_cycles(m, c) / sm_cycles_per_second,
-            rel=1e-9, abs=0)  # seconds: absolute tolerance would accept anything
+            rel=1e-9,
+            abs=0,
+        )  # seconds: absolute tolerance would accept anything
     # a wait per load is slower than one for both, though not twice: a round of two waits for the slower one
     assert latency[1.0] < latency[2.0] < 2 * latency[1.0]
 
@@ -595,22 +718,31 @@ def test_a_round_of_loads_waits_for_its_slowest():
     request per round (AMD's guarded loads) waits by the bytes' shares alone."""
     from types import SimpleNamespace
 
-    extras = {"load_requests_per_lup": 8.0, "read_only_load_requests_per_lup": 0.0,
-              "spill_load_requests_per_lup": 0.0, "individually_guarded_load_requests_per_lup": 0.0,
-              "individually_guarded_read_only_load_requests_per_lup": 0.0}
-    m = SimpleNamespace(l1_requested_bytes_per_lup=56.0, l2_load_bytes_per_lup=14.0, dram_load_bytes_per_lup=8.0,
-                        extras=extras)
+    extras = {
+        "load_requests_per_lup": 8.0,
+        "read_only_load_requests_per_lup": 0.0,
+        "spill_load_requests_per_lup": 0.0,
+        "individually_guarded_load_requests_per_lup": 0.0,
+        "individually_guarded_read_only_load_requests_per_lup": 0.0,
+    }
+    m = SimpleNamespace(
+        l1_requested_bytes_per_lup=56.0, l2_load_bytes_per_lup=14.0, dram_load_bytes_per_lup=8.0, extras=extras
+    )
     c = throughput.constants_for(pp.get_device("A100-PCIe-40GB"))
     assert throughput.load_rounds_per_lup(extras, c) == (8.0, 2.0)  # 4 loads in flight per warp: two rounds
     up_to_l2, beyond_l2 = throughput.latency_parts_cycles(m, c)
-    assert up_to_l2 == pytest.approx(c.l1_hit_latency_cycles
-                                     + (1 - (1 - 14 / 56) ** 4) * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles))
+    assert up_to_l2 == pytest.approx(
+        c.l1_hit_latency_cycles + (1 - (1 - 14 / 56) ** 4) * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles)
+    )
     assert beyond_l2 == pytest.approx((1 - (1 - 8 / 56) ** 4) * (c.dram_latency_cycles - c.l2_hit_latency_cycles))
     amd = throughput.constants_for(pp.get_device("MI250X"))
-    one_per_round = SimpleNamespace(**{**vars(m), "extras": {**extras, "individually_guarded_load_requests_per_lup": 8.0}})
+    one_per_round = SimpleNamespace(
+        **{**vars(m), "extras": {**extras, "individually_guarded_load_requests_per_lup": 8.0}}
+    )
     assert throughput.load_rounds_per_lup(one_per_round.extras, amd) == (8.0, 8.0)
     assert throughput.latency_parts_cycles(one_per_round, amd)[1] == pytest.approx(
-        8 / 56 * (amd.dram_latency_cycles - amd.l2_hit_latency_cycles))
+        8 / 56 * (amd.dram_latency_cycles - amd.l2_hit_latency_cycles)
+    )
 
 
 def test_where_the_sass_was_read_its_instructions_set_the_issue_term():
@@ -627,11 +759,13 @@ def test_where_the_sass_was_read_its_instructions_set_the_issue_term():
     issue = {}
     for instructions in (1000.0, 2000.0):
         usage = ResourceUsage("sm_80", 40, 0, 0, 0, "nvcc", instructions_per_thread=instructions)
-        read = pp.rank(replace(model, resources_by_launch=(((block, fold), usage),)), dev, blocks=[block],
-                       folds=[fold]).best
+        read = pp.rank(
+            replace(model, resources_by_launch=(((block, fold), usage),)), dev, blocks=[block], folds=[fold]
+        ).best
         x = read.metrics.extras
         assert x["warp_instructions_per_lup"] == pytest.approx(instructions * x["warps_per_lup"])
         issue[instructions] = throughput.term_times(model, dev, read.metrics, c)["issue"]
     assert issue[2000.0] == pytest.approx(2 * issue[1000.0], rel=1e-12)
     assert estimated.metrics.extras["warp_instructions_per_lup"] != pytest.approx(
-        1000.0 * estimated.metrics.extras["warps_per_lup"])
+        1000.0 * estimated.metrics.extras["warps_per_lup"]
+    )

@@ -15,8 +15,14 @@ BLOCKS = [(32, 4, 2), (16, 8, 2), (64, 2, 2), (8, 8, 4)]
 
 @pytest.fixture(scope="module")
 def ranking():
-    return pp.rank(star_3d_assignments(1, (64, 32, 16)), "V100", blocks=BLOCKS, folds=[(1, 1, 1), (1, 2, 1)],
-                   compile_resources=False, model="limiters")
+    return pp.rank(
+        star_3d_assignments(1, (64, 32, 16)),
+        "V100",
+        blocks=BLOCKS,
+        folds=[(1, 1, 1), (1, 2, 1)],
+        compile_resources=False,
+        model="limiters",
+    )
 
 
 def test_tied_candidates_are_those_within_the_models_error(ranking):
@@ -43,9 +49,11 @@ def test_the_table_says_what_limits_the_pick(ranking):
     pick = pp.select(ranking)
     terms = pick.prediction.seconds_per_lup
     line = next(line for line in ranking.table(head=1).splitlines() if "the pick" in line)
-    assert line == (f"  > {pick.launch.label}, the pick: {pick.prediction.glups:.2f} GLup/s predicted; "
-                    "picoseconds per update by term: "
-                    + ", ".join(f"{name} {1e12 * terms[name]:.1f}" for name in ("FP", "L1", "L2", "DRAM")))
+    assert line == (
+        f"  > {pick.launch.label}, the pick: {pick.prediction.glups:.2f} GLup/s predicted; "
+        "picoseconds per update by term: "
+        + ", ".join(f"{name} {1e12 * terms[name]:.1f}" for name in ("FP", "L1", "L2", "DRAM"))
+    )
     assert 1e12 * max(terms.values()) == pytest.approx(1e12 / pick.prediction.lups_per_second)  # the limiter's
 
 
@@ -61,8 +69,10 @@ def test_select_breaks_ties_by_idle_lanes_then_occupancy_then_l2_traffic(ranking
     heavy = replace(a, metrics=replace(a.metrics, registers_per_thread=40, blocks_per_sm=3))
     assert tie_break([heavy, lean], 32) is lean
     same_occupancy = replace(heavy, metrics=replace(heavy.metrics, blocks_per_sm=6, l2_load_bytes_per_lup=1.0))
-    assert tie_break([replace(lean, metrics=replace(lean.metrics, l2_load_bytes_per_lup=2.0)), same_occupancy], 32) \
+    assert (
+        tie_break([replace(lean, metrics=replace(lean.metrics, l2_load_bytes_per_lup=2.0)), same_occupancy], 32)
         is same_occupancy
+    )
     # equal occupancy: less L2 load traffic wins
     low = replace(b, metrics=replace(b.metrics, blocks_per_sm=4, l2_load_bytes_per_lup=1.0))
     high = replace(a, metrics=replace(a.metrics, blocks_per_sm=4, l2_load_bytes_per_lup=2.0))
@@ -96,7 +106,9 @@ def test_without_a_compiler_the_ranking_says_occupancy_is_assumed(ranking, monke
 
 
 def _nvcc_without_volta():
-    return [c for c in cuda_compiler.available_compilers() if isinstance(c, cuda_compiler.Nvcc) and "sm_70" not in c.archs]
+    return [
+        c for c in cuda_compiler.available_compilers() if isinstance(c, cuda_compiler.Nvcc) and "sm_70" not in c.archs
+    ]
 
 
 @pytest.mark.skipif(not _nvcc_without_volta(), reason="needs an nvcc that does not build sm_70 (nvcc 13)")
@@ -177,8 +189,10 @@ def test_the_table_and_the_json_name_the_pick_of_an_installed_selection_plugin(r
         pm.unregister(plugin)
     assert f"select() takes {other.launch.label} as an installed selection plugin (perf_select) chooses" in table
     marked = [line for line in table.splitlines() if line.startswith(">")]
-    assert len(marked) == 1 and marked[0][1:].split()[1:3] == ["x".join(map(str, other.launch.block)),
-                                                               "x".join(map(str, other.launch.fold))]
+    assert len(marked) == 1 and marked[0][1:].split()[1:3] == [
+        "x".join(map(str, other.launch.block)),
+        "x".join(map(str, other.launch.fold)),
+    ]
     assert (tuple(selected["block"]), tuple(selected["fold"])) == (other.launch.block, other.launch.fold)
     assert TIE_BREAK in ranking.table()  # the built-in rule again once the plugin is gone
 
@@ -210,9 +224,14 @@ def test_registers_not_measured_with_a_compiler_installed_name_the_kernel():
     with pytest.warns(PerfWarning, match="does not run there"):
         hip_note = _unmeasured_note(hip, "V100")
     assert "kernel 'kernel' is Target.HIP code, and V100-PCIe-32GB, an NVIDIA GPU, runs Target.CUDA code" in hip_note
-    copy = CudaKernel(name="copy", arrays=(Array("a", "float", (4096,)), Array("b", "float", (4096,))),
-                      threads=(4096,), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x"}, loads=("a[x]",),
-                      stores=("b[x]",))
+    copy = CudaKernel(
+        name="copy",
+        arrays=(Array("a", "float", (4096,)), Array("b", "float", (4096,))),
+        threads=(4096,),
+        indices={"x": "blockIdx.x * blockDim.x + threadIdx.x"},
+        loads=("a[x]",),
+        stores=("b[x]",),
+    )
     copy_note = _unmeasured_note(copy, "V100")
     assert "CUDA kernel 'copy' is a description without `source`: no code to compile" in copy_note
     intel = dataclasses.replace(pp.get_device("V100"), vendor="intel")

@@ -20,7 +20,7 @@ from pystencils_perf.tune.search import ModelGuidedSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SPEC = '''
+SPEC = """
 from pystencils_perf.catalog import jacobi_2d
 
 lattice_updates = 64 * 64
@@ -28,7 +28,7 @@ fixed_parameters = {"filter": 5}
 
 def kernel_for(params):
     return jacobi_2d((66, 66))
-'''
+"""
 
 BLOCKS_X, BLOCKS_Y = (8, 16, 32, 64), (1, 2, 4, 8)
 
@@ -44,10 +44,20 @@ def write_cache(path: Path, failed=((64, 8, 0),), gz=True) -> None:
         for by in BLOCKS_Y:
             for fma in (0, 1):
                 time = "RuntimeFailedConfig" if (bx, by, fma) in failed else synthetic_time_ms(bx, by, fma)
-                cache[f"{bx},{by},{fma},5"] = {"block_size_x": bx, "block_size_y": by, "use_fma": fma, "filter": 5,
-                                               "time": time}
-    text = json.dumps({"device_name": "Test GPU", "tune_params_keys": ["block_size_x", "block_size_y", "use_fma", "filter"],
-                       "cache": cache})
+                cache[f"{bx},{by},{fma},5"] = {
+                    "block_size_x": bx,
+                    "block_size_y": by,
+                    "use_fma": fma,
+                    "filter": 5,
+                    "time": time,
+                }
+    text = json.dumps(
+        {
+            "device_name": "Test GPU",
+            "tune_params_keys": ["block_size_x", "block_size_y", "use_fma", "filter"],
+            "cache": cache,
+        }
+    )
     if gz:
         with gzip.open(path, "wt") as fh:
             fh.write(text)
@@ -66,15 +76,22 @@ def replay_files(tmp_path):
 
 def run_cli(args, tmp_path, records):
     env = {**os.environ, "PYSTENCILS_PERF_TUNING_DIR": str(records), "PYSTENCILS_CACHE_DIR": str(tmp_path / "psc")}
-    return subprocess.run([sys.executable, "-m", "pystencils_perf.cli", *map(str, args)], capture_output=True,
-                          text=True, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "pystencils_perf.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 @pytest.mark.slow
 def test_replay_writes_the_record_and_a_second_call_measures_nothing(replay_files, tmp_path):
     spec, cache = replay_files
     records, out = tmp_path / "records", tmp_path / "out.json"
-    first = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    first = run_cli(
+        ["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records
+    )
     assert first.returncode == 0, first.stderr
     result = json.loads(out.read_text())
     assert 1 <= len(result["measured"]) <= 6 and result["measured_now"] == len(result["measured"])
@@ -84,28 +101,39 @@ def test_replay_writes_the_record_and_a_second_call_measures_nothing(replay_file
     assert result["best"]["time_ms"] == min(times)
     for m in result["measured"]:  # every time is the cache's
         p = m["params"]
-        assert m["time_ms"] is None or m["time_ms"] == pytest.approx(synthetic_time_ms(p["block_size_x"], p["block_size_y"], p["use_fma"]))
+        assert m["time_ms"] is None or m["time_ms"] == pytest.approx(
+            synthetic_time_ms(p["block_size_x"], p["block_size_y"], p["use_fma"])
+        )
     assert len(list(records.glob("*.json"))) == 1
 
-    second = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    second = run_cli(
+        ["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records
+    )
     assert second.returncode == 0, second.stderr
     again = json.loads(out.read_text())
     assert again["measured_now"] == 0 and again["measured"] == result["measured"]
 
     spec.write_text(SPEC + "\n# another kernel description\n")  # the kernel's part of the key
-    third = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    third = run_cli(
+        ["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records
+    )
     assert third.returncode == 0 and json.loads(out.read_text())["measured_now"] > 0
     write_cache(cache, failed=())  # other measurements: the device's part of the key (the cache's hash)
-    fourth = run_cli(["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records)
+    fourth = run_cli(
+        ["tune", spec, "--device", "V100", "--replay", cache, "--budget", 6, "--json", out], tmp_path, records
+    )
     assert fourth.returncode == 0 and json.loads(out.read_text())["measured_now"] > 0
     assert len(list(records.glob("*.json"))) == 3
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--budget", "0"], "positive integer"),
-    (["--replay", "missing.json.gz"], "does not exist"),
-    (["--replay", "CACHE", "--blocks", "32x1x1"], "do not apply to --replay"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--budget", "0"], "positive integer"),
+        (["--replay", "missing.json.gz"], "does not exist"),
+        (["--replay", "CACHE", "--blocks", "32x1x1"], "do not apply to --replay"),
+    ],
+)
 def test_tune_bad_input_is_one_line(replay_files, tmp_path, args, message):
     spec, cache = replay_files
     args = [str(cache) if a == "CACHE" else a for a in args]
@@ -121,8 +149,14 @@ def test_tune_without_gpu_says_so(tmp_path):
 
 # -- the tuner with a fake source: every part of the record's key ---------------------------------------------
 
-FINGERPRINT = {"name": "Fake GPU", "compute_capability": "9.0", "driver": "13000", "cuda_runtime": "12080",
-               "pystencils": "2.0", "pystencils_perf": "0.1.0"}
+FINGERPRINT = {
+    "name": "Fake GPU",
+    "compute_capability": "9.0",
+    "driver": "13000",
+    "cuda_runtime": "12080",
+    "pystencils": "2.0",
+    "pystencils_perf": "0.1.0",
+}
 
 
 class FakeSource:
@@ -143,8 +177,12 @@ class FakeSource:
 
 
 def candidates(prior=lambda bx, by, fma: 1.0):
-    return [Candidate({"bx": bx, "by": by, "fma": fma}, prior(bx, by, fma))
-            for bx in BLOCKS_X for by in BLOCKS_Y for fma in (0, 1)]
+    return [
+        Candidate({"bx": bx, "by": by, "fma": fma}, prior(bx, by, fma))
+        for bx in BLOCKS_X
+        for by in BLOCKS_Y
+        for fma in (0, 1)
+    ]
 
 
 def test_record_is_read_back(tmp_path):
@@ -165,8 +203,15 @@ def test_a_measurement_made_while_ranking_counts_as_the_calls_first(tmp_path):
     first(ranked_so_far)
     pick = min(ranked_so_far, key=lambda c: c.predicted_seconds)
     assert [c for c, _ in first.measured] == [pick] and source.count == 1
-    result = tune(candidates(), source, budget=4, kernel="k", store=RecordStore(tmp_path), early_stop=False,
-                  measured_before=first.measured)
+    result = tune(
+        candidates(),
+        source,
+        budget=4,
+        kernel="k",
+        store=RecordStore(tmp_path),
+        early_stop=False,
+        measured_before=first.measured,
+    )
     assert result.record.measured[0] == {"params": pick.params, "time_ms": first.measured[0][1]}
     assert result.measured_now == 4 and source.count == 4 and len(result.record.measured) == 4
     assert len({str(m["params"]) for m in result.record.measured}) == 4  # not measured twice
@@ -242,6 +287,7 @@ def test_nothing_to_tune_and_bad_budgets_are_errors():
 
 # -- the search -------------------------------------------------------------------------------------------------
 
+
 def test_measurements_reorder_a_wrong_model():
     """The model puts the best block width at 8 where it is 32: measured slower than predicted there, the search
     moves to wider blocks and finds the best at its 6th measurement, where the model's own order has it 10th."""
@@ -301,15 +347,17 @@ def test_create_kernel_tunes_with_the_gpu_timer_replaced(tmp_path, monkeypatch):
     update = ps.Assignment(dst[0, 0], (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)
     blocks = [(bx, by, 1) for bx in (8, 16, 32, 64) for by in (4, 8, 16, 32)]
     # the limiters rank these blocks nearly alike, so the search measures until the timer's optimum is found
-    kernel = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16,
-                              model="limiters")
+    kernel = pp.create_kernel(
+        [update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16, model="limiters"
+    )
     choice = kernel.metadata["pystencils_perf"]
     assert choice.launch.block == (16, 16, 1)
     assert kernel.get_launch_configuration().evaluate()[0] == (16, 16, 1)
     assert choice.tuning.measured_now == len(measured) and "measured" in choice.summary()
     count = len(measured)
-    again = pp.create_kernel([update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16,
-                             model="limiters")
+    again = pp.create_kernel(
+        [update], device="V100", blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=16, model="limiters"
+    )
     assert len(measured) == count and again.metadata["pystencils_perf"].launch.block == (16, 16, 1)
     with pytest.raises(ConfigurationError, match="tune"):
         pp.create_kernel([update], device="V100", tune=-1)
@@ -339,8 +387,9 @@ def test_create_lb_kernel_tunes_too(tmp_path, monkeypatch):
     monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path))
     config = LBMConfig(stencil=LBStencil(Stencil.D3Q19), method=Method.SRT, relaxation_rate=1.8)
     blocks = [(32, 2, 4), (16, 4, 4), (8, 8, 4), (4, 16, 4)]
-    kernel = pp.create_lb_kernel(config, device="A100", domain_shape=(34, 18, 10), blocks=blocks, folds=[(1, 1, 1)],
-                                 nvcc=False, tune=4)
+    kernel = pp.create_lb_kernel(
+        config, device="A100", domain_shape=(34, 18, 10), blocks=blocks, folds=[(1, 1, 1)], nvcc=False, tune=4
+    )
     choice = kernel.metadata["pystencils_perf"]
     assert choice.launch.block == (16, 4, 4) and choice.tuning.measured_now == 4
 
@@ -357,8 +406,9 @@ def test_readme_tune_output_is_real(tmp_path):
     done = run_cli(shlex.split(match.group(1))[1:], tmp_path, tmp_path / "records")
     assert done.returncode == 0, done.stderr
     shown, printed = match.group(2).splitlines(), done.stdout.splitlines()
-    assert [line for line in printed if not line.startswith("record: ")] == \
-        [line for line in shown if not line.startswith("record: ")]
+    assert [line for line in printed if not line.startswith("record: ")] == [
+        line for line in shown if not line.startswith("record: ")
+    ]
 
 
 def test_the_search_starts_from_the_default_model_on_every_device():
@@ -383,6 +433,7 @@ def test_a_prediction_that_is_not_a_positive_time_is_refused(tmp_path, predicted
 @pytest.mark.parametrize("measured", [float("nan"), -2.0, 0.0, float("inf")])
 def test_a_measured_time_that_is_not_a_positive_time_is_one_line(tmp_path, measured):
     """A negative time was a 'math domain error' deep in the search (issue 58)."""
+
     class Broken(FakeSource):
         def time_ms(self, candidate):
             return measured
@@ -393,6 +444,7 @@ def test_a_measured_time_that_is_not_a_positive_time_is_one_line(tmp_path, measu
 
 # -- replayed caches that were accepted silently (issue 58, item 4) ----------------------------------------------
 
+
 def _cache(path: Path, entries: list[dict], device_name: str = "Test GPU") -> Path:
     """A Kernel Tuner cache of `entries` (parameters and time each), filter 5 as the SPEC fixes it."""
     cache = {str(i): {"filter": 5, **entry} for i, entry in enumerate(entries)}
@@ -400,20 +452,21 @@ def _cache(path: Path, entries: list[dict], device_name: str = "Test GPU") -> Pa
     return path
 
 
-def test_a_cache_of_another_gpu_warns_and_each_device_keeps_its_own_record(replay_files, tmp_path, monkeypatch,
-                                                                           capsys):
+def test_a_cache_of_another_gpu_warns_and_each_device_keeps_its_own_record(replay_files, tmp_path, monkeypatch, capsys):
     """The record's key ignored --device: a replay for the V100 answered one for the A100 from the V100's
     order of measurements; and a cache measured on an A100 replayed for a V100 said nothing."""
     from pystencils_perf.cli import main
 
     spec, _ = replay_files
-    entries = [{"block_size_x": bx, "block_size_y": 1, "use_fma": 1, "time": synthetic_time_ms(bx, 1, 1)}
-               for bx in BLOCKS_X]
+    entries = [
+        {"block_size_x": bx, "block_size_y": 1, "use_fma": 1, "time": synthetic_time_ms(bx, 1, 1)} for bx in BLOCKS_X
+    ]
     cache = _cache(tmp_path / "a100.json", entries, "NVIDIA A100-PCIE-40GB")
     monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path / "records"))
     assert main(["tune", str(spec), "--device", "V100", "--replay", str(cache), "--jobs", "1"]) == 0
     assert capsys.readouterr().err.splitlines() == [
-        "pystencils-perf: warning: a100.json was measured on NVIDIA A100-PCIE-40GB, not on V100-PCIe-32GB"]
+        "pystencils-perf: warning: a100.json was measured on NVIDIA A100-PCIE-40GB, not on V100-PCIe-32GB"
+    ]
     assert main(["tune", str(spec), "--device", "A100-PCIe-40GB", "--replay", str(cache), "--jobs", "1"]) == 0
     assert capsys.readouterr().err == ""
     assert len(list((tmp_path / "records").glob("*.json"))) == 2
@@ -436,8 +489,12 @@ def test_an_implausible_time_is_refused(tmp_path, time):
     from pystencils_perf.measure.kernel_tuner import read_kernel_tuner
 
     cache = _cache(tmp_path / "cache.json", [{"block_size_x": 32, "block_size_y": 1, "time": time}])
-    with pytest.raises(PerfError, match=re.escape(f"cache entry '0': time {time!r} milliseconds is outside the "
-                                                  "plausible 1 ns to 1 day of one launch")):
+    with pytest.raises(
+        PerfError,
+        match=re.escape(
+            f"cache entry '0': time {time!r} milliseconds is outside the plausible 1 ns to 1 day of one launch"
+        ),
+    ):
         read_kernel_tuner(cache)
 
 

@@ -41,7 +41,9 @@ def test_v100_errors_per_metric(v100_validation):
     metric = METRIC_BY_NAME["l2_load"]
     total = 0.0
     for r in rows:
-        launch = next(l for l in by_launch if l.block + l.fold == tuple(int(r[c]) for c in ("bx", "by", "bz", "fx", "fy", "fz")))
+        launch = next(
+            l for l in by_launch if l.block + l.fold == tuple(int(r[c]) for c in ("bx", "by", "bz", "fx", "fy", "fz"))
+        )
         meas = float(r[metric.column])
         total += abs(by_launch[launch].predicted(metric) - meas) / meas
     assert errors["l2_load"].mape_percent == pytest.approx(100 * total / len(rows))
@@ -257,9 +259,11 @@ def test_a_measured_launch_the_model_rejects_is_left_out_with_a_warning(tmp_path
     assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC), "--align", "interior"]) == 0
     captured = capsys.readouterr()
     assert "2 measured candidates" in captured.out
-    assert captured.err.strip() == ("pystencils-perf: warning: v100_part.csv: measured launch 2048x1x1 f1x1x1 is "
-                                    "rejected by the model and left out: 2048 threads per block exceed "
-                                    "V100-PCIe-32GB's 1024")
+    assert captured.err.strip() == (
+        "pystencils-perf: warning: v100_part.csv: measured launch 2048x1x1 f1x1x1 is "
+        "rejected by the model and left out: 2048 threads per block exceed "
+        "V100-PCIe-32GB's 1024"
+    )
     data = _with_blocks(data, [(2048, 1, 1), (1024, 2, 1), (1024, 1, 2)])
     assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC), "--align", "interior"]) == 2
     err = capsys.readouterr().err.strip()
@@ -267,6 +271,7 @@ def test_a_measured_launch_the_model_rejects_is_left_out_with_a_warning(tmp_path
 
 
 # -- data sets that were accepted silently (issue 58, item 4) -------------------------------------------------------
+
 
 def _data_set(tmp_path, row: str) -> Path:
     """A data set of one candidate's row after the shared V100 header."""
@@ -298,5 +303,7 @@ def test_a_row_with_fewer_cells_than_its_header_is_refused(tmp_path):
 def test_an_implausible_volume_is_refused(tmp_path, capsys):
     data = _data_set(tmp_path, "4,16,16,1,1,1,1e300,8.00,30.17,8.00,")
     assert main(["validate", str(data), "--device", "V100", "--spec", str(SPEC)]) == 2
-    assert capsys.readouterr().err.strip() == (f"pystencils-perf: error: {data} line 2: DRAM load of 1e+300 B/Lup is "
-                                               "beyond the plausible 1e+06 B per lattice update")
+    assert capsys.readouterr().err.strip() == (
+        f"pystencils-perf: error: {data} line 2: DRAM load of 1e+300 B/Lup is "
+        "beyond the plausible 1e+06 B per lattice update"
+    )

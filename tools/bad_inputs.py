@@ -181,30 +181,39 @@ class Inputs:
         return path
 
 
-def cli(case_id: str, *argv: object, keyword: str, expect: str = "error", outputs=(), unchanged=(),
-        skip: str = "") -> Case:
+def cli(
+    case_id: str, *argv: object, keyword: str, expect: str = "error", outputs=(), unchanged=(), skip: str = ""
+) -> Case:
     return Case(case_id, "cli", tuple(map(str, argv)), keyword, expect, tuple(outputs), tuple(unchanged), skip)
 
 
 def api(case_id: str, body: str, *, keyword: str, expect: str = "error", prelude: bool = True) -> Case:
     """A snippet run inside `API_WRAPPER`; `prelude` defines `asg`, 2D Jacobi assignments on 66 x 66 doubles."""
-    program = API_WRAPPER.format(prelude=textwrap.indent(API_PRELUDE if prelude else "pass", "    "),
-                                 body=textwrap.indent(body, "        "))
+    program = API_WRAPPER.format(
+        prelude=textwrap.indent(API_PRELUDE if prelude else "pass", "    "), body=textwrap.indent(body, "        ")
+    )
     return Case(case_id, "api", (program,), keyword, expect)
 
 
 # -- the valid inputs' builders ------------------------------------------------------------------------------------
 
+
 def cache_entries() -> list[dict]:
     """Twelve configurations of the tunable SPEC with made-up times (test input, not measurements)."""
-    return [{"block_size_x": bx, "block_size_y": by, "filter": 5, "time": 1.0 + bx / 100 + by / 10}
-            for bx in (8, 16, 32, 64) for by in (1, 2, 4)]
+    return [
+        {"block_size_x": bx, "block_size_y": by, "filter": 5, "time": 1.0 + bx / 100 + by / 10}
+        for bx in (8, 16, 32, 64)
+        for by in (1, 2, 4)
+    ]
 
 
 def kernel_tuner_cache(entries: list, device_name: str = "Tesla V100-PCIE-32GB") -> dict:
     """A cache of the tunable SPEC's 64 x 64 updates, measured on `device_name`."""
-    return {"device_name": device_name, "problem_size": [64, 64],
-            "cache": {str(i): entry for i, entry in enumerate(entries)}}
+    return {
+        "device_name": device_name,
+        "problem_size": [64, 64],
+        "cache": {str(i): entry for i, entry in enumerate(entries)},
+    }
 
 
 def v100_csv(rows: list[str], header: str | None = None) -> str:
@@ -231,14 +240,25 @@ def with_value(text: str, key: str, value: str) -> str:
 
 # -- the cases -------------------------------------------------------------------------------------------------
 
+
 def base_commands(f: Inputs) -> dict[str, list[object]]:
     """A valid call of each subcommand that takes numbers, to which a case adds one bad option."""
     return {
         "rank": ["rank", f.jacobi, "--device", "V100"],
         "measure": ["measure", f.jacobi, "--device", "H100", "--out", f.new("m.csv")],
         "validate": ["validate", f.data, "--device", "V100", "--spec", V100_SPEC, "--align", "interior"],
-        "calibrate": ["calibrate", f.data, "--device", "V100", "--spec", V100_SPEC, "--align", "interior",
-                      "--out", f.new("c.toml")],
+        "calibrate": [
+            "calibrate",
+            f.data,
+            "--device",
+            "V100",
+            "--spec",
+            V100_SPEC,
+            "--align",
+            "interior",
+            "--out",
+            f.new("c.toml"),
+        ],
         "tune": ["tune", f.tunable, "--device", "V100", "--replay", f.cache],
     }
 
@@ -274,19 +294,55 @@ BAD_DOMAINS = ["", "0x64", "axb", f"{HUGE}x64", "64x64x64x64", "-64x64"]
 def triple_option_cases(f: Inputs) -> list[Case]:
     """--blocks, --fold and --domain in wrong forms."""
     out = f.new("m.csv")
-    cases = [cli(f"rank--blocks={v or 'empty'}", "rank", f.jacobi, "--device", "V100", "--blocks", v,
-                 keyword="--blocks") for v in BAD_TRIPLES]
-    cases += [cli(f"rank--fold={v}", "rank", f.jacobi, "--device", "V100", "--fold", v, keyword="--fold")
-              for v in ("32x32", "0x1x1", "axbxc")]
+    cases = [
+        cli(f"rank--blocks={v or 'empty'}", "rank", f.jacobi, "--device", "V100", "--blocks", v, keyword="--blocks")
+        for v in BAD_TRIPLES
+    ]
     cases += [
-        cli("measure--blocks=axbxc", "measure", f.jacobi, "--device", "H100", "--out", out, "--blocks", "axbxc",
-            keyword="--blocks", outputs=[out]),
-        cli("tune--fold=32x32", "tune", f.tunable, "--device", "V100", "--replay", f.cache, "--fold", "32x32",
-            keyword="--fold"),
+        cli(f"rank--fold={v}", "rank", f.jacobi, "--device", "V100", "--fold", v, keyword="--fold")
+        for v in ("32x32", "0x1x1", "axbxc")
+    ]
+    cases += [
+        cli(
+            "measure--blocks=axbxc",
+            "measure",
+            f.jacobi,
+            "--device",
+            "H100",
+            "--out",
+            out,
+            "--blocks",
+            "axbxc",
+            keyword="--blocks",
+            outputs=[out],
+        ),
+        cli(
+            "tune--fold=32x32",
+            "tune",
+            f.tunable,
+            "--device",
+            "V100",
+            "--replay",
+            f.cache,
+            "--fold",
+            "32x32",
+            keyword="--fold",
+        ),
         cli("accesses--domain=0x64", "accesses", f.variable, "--domain", "0x64", keyword="--domain"),
     ]
-    cases += [cli(f"rank--domain={'huge' if HUGE in v else v or 'empty'}", "rank", f.variable, "--device", "V100",
-                  "--domain", v, keyword="--domain") for v in BAD_DOMAINS]
+    cases += [
+        cli(
+            f"rank--domain={'huge' if HUGE in v else v or 'empty'}",
+            "rank",
+            f.variable,
+            "--device",
+            "V100",
+            "--domain",
+            v,
+            keyword="--domain",
+        )
+        for v in BAD_DOMAINS
+    ]
     return cases
 
 
@@ -316,23 +372,51 @@ def name_option_cases(f: Inputs) -> list[Case]:
 
 def device_name_cases(f: Inputs) -> list[Case]:
     """Device names that name no device, for rank and for `devices NAME`."""
-    names = {"empty": ("", "empty"), "nosuch": ("nosuch", "nosuch"), "V10": ("V10", "V10"),
-             "H1000": ("H1000", "H1000"), "slash": ("/", "'/'"),
-             "missing.toml": ("gpu.toml", "gpu.toml"),
-             "spec-as-device": (str(f.jacobi), "device file")}  # what a device file's errors begin with
-    cases = [cli(f"rank--device={label}", "rank", f.jacobi, "--device", name, keyword=keyword)
-             for label, (name, keyword) in names.items()]
-    cases += [cli(f"devices-{label}", "devices", name, keyword=keyword)
-              for label, (name, keyword) in names.items() if label in ("empty", "nosuch", "V10", "slash")]
+    names = {
+        "empty": ("", "empty"),
+        "nosuch": ("nosuch", "nosuch"),
+        "V10": ("V10", "V10"),
+        "H1000": ("H1000", "H1000"),
+        "slash": ("/", "'/'"),
+        "missing.toml": ("gpu.toml", "gpu.toml"),
+        "spec-as-device": (str(f.jacobi), "device file"),
+    }  # what a device file's errors begin with
+    cases = [
+        cli(f"rank--device={label}", "rank", f.jacobi, "--device", name, keyword=keyword)
+        for label, (name, keyword) in names.items()
+    ]
+    cases += [
+        cli(f"devices-{label}", "devices", name, keyword=keyword)
+        for label, (name, keyword) in names.items()
+        if label in ("empty", "nosuch", "V10", "slash")
+    ]
     template = f.new("template.toml")
     existing = f.write("existing.toml", "# mine\n")
     cases += [
-        cli("devices-name-and-template", "devices", "V100", "--template", template, keyword="--template",
-            outputs=[template]),
-        cli("devices--template=missing-folder", "devices", "--template", f.tmp / "nofolder" / "t.toml",
-            keyword="nofolder"),
-        cli("devices--template=existing", "devices", "--template", existing, keyword="existing.toml",
-            unchanged=[existing]),
+        cli(
+            "devices-name-and-template",
+            "devices",
+            "V100",
+            "--template",
+            template,
+            keyword="--template",
+            outputs=[template],
+        ),
+        cli(
+            "devices--template=missing-folder",
+            "devices",
+            "--template",
+            f.tmp / "nofolder" / "t.toml",
+            keyword="nofolder",
+        ),
+        cli(
+            "devices--template=existing",
+            "devices",
+            "--template",
+            existing,
+            keyword="existing.toml",
+            unchanged=[existing],
+        ),
         cli("devices--template=empty", "devices", "--template", "", keyword="--template"),
     ]
     return cases
@@ -378,10 +462,14 @@ def device_file_cases(f: Inputs) -> list[Case]:
         "folder": f.tmp / "folder.toml",
     }
     (f.tmp / "folder.toml").mkdir()
-    cases += [cli("device-curve-a-text", "rank", f.jacobi, "--device", curve_a, keyword="l1_load_capacity_miss"),
-              cli("device-sm_count-no-value", "rank", f.jacobi, "--device", no_value, keyword="sm_count")]
-    cases += [cli(f"device-file-{label}", "rank", f.jacobi, "--device", path, keyword=path.name)
-              for label, path in unreadable.items()]
+    cases += [
+        cli("device-curve-a-text", "rank", f.jacobi, "--device", curve_a, keyword="l1_load_capacity_miss"),
+        cli("device-sm_count-no-value", "rank", f.jacobi, "--device", no_value, keyword="sm_count"),
+    ]
+    cases += [
+        cli(f"device-file-{label}", "rank", f.jacobi, "--device", path, keyword=path.name)
+        for label, path in unreadable.items()
+    ]
     return cases
 
 
@@ -397,8 +485,10 @@ def unreadable_files(f: Inputs, suffix: str) -> dict[str, tuple[str, str]]:
         "folder": (str(folder), "folder|directory"),
         "dev-null": ("/dev/null", "/dev/null"),
         "binary": (str(f.write(f"binary{suffix}", bytes(range(256)) * 4)), f"binary{suffix}"),
-        "non-utf8": (str(f.write(f"latin1{suffix}", (JACOBI + "name = 'caf\u00e9'\n").encode("latin-1"))),
-                     f"latin1{suffix}"),
+        "non-utf8": (
+            str(f.write(f"latin1{suffix}", (JACOBI + "name = 'caf\u00e9'\n").encode("latin-1"))),
+            f"latin1{suffix}",
+        ),
         "no-read-permission": (str(locked), locked.name),
     }
 
@@ -411,22 +501,48 @@ def input_path_cases(f: Inputs) -> list[Case]:
     """SPEC files, data sets and caches that are missing, folders, special, binary, not UTF-8 or unreadable."""
     cases = []
     for label, (path, keyword) in unreadable_files(f, ".py").items():
-        cases.append(cli(f"rank-spec-{label}", "rank", path, "--device", "V100", keyword=keyword,
-                         skip=root_skip(label)))
+        cases.append(
+            cli(f"rank-spec-{label}", "rank", path, "--device", "V100", keyword=keyword, skip=root_skip(label))
+        )
     cases.append(cli("rank-spec-empty-file", "rank", f.write("empty.py", ""), "--device", "V100", keyword="empty.py"))
     cases.append(cli("rank-spec-txt", "rank", f.write("spec.txt", JACOBI), "--device", "V100", keyword="spec.txt"))
-    cases += [cli(f"accesses-spec-{label}", "accesses", path, keyword=keyword)
-              for label, (path, keyword) in unreadable_files(f, "_a.py").items() if label in ("missing", "binary")]
+    cases += [
+        cli(f"accesses-spec-{label}", "accesses", path, keyword=keyword)
+        for label, (path, keyword) in unreadable_files(f, "_a.py").items()
+        if label in ("missing", "binary")
+    ]
     for label, (path, keyword) in unreadable_files(f, ".csv").items():
         if label in ("empty-path", "folder", "dev-null", "non-utf8", "no-read-permission"):
-            cases.append(cli(f"validate-data-{label}", "validate", path, "--device", "V100", "--spec", V100_SPEC,
-                             keyword=keyword, skip=root_skip(label)))
+            cases.append(
+                cli(
+                    f"validate-data-{label}",
+                    "validate",
+                    path,
+                    "--device",
+                    "V100",
+                    "--spec",
+                    V100_SPEC,
+                    keyword=keyword,
+                    skip=root_skip(label),
+                )
+            )
     for label, (path, keyword) in unreadable_files(f, ".json").items():
         if label in ("missing", "folder", "dev-null"):
-            cases.append(cli(f"tune-replay-{label}", "tune", f.tunable, "--device", "V100", "--replay", path,
-                             keyword=keyword))
-    cases.append(cli("calibrate-data-missing", "calibrate", f.tmp / "none.csv", "--device", "V100", "--spec",
-                     V100_SPEC, keyword="none.csv"))
+            cases.append(
+                cli(f"tune-replay-{label}", "tune", f.tunable, "--device", "V100", "--replay", path, keyword=keyword)
+            )
+    cases.append(
+        cli(
+            "calibrate-data-missing",
+            "calibrate",
+            f.tmp / "none.csv",
+            "--device",
+            "V100",
+            "--spec",
+            V100_SPEC,
+            keyword="none.csv",
+        )
+    )
     return cases
 
 
@@ -450,23 +566,83 @@ def output_path_cases(f: Inputs) -> list[Case]:
         cli("rank--json=the-spec", *rank, "--json", f.jacobi, keyword="SPEC", unchanged=[f.jacobi]),
         cli("rank--csv=empty", *rank, "--csv", "", keyword="--csv"),
         cli("rank--csv=same-as--json", *rank, "--json", same, "--csv", same, keyword="--json", outputs=[same]),
-        cli("measure--out=missing-folder", "measure", f.jacobi, "--device", "H100", "--out", missing / "m.csv",
-            keyword=missing.name),
-        cli("measure--out=trailing-slash", "measure", f.jacobi, "--device", "H100", "--out", f"{new_dir}/",
-            keyword=new_dir.name, outputs=[new_dir]),
-        cli("measure--out=the-spec", "measure", f.jacobi, "--device", "H100", "--out", f.jacobi, keyword="SPEC",
-            unchanged=[f.jacobi]),
-        cli("validate--out=a-file", "validate", f.data, "--device", "V100", "--spec", V100_SPEC, "--out", a_file,
-            keyword=a_file.name, unchanged=[a_file]),
-        cli("validate--out=empty", "validate", f.data, "--device", "V100", "--spec", V100_SPEC, "--out", "",
-            keyword="--out"),
+        cli(
+            "measure--out=missing-folder",
+            "measure",
+            f.jacobi,
+            "--device",
+            "H100",
+            "--out",
+            missing / "m.csv",
+            keyword=missing.name,
+        ),
+        cli(
+            "measure--out=trailing-slash",
+            "measure",
+            f.jacobi,
+            "--device",
+            "H100",
+            "--out",
+            f"{new_dir}/",
+            keyword=new_dir.name,
+            outputs=[new_dir],
+        ),
+        cli(
+            "measure--out=the-spec",
+            "measure",
+            f.jacobi,
+            "--device",
+            "H100",
+            "--out",
+            f.jacobi,
+            keyword="SPEC",
+            unchanged=[f.jacobi],
+        ),
+        cli(
+            "validate--out=a-file",
+            "validate",
+            f.data,
+            "--device",
+            "V100",
+            "--spec",
+            V100_SPEC,
+            "--out",
+            a_file,
+            keyword=a_file.name,
+            unchanged=[a_file],
+        ),
+        cli(
+            "validate--out=empty",
+            "validate",
+            f.data,
+            "--device",
+            "V100",
+            "--spec",
+            V100_SPEC,
+            "--out",
+            "",
+            keyword="--out",
+        ),
         cli("calibrate--out=missing-folder", *calibrate, "--out", missing / "c.toml", keyword=missing.name),
-        cli("calibrate--out=trailing-slash", *calibrate, "--out", f"{new_dir}/", keyword=new_dir.name,
-            outputs=[new_dir]),
-        cli("calibrate--out=the-library-file", *calibrate, "--out", V100_DEVICE, keyword="library",
-            unchanged=[V100_DEVICE]),
-        cli("calibrate--out=into-the-library", *calibrate, "--out", library_new, keyword="library",
-            outputs=[library_new]),
+        cli(
+            "calibrate--out=trailing-slash", *calibrate, "--out", f"{new_dir}/", keyword=new_dir.name, outputs=[new_dir]
+        ),
+        cli(
+            "calibrate--out=the-library-file",
+            *calibrate,
+            "--out",
+            V100_DEVICE,
+            keyword="library",
+            unchanged=[V100_DEVICE],
+        ),
+        cli(
+            "calibrate--out=into-the-library",
+            *calibrate,
+            "--out",
+            library_new,
+            keyword="library",
+            outputs=[library_new],
+        ),
         cli("calibrate--out=the-data", *calibrate, "--out", f.data, keyword="data set", unchanged=[f.data]),
         cli("tune--json=missing-folder", *tune, "--json", missing / "t.json", keyword=missing.name),
         cli("tune--json=trailing-slash", *tune, "--json", f"{new_dir}/", keyword=new_dir.name, outputs=[new_dir]),
@@ -486,39 +662,65 @@ SPEC_ERRORS = {  # label: (SPEC text, what the message must name)
     "kernel-text": ("kernel = 'jacobi'\n", "builtins.str"),
     "sys-exit-0": ("import sys\nsys.exit(0)\n", "exit"),
     "import-missing": ("import no_such_module_xyz\n", "no_such_module_xyz"),
-    "four-dimensions": ('import pystencils as ps\nsrc, dst = ps.fields("src, dst: double[8, 8, 8, 4]")\n'
-                        "assignments = [ps.Assignment(dst[0, 0, 0, 0], src[1, 0, 0, 0] + src[-1, 0, 0, 0])]\n",
-                        "4 spatial dimensions"),
-    "cpu-kernel": (JACOBI + "kernel = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CPU))\n",
-                   "CPU"),
+    "four-dimensions": (
+        'import pystencils as ps\nsrc, dst = ps.fields("src, dst: double[8, 8, 8, 4]")\n'
+        "assignments = [ps.Assignment(dst[0, 0, 0, 0], src[1, 0, 0, 0] + src[-1, 0, 0, 0])]\n",
+        "4 spatial dimensions",
+    ),
+    "cpu-kernel": (
+        JACOBI + "kernel = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CPU))\n",
+        "CPU",
+    ),
     "variable-size-no-domain": (VARIABLE_SIZE, "domain"),
     "domain_shape-text": (JACOBI + "domain_shape = 'abc'\n", "'abc'"),
-    "cuda-unknown-array": ('from pystencils_perf_cuda import Array, CudaKernel\n'
-                           'kernel = CudaKernel(name="copy", arrays=(Array("a", "double", (64, 64)),), '
-                           'threads=(64, 64), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", '
-                           '"y": "blockIdx.y * blockDim.y + threadIdx.y"}, loads=("a[y][x]",), stores=("b[y][x]",))\n',
-                           "'b'"),
+    "cuda-unknown-array": (
+        "from pystencils_perf_cuda import Array, CudaKernel\n"
+        'kernel = CudaKernel(name="copy", arrays=(Array("a", "double", (64, 64)),), '
+        'threads=(64, 64), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", '
+        '"y": "blockIdx.y * blockDim.y + threadIdx.y"}, loads=("a[y][x]",), stores=("b[y][x]",))\n',
+        "'b'",
+    ),
 }
 SPEC_WARNINGS = {  # label: (SPEC text, device, what the warning must name): ranked, with a warning
-    "in-place": ('import pystencils as ps\nsrc = ps.fields("src: double[66, 66]")\n'
-                 "assignments = [ps.Assignment(src[0, 0], (src[1, 0] + src[-1, 0]) / 2)]\n", "V100", "in-place"),
-    "fields-beyond-memory": ('import pystencils as ps\n'
-                             'src, dst = ps.fields("src, dst: double[100000, 100000, 100000]")\n'
-                             "assignments = [ps.Assignment(dst[0, 0, 0], (src[1, 0, 0] + src[-1, 0, 0]) / 2)]\n",
-                             "V100", "memory"),
-    "ghost_layers-0": (JACOBI + "kernel = ps.create_kernel(assignments, "
-                       "ps.CreateKernelConfig(target=ps.Target.CUDA, ghost_layers=0))\n", "V100", "outside"),
-    "hip-kernel-on-V100": (JACOBI + "kernel = ps.create_kernel(assignments, "
-                           "ps.CreateKernelConfig(target=ps.Target.HIP))\n",
-                           "V100", "HIP"),
-    "cuda-kernel-on-MI250X": (JACOBI + "kernel = ps.create_kernel(assignments, "
-                              "ps.CreateKernelConfig(target=ps.Target.CUDA))\n", "MI250X", "CUDA"),
-    "cuda-description-outside": ('from pystencils_perf_cuda import Array, CudaKernel\n'
-                                 'kernel = CudaKernel(name="shifted", arrays=(Array("a", "double", (64, 64)), '
-                                 'Array("b", "double", (64, 64))), threads=(64, 64), '
-                                 'indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", '
-                                 '"y": "blockIdx.y * blockDim.y + threadIdx.y"}, loads=("a[y + 5000][x]",), '
-                                 'stores=("b[y][x]",))\n', "V100", "outside"),
+    "in-place": (
+        'import pystencils as ps\nsrc = ps.fields("src: double[66, 66]")\n'
+        "assignments = [ps.Assignment(src[0, 0], (src[1, 0] + src[-1, 0]) / 2)]\n",
+        "V100",
+        "in-place",
+    ),
+    "fields-beyond-memory": (
+        "import pystencils as ps\n"
+        'src, dst = ps.fields("src, dst: double[100000, 100000, 100000]")\n'
+        "assignments = [ps.Assignment(dst[0, 0, 0], (src[1, 0, 0] + src[-1, 0, 0]) / 2)]\n",
+        "V100",
+        "memory",
+    ),
+    "ghost_layers-0": (
+        JACOBI + "kernel = ps.create_kernel(assignments, "
+        "ps.CreateKernelConfig(target=ps.Target.CUDA, ghost_layers=0))\n",
+        "V100",
+        "outside",
+    ),
+    "hip-kernel-on-V100": (
+        JACOBI + "kernel = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.HIP))\n",
+        "V100",
+        "HIP",
+    ),
+    "cuda-kernel-on-MI250X": (
+        JACOBI + "kernel = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CUDA))\n",
+        "MI250X",
+        "CUDA",
+    ),
+    "cuda-description-outside": (
+        "from pystencils_perf_cuda import Array, CudaKernel\n"
+        'kernel = CudaKernel(name="shifted", arrays=(Array("a", "double", (64, 64)), '
+        'Array("b", "double", (64, 64))), threads=(64, 64), '
+        'indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", '
+        '"y": "blockIdx.y * blockDim.y + threadIdx.y"}, loads=("a[y + 5000][x]",), '
+        'stores=("b[y][x]",))\n',
+        "V100",
+        "outside",
+    ),
 }
 
 
@@ -533,8 +735,23 @@ def spec_content_cases(f: Inputs) -> list[Case]:
     for label, (text, device, keyword) in SPEC_WARNINGS.items():
         spec = f.write(f"spec_{label.replace('-', '_')}.py", text)
         block = "32x4x8" if "100000" in text else "32x4x1"  # 100000 points along z: 12500 blocks, within CUDA's
-        cases.append(cli(f"rank-spec-{label}", "rank", spec, "--device", device, "--blocks", block, "--fold",
-                         "1x1x1", "--jobs", "1", keyword=keyword, expect="warning"))
+        cases.append(
+            cli(
+                f"rank-spec-{label}",
+                "rank",
+                spec,
+                "--device",
+                device,
+                "--blocks",
+                block,
+                "--fold",
+                "1x1x1",
+                "--jobs",
+                "1",
+                keyword=keyword,
+                expect="warning",
+            )
+        )
     return cases
 
 
@@ -561,12 +778,39 @@ def data_set_cases(f: Inputs) -> list[Case]:
     cases = []
     for label, (text, keyword) in sets.items():
         data = f.write(f"{label.replace('-', '_')}.csv", text)
-        cases.append(cli(f"validate-csv-{label}", "validate", data, "--device", "V100", "--spec", V100_SPEC,
-                         "--align", "interior", keyword=keyword))
+        cases.append(
+            cli(
+                f"validate-csv-{label}",
+                "validate",
+                data,
+                "--device",
+                "V100",
+                "--spec",
+                V100_SPEC,
+                "--align",
+                "interior",
+                keyword=keyword,
+            )
+        )
         if label in ("empty", "semicolons", "negative-volume", "missing-column"):
             out = f.new("c.toml")
-            cases.append(cli(f"calibrate-csv-{label}", "calibrate", data, "--device", "V100", "--spec", V100_SPEC,
-                             "--align", "interior", "--out", out, keyword=keyword, outputs=[out]))
+            cases.append(
+                cli(
+                    f"calibrate-csv-{label}",
+                    "calibrate",
+                    data,
+                    "--device",
+                    "V100",
+                    "--spec",
+                    V100_SPEC,
+                    "--align",
+                    "interior",
+                    "--out",
+                    out,
+                    keyword=keyword,
+                    outputs=[out],
+                )
+            )
     return cases
 
 
@@ -591,36 +835,90 @@ def cache_cases(f: Inputs) -> list[Case]:
         "time-1e-300": ("time_tiny.json", entries(time=1e-300), "1e-300"),
         "time-negative": ("time_negative.json", entries(time=-1), "-1"),
         "time-nan": ("time_nan.json", entries(time=float("nan")), "nan"),
-        "all-failed": ("all_failed.json",
-                       json.dumps(kernel_tuner_cache([{**e, "time": "RuntimeFailedConfig"} for e in cache_entries()])),
-                       "none"),
-        "no-row-matches": ("filter6.json",
-                           json.dumps(kernel_tuner_cache([{**e, "filter": 6} for e in cache_entries()])), "filter"),
+        "all-failed": (
+            "all_failed.json",
+            json.dumps(kernel_tuner_cache([{**e, "time": "RuntimeFailedConfig"} for e in cache_entries()])),
+            "none",
+        ),
+        "no-row-matches": (
+            "filter6.json",
+            json.dumps(kernel_tuner_cache([{**e, "filter": 6} for e in cache_entries()])),
+            "filter",
+        ),
     }
     in_both = ("empty-table", "truncated-gzip", "block-32.5", "all-failed")
     cases = []
     for label, (name, content, keyword) in caches.items():
         cache = f.write(name, content)
-        cases.append(cli(f"validate-cache-{label}", "validate", cache, "--device", "V100", "--spec", f.tunable,
-                         keyword=keyword))
+        cases.append(
+            cli(f"validate-cache-{label}", "validate", cache, "--device", "V100", "--spec", f.tunable, keyword=keyword)
+        )
         if label in in_both:
-            cases.append(cli(f"tune-cache-{label}", "tune", f.tunable, "--device", "V100", "--replay", cache,
-                             keyword=keyword))
+            cases.append(
+                cli(f"tune-cache-{label}", "tune", f.tunable, "--device", "V100", "--replay", cache, keyword=keyword)
+            )
     other_gpu = f.write("other_gpu.json", json.dumps(kernel_tuner_cache(cache_entries(), "NVIDIA A100-PCIE-40GB")))
     cases += [
-        cli("tune-cache-of-another-gpu", "tune", f.tunable, "--device", "V100", "--replay", other_gpu, "--jobs", "1",
-            keyword="A100-PCIE-40GB", expect="warning"),
-        cli("validate-cache-of-another-gpu", "validate", other_gpu, "--device", "V100", "--spec", f.tunable,
-            "--jobs", "1", keyword="A100-PCIE-40GB", expect="warning"),
-        cli("calibrate-on-a-cache", "calibrate", f.cache, "--device", "V100", "--spec", f.tunable,
-            keyword="Kernel Tuner"),
-        cli("calibrate-on-a-gz-cache", "calibrate", A4000_CACHE, "--device", "RTX-A4000", "--spec",
-            ROOT / "validation/a100_convolution/convolution_tile1x1.py", keyword="Kernel Tuner"),
-        cli("tune-replay-with--blocks", "tune", f.tunable, "--device", "V100", "--replay", f.cache, "--blocks",
-            "32x1x1", keyword="--blocks"),
+        cli(
+            "tune-cache-of-another-gpu",
+            "tune",
+            f.tunable,
+            "--device",
+            "V100",
+            "--replay",
+            other_gpu,
+            "--jobs",
+            "1",
+            keyword="A100-PCIE-40GB",
+            expect="warning",
+        ),
+        cli(
+            "validate-cache-of-another-gpu",
+            "validate",
+            other_gpu,
+            "--device",
+            "V100",
+            "--spec",
+            f.tunable,
+            "--jobs",
+            "1",
+            keyword="A100-PCIE-40GB",
+            expect="warning",
+        ),
+        cli(
+            "calibrate-on-a-cache",
+            "calibrate",
+            f.cache,
+            "--device",
+            "V100",
+            "--spec",
+            f.tunable,
+            keyword="Kernel Tuner",
+        ),
+        cli(
+            "calibrate-on-a-gz-cache",
+            "calibrate",
+            A4000_CACHE,
+            "--device",
+            "RTX-A4000",
+            "--spec",
+            ROOT / "validation/a100_convolution/convolution_tile1x1.py",
+            keyword="Kernel Tuner",
+        ),
+        cli(
+            "tune-replay-with--blocks",
+            "tune",
+            f.tunable,
+            "--device",
+            "V100",
+            "--replay",
+            f.cache,
+            "--blocks",
+            "32x1x1",
+            keyword="--blocks",
+        ),
         cli("tune-without-a-gpu", "tune", f.jacobi, "--device", "V100", keyword="cupy"),
-        cli("measure-without-a-gpu", "measure", f.jacobi, "--device", "H100", "--out", f.new("m.csv"),
-            keyword="cupy"),
+        cli("measure-without-a-gpu", "measure", f.jacobi, "--device", "H100", "--out", f.new("m.csv"), keyword="cupy"),
     ]
     return cases
 
@@ -646,11 +944,11 @@ def tunable_spec_cases(f: Inputs) -> list[Case]:
     cases = []
     for label, (text, keyword) in TUNABLE_SPECS.items():
         spec = f.write(f"tunable_{label.replace('-', '_')}.py", text)
-        cases.append(cli(f"tune-spec-{label}", "tune", spec, "--device", "V100", "--replay", f.cache,
-                         keyword=keyword))
+        cases.append(cli(f"tune-spec-{label}", "tune", spec, "--device", "V100", "--replay", f.cache, keyword=keyword))
         if label in ("kernel_for-returns-None", "kernel_for-raises"):
-            cases.append(cli(f"validate-spec-{label}", "validate", f.cache, "--device", "V100", "--spec", spec,
-                             keyword=keyword))
+            cases.append(
+                cli(f"validate-spec-{label}", "validate", f.cache, "--device", "V100", "--spec", spec, keyword=keyword)
+            )
     return cases
 
 
@@ -689,28 +987,48 @@ API_DEVICE_ERRORS = {  # label: (body, what the message must name): no pystencil
     "get_device-missing-file": ('pp.get_device("/nonexistent/gpu.toml")', "gpu.toml"),
 }
 API_WARNINGS = {  # label: (body, what the warning must name)
-    "rank-in-place": ('src = ps.fields("src: double[66, 66]")\n'
-                      'pp.rank([ps.Assignment(src[0, 0], (src[1, 0] + src[-1, 0]) / 2)], "V100", blocks=[(32, 4, 1)], '
-                      "folds=[(1, 1, 1)], jobs=1)", "in-place"),
-    "rank-fields-beyond-memory": ('a, b = ps.fields("a, b: double[100000, 100000, 100000]")\n'
-                                  'pp.rank([ps.Assignment(b[0, 0, 0], (a[1, 0, 0] + a[-1, 0, 0]) / 2)], "V100", '
-                                  "blocks=[(32, 4, 8)], folds=[(1, 1, 1)], jobs=1)", "memory"),
+    "rank-in-place": (
+        'src = ps.fields("src: double[66, 66]")\n'
+        'pp.rank([ps.Assignment(src[0, 0], (src[1, 0] + src[-1, 0]) / 2)], "V100", blocks=[(32, 4, 1)], '
+        "folds=[(1, 1, 1)], jobs=1)",
+        "in-place",
+    ),
+    "rank-fields-beyond-memory": (
+        'a, b = ps.fields("a, b: double[100000, 100000, 100000]")\n'
+        'pp.rank([ps.Assignment(b[0, 0, 0], (a[1, 0, 0] + a[-1, 0, 0]) / 2)], "V100", '
+        "blocks=[(32, 4, 8)], folds=[(1, 1, 1)], jobs=1)",
+        "memory",
+    ),
 }
 
 
 def api_cases(f: Inputs) -> list[Case]:
     """Calls of the Python API with wrong arguments, and two that rank with a warning."""
     cases = [api(f"api-{label}", body, keyword=keyword) for label, (body, keyword) in API_ERRORS.items()]
-    cases += [api(f"api-{label}", body, keyword=keyword, prelude=False)
-              for label, (body, keyword) in API_DEVICE_ERRORS.items()]
-    cases += [api(f"api-{label}", body, keyword=keyword, expect="warning")
-              for label, (body, keyword) in API_WARNINGS.items()]
+    cases += [
+        api(f"api-{label}", body, keyword=keyword, prelude=False)
+        for label, (body, keyword) in API_DEVICE_ERRORS.items()
+    ]
+    cases += [
+        api(f"api-{label}", body, keyword=keyword, expect="warning") for label, (body, keyword) in API_WARNINGS.items()
+    ]
     return cases
 
 
-CASE_GROUPS = (number_option_cases, triple_option_cases, name_option_cases, device_name_cases, device_file_cases,
-               input_path_cases, output_path_cases, spec_content_cases, data_set_cases, cache_cases,
-               tunable_spec_cases, api_cases)
+CASE_GROUPS = (
+    number_option_cases,
+    triple_option_cases,
+    name_option_cases,
+    device_name_cases,
+    device_file_cases,
+    input_path_cases,
+    output_path_cases,
+    spec_content_cases,
+    data_set_cases,
+    cache_cases,
+    tunable_spec_cases,
+    api_cases,
+)
 
 
 def build_cases(f: Inputs) -> list[Case]:
@@ -723,6 +1041,7 @@ def build_cases(f: Inputs) -> list[Case]:
 
 
 # -- running and judging ---------------------------------------------------------------------------------------
+
 
 def contents(path: Path) -> bytes | None:
     return path.read_bytes() if path.is_file() else None
@@ -787,8 +1106,9 @@ def run_case(case: Case, env: dict[str, str], originals: dict[Path, bytes | None
     if case.skip:
         return Outcome(case, "skipped", False, case.skip)
     try:
-        done = subprocess.run(command_of(case), cwd=ROOT, env=env, capture_output=True, text=True, errors="replace",
-                              timeout=TIMEOUT_S)
+        done = subprocess.run(
+            command_of(case), cwd=ROOT, env=env, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S
+        )
         returncode, stderr = done.returncode, done.stderr
     except subprocess.TimeoutExpired as e:
         partial = e.stderr or b""  # what the child wrote before it was stopped, undecoded
@@ -822,16 +1142,22 @@ def summary(outcomes: list[Outcome], seconds: float) -> tuple[str, bool]:
         parts.append(f"{count['warned'] - warned_right} warned where an error was due")
     share = (count["clean"] + warned_right) / len(ran) if ran else 1.0
     skipped = len(outcomes) - len(ran)
-    line = (f"{len(ran)} inputs: {count['clean']} clean (one line, exit 2, nothing partial), {warned_right} right "
-            f"with a warning, {len(not_clean)} not clean{': ' + ', '.join(parts) if parts else ''}; "
-            f"{share:.1%} clean (at least {CLEAN_SHARE:.0%} wanted)"
-            + (f"; {skipped} skipped" if skipped else "") + f"; {seconds:.0f} s")
+    line = (
+        f"{len(ran)} inputs: {count['clean']} clean (one line, exit 2, nothing partial), {warned_right} right "
+        f"with a warning, {len(not_clean)} not clean{': ' + ', '.join(parts) if parts else ''}; "
+        f"{share:.1%} clean (at least {CLEAN_SHARE:.0%} wanted)"
+        + (f"; {skipped} skipped" if skipped else "")
+        + f"; {seconds:.0f} s"
+    )
     return line, share >= CLEAN_SHARE
 
 
 def environment(tmp: Path) -> dict[str, str]:
-    return {**os.environ, "PYSTENCILS_CACHE_DIR": str(tmp / "pystencils_cache"),
-            "PYSTENCILS_PERF_TUNING_DIR": str(tmp / "tuning_records")}
+    return {
+        **os.environ,
+        "PYSTENCILS_CACHE_DIR": str(tmp / "pystencils_cache"),
+        "PYSTENCILS_PERF_TUNING_DIR": str(tmp / "tuning_records"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

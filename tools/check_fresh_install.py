@@ -36,15 +36,20 @@ def main() -> int:
         venv = Path(folder) / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(ROOT)], check=True)
-        env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
-               "PYSTENCILS_CACHE_DIR": str(Path(folder) / "pystencils-cache"), "HOME": folder}
+        env = {
+            **os.environ,
+            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
+            "PYSTENCILS_CACHE_DIR": str(Path(folder) / "pystencils-cache"),
+            "HOME": folder,
+        }
         done = subprocess.run(command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         print(done.stderr, file=sys.stderr)
         return 1
     if done.stdout != shown:
-        sys.stdout.writelines(difflib.unified_diff(shown.splitlines(True), done.stdout.splitlines(True),
-                                                   "README.md", "fresh install"))
+        sys.stdout.writelines(
+            difflib.unified_diff(shown.splitlines(True), done.stdout.splitlines(True), "README.md", "fresh install")
+        )
         return 1
     print(f"a fresh install prints what README.md shows for `{command}`")
     return 0

@@ -48,8 +48,13 @@ def imports_of(path: Path, modules: set[str]) -> tuple[set[str], set[str]]:
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     internal, external = set(), set()
     tree = ast.parse(path.read_text(), str(path))
-    type_checking = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
-                     for stmt in block.body for n in ast.walk(stmt)}
+    type_checking = {
+        id(n)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and _is_type_checking(block.test)
+        for stmt in block.body
+        for n in ast.walk(stmt)
+    }
     for node in ast.walk(tree):
         if id(node) in type_checking:
             continue
@@ -77,7 +82,8 @@ def imports_of(path: Path, modules: set[str]) -> tuple[set[str], set[str]]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def layer(module: str) -> str:
@@ -98,7 +104,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -189,8 +195,10 @@ def main(argv=None) -> int:
         for name in sorted(graph):
             print(f"{name}: {', '.join(sorted(graph[name])) or '-'}")
     counts = {name: sum(layer(m) == name for m in graph) for name in ("core", "generator", "facade")}
-    print(f"{len(graph)} modules ({', '.join(f'{n} {k}' for k, n in counts.items())}), "
-          f"{sum(map(len, graph.values()))} imports, {len(problems)} problems")
+    print(
+        f"{len(graph)} modules ({', '.join(f'{n} {k}' for k, n in counts.items())}), "
+        f"{sum(map(len, graph.values()))} imports, {len(problems)} problems"
+    )
     for p in problems:
         print(f"  {p}")
     return 1 if problems else 0

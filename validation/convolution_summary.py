@@ -24,8 +24,11 @@ from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.predict import Prediction, limiter_times
 from pystencils_perf.validate import Validation, metric_errors, ranking_quality
 
-HEADER = ("| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
-          "throughput MAPE % | mean error % | random pick (median) |", "|---|---|---|---|---|---|---|")
+HEADER = (
+    "| rows | Spearman | predicted best / measured best | measured best's predicted rank | "
+    "throughput MAPE % | mean error % | random pick (median) |",
+    "|---|---|---|---|---|---|---|",
+)
 
 
 #: measured data of other projects, and the compiler reports of the measured kernel per configuration, by
@@ -40,8 +43,9 @@ def external_data(name: str) -> Path:
 
 def _table_module():
     """``data/external/compile_convolution_registers.py``, which writes the tables and reads them (`read_table`)."""
-    spec = importlib.util.spec_from_file_location("compile_convolution_registers",
-                                                  EXTERNAL_DATA / "compile_convolution_registers.py")
+    spec = importlib.util.spec_from_file_location(
+        "compile_convolution_registers", EXTERNAL_DATA / "compile_convolution_registers.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -78,8 +82,9 @@ class CompiledRegisters:
             return None
         table = read_table(path)
         read_only = int(kernel.arrays[0].read_only)
-        found = {launch: table.get((*launch.block[:2], constants["tsx"], constants["tsy"], read_only))
-                 for launch in launches}
+        found = {
+            launch: table.get((*launch.block[:2], constants["tsx"], constants["tsy"], read_only)) for launch in launches
+        }
         return {launch: usage for launch, usage in found.items() if usage is not None}
 
 
@@ -130,9 +135,11 @@ def quality_row(title: str, v: Validation) -> str | None:
     q, e = v.quality, v.error("glups")
     if q is None:
         return None
-    return (f"| {title}: {q.points} | {q.spearman:.3f} | {100 * q.best_fraction:.1f} % | "
-            f"{q.measured_best_predicted_rank} | {e.mape_percent:.1f} | {e.mean_error_percent:+.1f} | "
-            f"{100 * q.median_fraction:.1f} % |")
+    return (
+        f"| {title}: {q.points} | {q.spearman:.3f} | {100 * q.best_fraction:.1f} % | "
+        f"{q.measured_best_predicted_rank} | {e.mape_percent:.1f} | {e.mean_error_percent:+.1f} | "
+        f"{100 * q.median_fraction:.1f} % |"
+    )
 
 
 def summary(name: str, validation: Validation, subsets) -> list[str]:
@@ -174,9 +181,15 @@ def fit_tile_1x1(validation: Validation, device) -> tuple[dict, float, int]:
 
     current = np.log([getattr(start, k) for k in FITTED])
     grid = min(itertools.product(START_GRID, repeat=len(FITTED)), key=mape)
-    best = min((minimize(mape, x0, method="Powell", bounds=[(-3.0, 3.0)] * len(FITTED),
-                         options={"xtol": 1e-3, "ftol": 1e-5}) for x0 in (current, np.array(grid))),
-               key=lambda result: result.fun)
+    best = min(
+        (
+            minimize(
+                mape, x0, method="Powell", bounds=[(-3.0, 3.0)] * len(FITTED), options={"xtol": 1e-3, "ftol": 1e-5}
+            )
+            for x0 in (current, np.array(grid))
+        ),
+        key=lambda result: result.fun,
+    )
     return dict(zip(FITTED, np.exp(best.x))), 100 * best.fun, len(rows)
 
 
@@ -187,14 +200,18 @@ def write_fit(device_name: str, data: str, values: dict, mape_percent: float, po
     prefix = f'[devices."{device_name}".fit'
     tables = re.split(r"\n(?=\[)", path.read_text().rstrip())  # the header comment, then one table each
     text = "\n".join(t for t in tables if not t.startswith(prefix)).rstrip() + "\n"
-    provenance = (f"{data}, use_shmem 0, tile 1x1, read_only 0 and 1: {points} points, fitted "
-                  f"{date.today().isoformat()} by {script} --fit (Powell on the MAPE of throughput from the current "
-                  f"constants and from the best of a {' x '.join([str(len(START_GRID))] * len(FITTED))} start grid, "
-                  f"log-scaled constants within e^-3..e^3), MAPE {mape_percent:.1f} %; tiles > 1 held out")
+    provenance = (
+        f"{data}, use_shmem 0, tile 1x1, read_only 0 and 1: {points} points, fitted "
+        f"{date.today().isoformat()} by {script} --fit (Powell on the MAPE of throughput from the current "
+        f"constants and from the best of a {' x '.join([str(len(START_GRID))] * len(FITTED))} start grid, "
+        f"log-scaled constants within e^-3..e^3), MAPE {mape_percent:.1f} %; tiles > 1 held out"
+    )
     text += f'\n{prefix}]\ndata = "{provenance}"\n'
-    text += (f'\n{prefix}.mape_on_fitted_rows]\nvalue = {mape_percent / 100:.3f}\nkind = "fitted"\nsource = "the MAPE of '
-             'throughput the fit reached on its rows (see data above): the model\'s measured error, within which '
-             'candidates are tied"\n')
+    text += (
+        f'\n{prefix}.mape_on_fitted_rows]\nvalue = {mape_percent / 100:.3f}\nkind = "fitted"\nsource = "the MAPE of '
+        "throughput the fit reached on its rows (see data above): the model's measured error, within which "
+        'candidates are tied"\n'
+    )
     for k, v in values.items():
         text += f'\n{prefix}.{k}]\nvalue = {v:.4g}\nkind = "fitted"\nsource = "see data above"\n'
     path.write_text(text)
@@ -207,5 +224,8 @@ def refit_tile_1x1(validation: Validation, data: str, script: str) -> None:
     device = validation.ranking.device
     values, mape_percent, points = fit_tile_1x1(validation, device)
     write_fit(device.name, data, values, mape_percent, points, script)
-    print(f"fitted on {points} tile-1x1 rows of {device.name}: "
-          + ", ".join(f"{k} = {v:.4g}" for k, v in values.items()) + f" (MAPE {mape_percent:.1f} %)")
+    print(
+        f"fitted on {points} tile-1x1 rows of {device.name}: "
+        + ", ".join(f"{k} = {v:.4g}" for k, v in values.items())
+        + f" (MAPE {mape_percent:.1f} %)"
+    )

@@ -36,15 +36,25 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import (read_only, external_data, tile, use_compiled_registers,  # noqa: E402
-                                 variant_params)
+from convolution_summary import (
+    read_only,
+    external_data,
+    tile,
+    use_compiled_registers,  # noqa: E402
+    variant_params,
+)
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.dataset import read_dataset  # noqa: E402
 from pystencils_perf.outputs import replacing_file  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import (  # noqa: E402
-    load_cache_json, load_tunable_spec, read_kernel_tuner, run_to_run_spreads, variants)
+    load_cache_json,
+    load_tunable_spec,
+    read_kernel_tuner,
+    run_to_run_spreads,
+    variants,
+)
 from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
 from pystencils_perf.rank import Ranking  # noqa: E402
 from pystencils_perf.spec import load_spec  # noqa: E402
@@ -80,11 +90,17 @@ class DataSet:
             return validate(self.measured(), load_spec(REPO / self.spec).kernel, self.device).pairs
         if self.name == "V100 star r=2":
             spec = load_spec(HERE / "data" / "v100" / "star3d_r2.py")
-            result = validate(read_dataset(HERE / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"), spec.kernel,
-                              self.device, align="interior", domain_shape=spec.domain_shape)
+            result = validate(
+                read_dataset(HERE / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"),
+                spec.kernel,
+                self.device,
+                align="interior",
+                domain_shape=spec.domain_shape,
+            )
         else:
             description = {"RTX 2080 Ti KTT": HERE / "rtx2080ti_convolution" / "convolution_shmem.py"}.get(
-                self.name, CONVOLUTION)
+                self.name, CONVOLUTION
+            )
             data = read_kernel_tuner(self.source_path())
             if not self.timed:  # the KTT description has no shared-memory compute: only its volumes are compared
                 data = replace(data, runs=[r for r in data.runs if r.params.get("PADDING") == 0])
@@ -124,8 +140,11 @@ class DataSet:
         if self.spec:
             return {("", row.launch): row.values["glups"] for row in self.measured().rows}
         spec = load_tunable_spec(CONVOLUTION)
-        return {(v.label, row.launch): row.values["glups"]
-                for v in variants(read_kernel_tuner(self.source_path()), spec) for row in v.dataset.rows}
+        return {
+            (v.label, row.launch): row.values["glups"]
+            for v in variants(read_kernel_tuner(self.source_path()), spec)
+            for row in v.dataset.rows
+        }
 
     def self_spearman(self) -> float | None:
         """How well the GPU ranks the launches when timed again: a Kernel Tuner cache's first half of each launch's
@@ -149,99 +168,238 @@ DATA_SETS = (
     DataSet("A4000 convolution", "RTX-A4000", "a4000_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True),
     DataSet("A6000 convolution", "RTX-A6000", "a6000_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True),
     # READ_ONLY = 1 loads the copy into shared memory through __ldg: the same global loads (convolution_shmem.py)
-    DataSet("RTX 2080 Ti KTT", "RTX-2080-Ti", "rtx2080ti_convolution15_ktt_counters.csv", timed=False,
-            same_volumes_parameter="READ_ONLY"),
+    DataSet(
+        "RTX 2080 Ti KTT",
+        "RTX-2080-Ti",
+        "rtx2080ti_convolution15_ktt_counters.csv",
+        timed=False,
+        same_volumes_parameter="READ_ONLY",
+    ),
     # our own measurement of the same convolution on a lent H100 (validation/hopper/convolution_on_gpu.py)
-    DataSet("H100 convolution", "H100", "validation/hopper/data/h100/convolution15_kernel_tuner_cache.json.gz", timed=True),
+    DataSet(
+        "H100 convolution", "H100", "validation/hopper/data/h100/convolution15_kernel_tuner_cache.json.gz", timed=True
+    ),
 )
 #: per timed convolution data set, the GPUs whose measurements of the same launches `sibling_table` takes as its
 #: prediction: the same SM (GA10x), or the GPU whose fit the Hopper SM's replaced
-SIBLINGS = {"A4000 convolution": ("A6000 convolution",), "A6000 convolution": ("A4000 convolution",),
-            "A100 convolution": ("H100 convolution",), "H100 convolution": ("A100 convolution",)}
+SIBLINGS = {
+    "A4000 convolution": ("A6000 convolution",),
+    "A6000 convolution": ("A4000 convolution",),
+    "A100 convolution": ("H100 convolution",),
+    "H100 convolution": ("A100 convolution",),
+}
 #: measured on a lent H200 and H100 on 2026-11-26 (validation/hopper/README.md); nothing of the model was fitted on them
 HOPPER = "validation/hopper/data/"
 #: the kernels (name, file stem, SPEC) measured on each lent GPU
-HOPPER_KERNELS = (("star r=4", "star3d_r4", "examples/star3d_r4.py"),
-                  ("star r=1", "star3d_r1", "validation/hopper/star3d_r1.py"),
-                  ("D3Q19 SRT", "d3q19_srt", "validation/hopper/d3q19_srt.py"))
+HOPPER_KERNELS = (
+    ("star r=4", "star3d_r4", "examples/star3d_r4.py"),
+    ("star r=1", "star3d_r1", "validation/hopper/star3d_r1.py"),
+    ("D3Q19 SRT", "d3q19_srt", "validation/hopper/d3q19_srt.py"),
+)
 
 
 def hopper_data_sets(gpu: str, folder: str, timed_twice: dict[str, tuple[str, str]]) -> tuple[DataSet, ...]:
     """`HOPPER_KERNELS` as measured on `gpu` (files in `folder`); `timed_twice`: per file stem, the two files
     whose timings give its noise (the star r=4 run and rerun for a kernel timed once)."""
-    return tuple(DataSet(f"{gpu} {name}", gpu, folder + f"{stem}.csv", timed=True, spec=spec,
-                         timings=tuple(folder + f for f in timed_twice[stem]))
-                 for name, stem, spec in HOPPER_KERNELS)
+    return tuple(
+        DataSet(
+            f"{gpu} {name}",
+            gpu,
+            folder + f"{stem}.csv",
+            timed=True,
+            spec=spec,
+            timings=tuple(folder + f for f in timed_twice[stem]),
+        )
+        for name, stem, spec in HOPPER_KERNELS
+    )
 
 
 _R4_TWICE = ("star3d_r4.csv", "star3d_r4_rerun.csv")
 HELD_OUT_DATA_SETS = (
-    *hopper_data_sets("H200", HOPPER, {"star3d_r4": _R4_TWICE, "star3d_r1": ("star3d_r1.csv", "star3d_r1_ncu.csv"),
-                                       "d3q19_srt": ("d3q19_srt.csv", "d3q19_srt_ncu.csv")}),
+    *hopper_data_sets(
+        "H200",
+        HOPPER,
+        {
+            "star3d_r4": _R4_TWICE,
+            "star3d_r1": ("star3d_r1.csv", "star3d_r1_ncu.csv"),
+            "d3q19_srt": ("d3q19_srt.csv", "d3q19_srt_ncu.csv"),
+        },
+    ),
     *hopper_data_sets("H100", HOPPER + "h100/", dict.fromkeys(("star3d_r4", "star3d_r1", "d3q19_srt"), _R4_TWICE)),
     # measured blind, in a later lease (2026-11-26 05:12 UTC): no model step had seen them
-    DataSet("H200 box r=1 (float)", "H200", HOPPER + "box3d_r1.csv", timed=True, spec="validation/hopper/box3d_r1.py",
-            timings=(HOPPER + "box3d_r1.csv", HOPPER + "box3d_r1_rerun.csv")),
-    DataSet("H200 Jacobi 2D", "H200", HOPPER + "jacobi2d.csv", timed=True, spec="validation/hopper/jacobi2d.py",
-            timings=(HOPPER + "jacobi2d.csv", HOPPER + "jacobi2d_rerun.csv"), more_sources=(HOPPER + "jacobi2d_t256.csv",)),
+    DataSet(
+        "H200 box r=1 (float)",
+        "H200",
+        HOPPER + "box3d_r1.csv",
+        timed=True,
+        spec="validation/hopper/box3d_r1.py",
+        timings=(HOPPER + "box3d_r1.csv", HOPPER + "box3d_r1_rerun.csv"),
+    ),
+    DataSet(
+        "H200 Jacobi 2D",
+        "H200",
+        HOPPER + "jacobi2d.csv",
+        timed=True,
+        spec="validation/hopper/jacobi2d.py",
+        timings=(HOPPER + "jacobi2d.csv", HOPPER + "jacobi2d_rerun.csv"),
+        more_sources=(HOPPER + "jacobi2d_t256.csv",),
+    ),
     # measured blind in a third lease (05:31-05:37 UTC), after the steps the second lease's microbenchmarks led to
-    DataSet("H200 D3Q27 cumulant", "H200", HOPPER + "d3q27_cumulant.csv", timed=True,
-            spec="validation/hopper/d3q27_cumulant.py",
-            timings=(HOPPER + "d3q27_cumulant.csv", HOPPER + "d3q27_cumulant_rerun.csv")),
-    DataSet("H200 Allen-Cahn", "H200", HOPPER + "allen_cahn.csv", timed=True, spec="validation/hopper/allen_cahn.py",
-            timings=(HOPPER + "allen_cahn.csv", HOPPER + "allen_cahn_rerun.csv")),
+    DataSet(
+        "H200 D3Q27 cumulant",
+        "H200",
+        HOPPER + "d3q27_cumulant.csv",
+        timed=True,
+        spec="validation/hopper/d3q27_cumulant.py",
+        timings=(HOPPER + "d3q27_cumulant.csv", HOPPER + "d3q27_cumulant_rerun.csv"),
+    ),
+    DataSet(
+        "H200 Allen-Cahn",
+        "H200",
+        HOPPER + "allen_cahn.csv",
+        timed=True,
+        spec="validation/hopper/allen_cahn.py",
+        timings=(HOPPER + "allen_cahn.csv", HOPPER + "allen_cahn_rerun.csv"),
+    ),
     # D3Q19's streaming without collision (05:58 UTC), a probe of the LBM kernels' slow narrow blocks; blind
-    DataSet("H200 D3Q19 streaming", "H200", HOPPER + "stream19.csv", timed=True, spec="validation/hopper/stream19.py",
-            timings=(HOPPER + "stream19.csv", HOPPER + "stream19_rerun.csv")),
+    DataSet(
+        "H200 D3Q19 streaming",
+        "H200",
+        HOPPER + "stream19.csv",
+        timed=True,
+        spec="validation/hopper/stream19.py",
+        timings=(HOPPER + "stream19.csv", HOPPER + "stream19_rerun.csv"),
+    ),
     # the same four on an H100 (05:38-05:40 UTC), blind to every step; the box was timed twice
-    *(DataSet(f"H100 {name}", "H100", HOPPER + f"h100/{stem}.csv", timed=True, spec=f"validation/hopper/{stem}.py",
-              timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv"))
-      for name, stem in (("box r=1 (float)", "box3d_r1"), ("Jacobi 2D", "jacobi2d"), ("D3Q27 cumulant", "d3q27_cumulant"),
-                         ("Allen-Cahn", "allen_cahn"))),
+    *(
+        DataSet(
+            f"H100 {name}",
+            "H100",
+            HOPPER + f"h100/{stem}.csv",
+            timed=True,
+            spec=f"validation/hopper/{stem}.py",
+            timings=(HOPPER + "h100/box3d_r1.csv", HOPPER + "h100/box3d_r1_rerun.csv"),
+        )
+        for name, stem in (
+            ("box r=1 (float)", "box3d_r1"),
+            ("Jacobi 2D", "jacobi2d"),
+            ("D3Q27 cumulant", "d3q27_cumulant"),
+            ("Allen-Cahn", "allen_cahn"),
+        )
+    ),
     # D3Q19's streaming on an H100 (a later session, 2026-11-26 19:14 UTC); blind to every model step before the DRAM
     # request floor it led to. Timed again in the next lease (20:26 UTC), whose counters led to the L2 partitions' step
-    DataSet("H100 D3Q19 streaming", "H100", HOPPER + "h100/stream19.csv", timed=True, spec="validation/hopper/stream19.py",
-            timings=(HOPPER + "h100/stream19.csv", HOPPER + "h100/stream19_rerun.csv")),
+    DataSet(
+        "H100 D3Q19 streaming",
+        "H100",
+        HOPPER + "h100/stream19.csv",
+        timed=True,
+        spec="validation/hopper/stream19.py",
+        timings=(HOPPER + "h100/stream19.csv", HOPPER + "h100/stream19_rerun.csv"),
+    ),
     # the streaming of 1, 7 and 27 fields in that lease (20:25 UTC), measured with the counters behind that step
-    *(DataSet(f"H100 {name}", "H100", HOPPER + f"h100/{stem}.csv", timed=True, spec=f"validation/hopper/{stem}.py",
-              timings=(HOPPER + "h100/stream19.csv", HOPPER + "h100/stream19_rerun.csv"))
-      for name, stem in (("shifted copy", "stream1"), ("D3Q7 streaming", "stream7"), ("D3Q27 streaming", "stream27"))),
+    *(
+        DataSet(
+            f"H100 {name}",
+            "H100",
+            HOPPER + f"h100/{stem}.csv",
+            timed=True,
+            spec=f"validation/hopper/{stem}.py",
+            timings=(HOPPER + "h100/stream19.csv", HOPPER + "h100/stream19_rerun.csv"),
+        )
+        for name, stem in (("shifted copy", "stream1"), ("D3Q7 streaming", "stream7"), ("D3Q27 streaming", "stream27"))
+    ),
     # blind to that step (20:51 UTC): its predictions were committed before the lease (h100/blind_predictions/)
-    *(DataSet(f"H100 {name}", "H100", HOPPER + f"h100/{stem}.csv", timed=True, spec=f"validation/hopper/{stem}.py",
-              timings=(HOPPER + f"h100/{stem}.csv", HOPPER + f"h100/{stem}_rerun.csv"))
-      for name, stem in (("D3Q15 streaming", "stream15"), ("D3Q19 streaming (float)", "stream19_float"))),
+    *(
+        DataSet(
+            f"H100 {name}",
+            "H100",
+            HOPPER + f"h100/{stem}.csv",
+            timed=True,
+            spec=f"validation/hopper/{stem}.py",
+            timings=(HOPPER + f"h100/{stem}.csv", HOPPER + f"h100/{stem}_rerun.csv"),
+        )
+        for name, stem in (("D3Q15 streaming", "stream15"), ("D3Q19 streaming (float)", "stream19_float"))
+    ),
     # blind to the older-wave curve (21:51 UTC): its predictions were committed before the lease; timed, then by ncu
-    DataSet("H100 star r=2", "H100", HOPPER + "h100/star3d_r2.csv", timed=True, spec="validation/hopper/star3d_r2.py",
-            timings=(HOPPER + "h100/star3d_r2.csv", HOPPER + "h100/star3d_r2_ncu.csv")),
+    DataSet(
+        "H100 star r=2",
+        "H100",
+        HOPPER + "h100/star3d_r2.csv",
+        timed=True,
+        spec="validation/hopper/star3d_r2.py",
+        timings=(HOPPER + "h100/star3d_r2.csv", HOPPER + "h100/star3d_r2_ncu.csv"),
+    ),
     # blind to the partly written lines' step (22:49 UTC): its predictions were committed before the lease; timed twice
-    DataSet("H100 D3Q27 SRT", "H100", HOPPER + "h100/d3q27_srt.csv", timed=True, spec="validation/hopper/d3q27_srt.py",
-            timings=(HOPPER + "h100/d3q27_srt.csv", HOPPER + "h100/d3q27_srt_rerun.csv")),
+    DataSet(
+        "H100 D3Q27 SRT",
+        "H100",
+        HOPPER + "h100/d3q27_srt.csv",
+        timed=True,
+        spec="validation/hopper/d3q27_srt.py",
+        timings=(HOPPER + "h100/d3q27_srt.csv", HOPPER + "h100/d3q27_srt_rerun.csv"),
+    ),
     # the same on an H200 (23:45 UTC), blind to the H200's own table of that step (predictions in blind_predictions/)
-    DataSet("H200 D3Q27 SRT", "H200", HOPPER + "d3q27_srt.csv", timed=True, spec="validation/hopper/d3q27_srt.py",
-            timings=(HOPPER + "d3q27_srt.csv", HOPPER + "d3q27_srt_rerun.csv")),
+    DataSet(
+        "H200 D3Q27 SRT",
+        "H200",
+        HOPPER + "d3q27_srt.csv",
+        timed=True,
+        spec="validation/hopper/d3q27_srt.py",
+        timings=(HOPPER + "d3q27_srt.csv", HOPPER + "d3q27_srt_rerun.csv"),
+    ),
     # blocks of 128 to 1024 threads, folds up to 1x4x1 (2026-11-27 08:18 UTC, block_life_on_gpu.sh); blind to every step
-    DataSet("H100 Jacobi 2D, 128-1024 threads", "H100", HOPPER + "h100/jacobi2d_t128.csv", timed=True,
-            spec="validation/hopper/jacobi2d.py",
-            more_sources=tuple(HOPPER + f"h100/jacobi2d_t{threads}.csv" for threads in (256, 512, 1024)),
-            timings=(HOPPER + "h100/jacobi2d_t256.csv", HOPPER + "h100/jacobi2d_t256_rerun.csv")),
-    DataSet("H100 star r=1, 256 threads", "H100", HOPPER + "h100/star3d_r1_t256.csv", timed=True,
-            spec="validation/hopper/star3d_r1.py",
-            timings=(HOPPER + "h100/star3d_r1_t256.csv", HOPPER + "h100/star3d_r1_t256_rerun.csv")),
+    DataSet(
+        "H100 Jacobi 2D, 128-1024 threads",
+        "H100",
+        HOPPER + "h100/jacobi2d_t128.csv",
+        timed=True,
+        spec="validation/hopper/jacobi2d.py",
+        more_sources=tuple(HOPPER + f"h100/jacobi2d_t{threads}.csv" for threads in (256, 512, 1024)),
+        timings=(HOPPER + "h100/jacobi2d_t256.csv", HOPPER + "h100/jacobi2d_t256_rerun.csv"),
+    ),
+    DataSet(
+        "H100 star r=1, 256 threads",
+        "H100",
+        HOPPER + "h100/star3d_r1_t256.csv",
+        timed=True,
+        spec="validation/hopper/star3d_r1.py",
+        timings=(HOPPER + "h100/star3d_r1_t256.csv", HOPPER + "h100/star3d_r1_t256_rerun.csv"),
+    ),
     # blocks of 32 and 64 threads (08:33 UTC, block_starts_on_gpu.sh), blind to the block start rate but for the
     # Jacobi's 64x1 blocks, whose hand-written twin measured it (predictions in h100/blind_predictions/)
-    *(DataSet(f"H100 {name}, {threads} threads", "H100", HOPPER + f"h100/{stem}_t{threads}.csv", timed=True,
-              spec=f"validation/hopper/{stem}.py",
-              timings=(HOPPER + f"h100/{stem}_t{threads}.csv", HOPPER + f"h100/{stem}_t{threads}_rerun.csv"))
-      for name, stem in (("star r=1", "star3d_r1"), ("Jacobi 2D", "jacobi2d")) for threads in (32, 64)),
+    *(
+        DataSet(
+            f"H100 {name}, {threads} threads",
+            "H100",
+            HOPPER + f"h100/{stem}_t{threads}.csv",
+            timed=True,
+            spec=f"validation/hopper/{stem}.py",
+            timings=(HOPPER + f"h100/{stem}_t{threads}.csv", HOPPER + f"h100/{stem}_t{threads}_rerun.csv"),
+        )
+        for name, stem in (("star r=1", "star3d_r1"), ("Jacobi 2D", "jacobi2d"))
+        for threads in (32, 64)
+    ),
     # the same star on a lent H200 (08:51 UTC, block_starts_h200_on_gpu.sh), blind to the rate it borrows; timed once
-    DataSet("H200 star r=1, 32 threads", "H200", HOPPER + "star3d_r1_t32.csv", timed=True,
-            spec="validation/hopper/star3d_r1.py", timings=(HOPPER + _R4_TWICE[0], HOPPER + _R4_TWICE[1])),
+    DataSet(
+        "H200 star r=1, 32 threads",
+        "H200",
+        HOPPER + "star3d_r1_t32.csv",
+        timed=True,
+        spec="validation/hopper/star3d_r1.py",
+        timings=(HOPPER + _R4_TWICE[0], HOPPER + _R4_TWICE[1]),
+    ),
 )
 
 #: the held-out kernels measured on both Hopper GPUs: each GPU's measurements as the other's prediction
-SIBLINGS.update({f"{gpu} {kernel}": (f"{other} {kernel}",) for gpu, other in (("H100", "H200"), ("H200", "H100"))
-                 for kernel in {d.name[5:] for d in HELD_OUT_DATA_SETS if d.name.startswith("H100 ")}
-                 & {d.name[5:] for d in HELD_OUT_DATA_SETS if d.name.startswith("H200 ")}})
+SIBLINGS.update(
+    {
+        f"{gpu} {kernel}": (f"{other} {kernel}",)
+        for gpu, other in (("H100", "H200"), ("H200", "H100"))
+        for kernel in {d.name[5:] for d in HELD_OUT_DATA_SETS if d.name.startswith("H100 ")}
+        & {d.name[5:] for d in HELD_OUT_DATA_SETS if d.name.startswith("H200 ")}
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -323,8 +481,10 @@ def counters_twice(pairs, parameter: str) -> list[tuple[object, object]]:
 
 def counter_noise(twice) -> str:
     """The spread of a volume set read twice (max/min - 1 per launch pair): median / 90th percentile."""
-    spreads = [max(a, b) / min(a, b) - 1 for a, b in ((p.measured.values["dram_load"], q.measured.values["dram_load"])
-                                                      for p, q in twice)]
+    spreads = [
+        max(a, b) / min(a, b) - 1
+        for a, b in ((p.measured.values["dram_load"], q.measured.values["dram_load"]) for p, q in twice)
+    ]
     return f"{100 * np.median(spreads):.2f} / {100 * np.percentile(spreads, 90):.2f} %"
 
 
@@ -333,12 +493,28 @@ def repeat_row(data: DataSet, pairs) -> tuple[str, ...]:
     against each and to what a prediction of the true volumes would score (the square root, for independent
     noise): the rank correlation its noise leaves room for."""
     twice = counters_twice([p for p in pairs if "dram_load" in p.measured.values], data.same_volumes_parameter)
-    first, second, predicted = (np.array(v) for v in zip(*(
-        (p.measured.values["dram_load"], q.measured.values["dram_load"], p.candidate.metrics.dram_load_bytes_per_lup)
-        for p, q in twice)))
+    first, second, predicted = (
+        np.array(v)
+        for v in zip(
+            *(
+                (
+                    p.measured.values["dram_load"],
+                    q.measured.values["dram_load"],
+                    p.candidate.metrics.dram_load_bytes_per_lup,
+                )
+                for p, q in twice
+            )
+        )
+    )
     readings = spearman(first, second)
-    return (data.name, f"{data.same_volumes_parameter} 0 against 1", str(len(twice)), f"{readings:.3f}",
-            f"{spearman(predicted, first):.3f} / {spearman(predicted, second):.3f}", f"{np.sqrt(max(readings, 0)):.3f}")
+    return (
+        data.name,
+        f"{data.same_volumes_parameter} 0 against 1",
+        str(len(twice)),
+        f"{readings:.3f}",
+        f"{spearman(predicted, first):.3f} / {spearman(predicted, second):.3f}",
+        f"{np.sqrt(max(readings, 0)):.3f}",
+    )
 
 
 def score(data: DataSet, pairs) -> Row:
@@ -359,7 +535,8 @@ def score(data: DataSet, pairs) -> Row:
         noise = "counters, read once"
         if data.same_volumes_parameter:
             noise = f"{data.same_volumes_parameter} 0 / 1: " + counter_noise(
-                counters_twice(pairs, data.same_volumes_parameter))
+                counters_twice(pairs, data.same_volumes_parameter)
+            )
         quantity = "DRAM load"
     mape = float(np.mean(np.abs(predicted - measured) / measured) * 100)
     return Row(data.name, len(pairs), quantity, spearman(predicted, measured), best, mape, noise, pick)
@@ -384,8 +561,11 @@ class SiblingRow:
 def halves_spearman(source: Path) -> float:
     """Rank correlation of a cache's launches timed by the first half of their repeated runs and by the second
     half: how well the GPU ranks itself a few seconds later (Kernel Tuner times each launch 32 times in a row)."""
-    halves = [(sum(t[:len(t) // 2]), sum(t[len(t) // 2:])) for e in load_cache_json(source)["cache"].values()
-              if isinstance(t := e.get("times"), list) and len(t) >= 2]
+    halves = [
+        (sum(t[: len(t) // 2]), sum(t[len(t) // 2 :]))
+        for e in load_cache_json(source)["cache"].values()
+        if isinstance(t := e.get("times"), list) and len(t) >= 2
+    ]
     first, second = np.array(halves).T
     return spearman(first, second)
 
@@ -399,31 +579,56 @@ def sibling_row(name: str, pairs, self_spearman: float | None, sibling: str, thr
     by_sibling = np.array([throughputs[(p.variant, p.launch)] for p in common])
     predicted = np.array([p.candidate.prediction.glups for p in common])
     band = common[0].candidate.prediction.relative_error
-    return SiblingRow(name, sibling, len(common), self_spearman,
-                      spearman(by_sibling, measured), tie_aware_best_fraction(by_sibling, measured, band, True),
-                      spearman(predicted, measured), tie_aware_best_fraction(predicted, measured, band, True))
+    return SiblingRow(
+        name,
+        sibling,
+        len(common),
+        self_spearman,
+        spearman(by_sibling, measured),
+        tie_aware_best_fraction(by_sibling, measured, band, True),
+        spearman(predicted, measured),
+        tie_aware_best_fraction(predicted, measured, band, True),
+    )
 
 
 def siblings_of(data: DataSet, pairs, names, data_sets) -> list[SiblingRow]:
     """`sibling_row` of `data`'s `pairs` against each of `data_sets` whose name is in `names`."""
     self_spearman = data.self_spearman() if any(d.name in names for d in data_sets) else None
-    return [sibling_row(data.name, pairs, self_spearman, sibling.name.split()[0], sibling.throughputs())
-            for sibling in data_sets if sibling.name in names]
+    return [
+        sibling_row(data.name, pairs, self_spearman, sibling.name.split()[0], sibling.throughputs())
+        for sibling in data_sets
+        if sibling.name in names
+    ]
 
 
 def markdown_table(header: tuple[str, ...], cells) -> str:
     """A Markdown table: `header`, then one row per sequence of cell texts in `cells`."""
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-                      *("| " + " | ".join(row) + " |" for row in cells)])
+    return "\n".join(
+        [
+            "| " + " | ".join(header) + " |",
+            "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in cells),
+        ]
+    )
 
 
 def sibling_table(rows: list[SiblingRow]) -> str:
     """The rows as a Markdown table."""
     return markdown_table(
         ("data set", "predicted by", "rows", "Spearman", "best", "the model on these rows", "itself, timed again"),
-        ((r.name, f"{r.sibling}'s measurements", str(r.rows), f"{r.sibling_spearman:.3f}",
-          f"{100 * r.sibling_best_fraction:.1f} %", f"{r.model_spearman:.3f} / {100 * r.model_best_fraction:.1f} %",
-          "-" if r.self_spearman is None else f"{r.self_spearman:.3f}") for r in rows))
+        (
+            (
+                r.name,
+                f"{r.sibling}'s measurements",
+                str(r.rows),
+                f"{r.sibling_spearman:.3f}",
+                f"{100 * r.sibling_best_fraction:.1f} %",
+                f"{r.model_spearman:.3f} / {100 * r.model_best_fraction:.1f} %",
+                "-" if r.self_spearman is None else f"{r.self_spearman:.3f}",
+            )
+            for r in rows
+        ),
+    )
 
 
 #: (larger GPU, smaller GPU) of the same SM whose measured throughput ratio `scaling_table` sets beside the model's
@@ -434,6 +639,7 @@ def scaling_table(larger, smaller) -> str:
     """Per tile, the geometric mean over the launches both GPUs measured of the larger GPU's throughput over the
     smaller's, measured and predicted, with `read_only` 0 and 1 side by side; `larger` and `smaller` are the two
     data sets' (measured, predicted) pairs."""
+
     def by_launch(pairs):
         return {(p.variant, p.launch): p for p in pairs}
 
@@ -442,8 +648,11 @@ def scaling_table(larger, smaller) -> str:
     for key in big.keys() & small.keys():
         b, s = big[key], small[key]
         ratios.setdefault((tile(b), read_only(b)), []).append(
-            [np.log(b.measured.values["glups"] / s.measured.values["glups"]),
-             np.log(b.candidate.prediction.glups / s.candidate.prediction.glups)])
+            [
+                np.log(b.measured.values["glups"] / s.measured.values["glups"]),
+                np.log(b.candidate.prediction.glups / s.candidate.prediction.glups),
+            ]
+        )
 
     def cells(tile_size, setting):
         logs = ratios.get((tile_size, setting))
@@ -453,16 +662,19 @@ def scaling_table(larger, smaller) -> str:
         return [str(len(logs)), f"{measured:.2f}", f"{predicted:.2f}"]
 
     tiles = sorted({tile_size for tile_size, _ in ratios})
-    return markdown_table(("tile", "launches, read_only 0", "measured", "predicted", "launches, read_only 1",
-                           "measured", "predicted"),
-                          ([f"{x}x{y}", *cells((x, y), 0), *cells((x, y), 1)] for x, y in tiles))
+    return markdown_table(
+        ("tile", "launches, read_only 0", "measured", "predicted", "launches, read_only 1", "measured", "predicted"),
+        ([f"{x}x{y}", *cells((x, y), 0), *cells((x, y), 1)] for x, y in tiles),
+    )
 
 
 def targets(min_spearman: float, min_best_fraction: float, max_mape_percent: float) -> tuple:
     """Targets of a table: (what, test on a row) each."""
-    return ((f"Spearman >= {min_spearman:g}", lambda r: r.spearman >= min_spearman),
-            (f"best >= {100 * min_best_fraction:g} %", lambda r: r.best_fraction >= min_best_fraction),
-            (f"MAPE <= {max_mape_percent:g} %", lambda r: r.mape_percent <= max_mape_percent))
+    return (
+        (f"Spearman >= {min_spearman:g}", lambda r: r.spearman >= min_spearman),
+        (f"best >= {100 * min_best_fraction:g} %", lambda r: r.best_fraction >= min_best_fraction),
+        (f"MAPE <= {max_mape_percent:g} %", lambda r: r.mape_percent <= max_mape_percent),
+    )
 
 
 #: issue 26's targets for every data set of the repository
@@ -471,14 +683,27 @@ TARGETS = targets(0.9, 0.95, 20.0)
 
 def table(rows: list[Row], goals=TARGETS) -> str:
     """The rows as a Markdown table, with the `goals` each misses."""
+
     def missed(row: Row) -> str:
         return ", ".join(what.split()[0] for what, met in goals if not met(row)) or "none"
 
     return markdown_table(
         ("data set", "rows", "compared", "Spearman", "best", "MAPE %", "noise", "missed", "pick"),
-        ((r.name, str(r.rows), r.quantity, f"{r.spearman:.3f}", f"{100 * r.best_fraction:.1f} %",
-          f"{r.mape_percent:.2f}", r.noise, missed(r),
-          "-" if r.pick_fraction is None else f"{100 * r.pick_fraction:.1f} %") for r in rows))
+        (
+            (
+                r.name,
+                str(r.rows),
+                r.quantity,
+                f"{r.spearman:.3f}",
+                f"{100 * r.best_fraction:.1f} %",
+                f"{r.mape_percent:.2f}",
+                r.noise,
+                missed(r),
+                "-" if r.pick_fraction is None else f"{100 * r.pick_fraction:.1f} %",
+            )
+            for r in rows
+        ),
+    )
 
 
 EXPLANATION = """\
@@ -749,8 +974,17 @@ def main(argv=None) -> int:
         sibling_tables.append(sibling_table(sibling_rows))
         print(tables[-1], sibling_tables[-1], sep="\n\n")
     text, held_out = tables
-    repeats = markdown_table(("data set", "read twice", "launch pairs", "Spearman of the two readings",
-                              "the model against the first / second", "a perfect prediction, about"), repeat_rows)
+    repeats = markdown_table(
+        (
+            "data set",
+            "read twice",
+            "launch pairs",
+            "Spearman of the two readings",
+            "the model against the first / second",
+            "a perfect prediction, about",
+        ),
+        repeat_rows,
+    )
     print(repeats)
     siblings, held_out_siblings = sibling_tables
     scaling = scaling_table(*(scaled[name] for name in SCALING)) if len(scaled) == len(SCALING) else ""
@@ -758,15 +992,17 @@ def main(argv=None) -> int:
     if not args.only:
         readme = with_table(README.read_text(), text)
         with replacing_file(args.out) as fh:
-            fh.write(f"# The default model ({DEFAULT_MODEL}) on every measured data set\n\n"
-                     f"Reproduce: `python3 validation/default_model.py`.\n\n{text}\n\n{EXPLANATION}\n\n"
-                     f"## A volume set read twice\n\n{repeats}\n\n{REPEAT_EXPLANATION}\n\n"
-                     f"## Another GPU's measurements as the prediction\n\n{siblings}\n\n{SIBLING_EXPLANATION}\n\n"
-                     f"### The RTX A6000's throughput over the RTX A4000's, by tile\n\n{scaling}\n\n"
-                     f"{SCALING_EXPLANATION}\n\n"
-                     f"## Held out: measured on a lent H200 and H100\n\n{held_out}\n\n{HELD_OUT_EXPLANATION}\n\n"
-                     f"### The other Hopper GPU's measurements as the prediction\n\n{held_out_siblings}\n\n"
-                     f"{HELD_OUT_SIBLING_EXPLANATION}\n")
+            fh.write(
+                f"# The default model ({DEFAULT_MODEL}) on every measured data set\n\n"
+                f"Reproduce: `python3 validation/default_model.py`.\n\n{text}\n\n{EXPLANATION}\n\n"
+                f"## A volume set read twice\n\n{repeats}\n\n{REPEAT_EXPLANATION}\n\n"
+                f"## Another GPU's measurements as the prediction\n\n{siblings}\n\n{SIBLING_EXPLANATION}\n\n"
+                f"### The RTX A6000's throughput over the RTX A4000's, by tile\n\n{scaling}\n\n"
+                f"{SCALING_EXPLANATION}\n\n"
+                f"## Held out: measured on a lent H200 and H100\n\n{held_out}\n\n{HELD_OUT_EXPLANATION}\n\n"
+                f"### The other Hopper GPU's measurements as the prediction\n\n{held_out_siblings}\n\n"
+                f"{HELD_OUT_SIBLING_EXPLANATION}\n"
+            )
         with replacing_file(README) as fh:
             fh.write(readme)
         print(f"wrote {args.out} and the table between README.md's {README_MARK} marks", file=sys.stderr)

@@ -43,13 +43,18 @@ def main() -> int:
         "odd block shapes -> even": lambda p: blocks.index(p.launch.block) % 2 == 1,
         "z-fold 1, 2 -> 4": lambda p: p.launch.fold[2] < 4,
     }
-    print(f"V100 {full.ranking.kernel} ({full.ranking.resources_note}): MAPE % with the authors' coefficients -> refitted, on the candidates judged")
-    print(f"{'fitted on -> judged on':<26} {'judged':>6}  " + "  ".join(f"{METRIC_BY_NAME[m].label:>16}" for m in METRICS))
+    print(
+        f"V100 {full.ranking.kernel} ({full.ranking.resources_note}): MAPE % with the authors' coefficients -> refitted, on the candidates judged"
+    )
+    print(
+        f"{'fitted on -> judged on':<26} {'judged':>6}  " + "  ".join(f"{METRIC_BY_NAME[m].label:>16}" for m in METRICS)
+    )
     for name, in_fit in splits.items():
         fit_pairs = [p for p in full.pairs if in_fit(p)]
         judged = [p for p in full.pairs if not in_fit(p)] or fit_pairs
-        result = calibrate([(p.measured.values, p.candidate.metrics) for p in fit_pairs], authors.curves,
-                           unified_l2=authors.unified_l2)
+        result = calibrate(
+            [(p.measured.values, p.candidate.metrics) for p in fit_pairs], authors.curves, unified_l2=authors.unified_l2
+        )
         subset = Dataset(dataset.path, tuple(p.measured for p in judged))
         before = validate(subset, kernel, authors, align="interior")
         after = validate(subset, kernel, replace(authors, curves=result.curves), align="interior")

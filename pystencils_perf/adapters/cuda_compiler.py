@@ -47,14 +47,23 @@ class Nvcc:
     def archs(self) -> tuple[str, ...]:
         return tuple(a for a in _output([self.path, "--list-gpu-code"]).split() if re.fullmatch(r"sm_\d+", a))
 
-    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...],
-                     cubin: Path | None = None) -> str:
+    def ptxas_report(
+        self, source: str, function: str, arch: str, include_dirs: tuple[str, ...], cubin: Path | None = None
+    ) -> str:
         """ptxas' resource report of `source`; `cubin`: where to keep the binary (by default it is discarded)."""
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-nvcc-") as tmp:
             cu = Path(tmp) / f"{function}.cu"
             cu.write_text(source)
-            cmd = [self.path, *(f"-I{d}" for d in include_dirs), "-cubin", "--resource-usage", f"-arch={arch}",
-                   "-o", str(cubin or Path(tmp) / "k.cubin"), str(cu)]
+            cmd = [
+                self.path,
+                *(f"-I{d}" for d in include_dirs),
+                "-cubin",
+                "--resource-usage",
+                f"-arch={arch}",
+                "-o",
+                str(cubin or Path(tmp) / "k.cubin"),
+                str(cu),
+            ]
             result = subprocess.run(cmd, capture_output=True, text=True)
         report = result.stdout + result.stderr
         if result.returncode != 0:
@@ -95,15 +104,19 @@ class Nvrtc:
         self._lib.nvrtcGetSupportedArchs(values)
         return tuple(f"sm_{v}" for v in values)
 
-    def ptxas_report(self, source: str, function: str, arch: str, include_dirs: tuple[str, ...],
-                     cubin: Path | None = None) -> str:
+    def ptxas_report(
+        self, source: str, function: str, arch: str, include_dirs: tuple[str, ...], cubin: Path | None = None
+    ) -> str:
         """ptxas' resource report of `source`; `cubin`: where to keep the binary (by default it is discarded)."""
         ptx = self._ptx(source, function, arch, (*include_dirs, *self.header_dirs))
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-ptxas-") as tmp:
             path = Path(tmp) / f"{function}.ptx"
             path.write_bytes(ptx)
-            result = subprocess.run([self.ptxas, "-v", f"-arch={arch}", "-o", str(cubin or Path(tmp) / "k.cubin"),
-                                     str(path)], capture_output=True, text=True)
+            result = subprocess.run(
+                [self.ptxas, "-v", f"-arch={arch}", "-o", str(cubin or Path(tmp) / "k.cubin"), str(path)],
+                capture_output=True,
+                text=True,
+            )
         report = result.stdout + result.stderr
         if result.returncode != 0:
             raise PerfError(f"ptxas could not assemble kernel {function!r} for {arch}: {report.strip()[-300:]}")
@@ -176,8 +189,11 @@ def find_nvrtc() -> Nvrtc | None:
     ptxas = nvcc_dir / "bin" / "ptxas"
     if library is None or not ptxas.is_file():
         return None
-    headers = tuple(str(d / "include") for d in (wheel_dir("cuda_runtime"), wheel_dir("cuda_cccl"))
-                    if d is not None and (d / "include").is_dir())
+    headers = tuple(
+        str(d / "include")
+        for d in (wheel_dir("cuda_runtime"), wheel_dir("cuda_cccl"))
+        if d is not None and (d / "include").is_dir()
+    )
     return Nvrtc(str(library), str(ptxas), headers)
 
 
@@ -207,8 +223,9 @@ def compiler_for(compute_capability: str | None) -> tuple[CudaCompiler, str] | N
     for compiler in compilers:
         if f"sm_{wanted}" in compiler.archs:
             return compiler, f"sm_{wanted}"
-    return min(((c, a) for c in compilers for a in c.archs),
-               key=lambda ca: (abs(int(ca[1][3:]) - wanted), int(ca[1][3:])))
+    return min(
+        ((c, a) for c in compilers for a in c.archs), key=lambda ca: (abs(int(ca[1][3:]) - wanted), int(ca[1][3:]))
+    )
 
 
 def translation_unit(kernel, prelude: tuple[str, ...] = ()) -> str:
@@ -232,8 +249,9 @@ def kernel_resources(kernel, arch: str, compiler: CudaCompiler) -> ResourceUsage
 
 
 @functools.lru_cache(maxsize=512)
-def compile_resources(source: str, function: str, arch: str, compiler: CudaCompiler,
-                      include_dirs: tuple[str, ...] = ()) -> ResourceUsage:
+def compile_resources(
+    source: str, function: str, arch: str, compiler: CudaCompiler, include_dirs: tuple[str, ...] = ()
+) -> ResourceUsage:
     """Compile `source` for `arch` and read ptxas' resource report of `function`."""
     report = compiler.ptxas_report(source, function, arch, include_dirs)
     return parse_resource_usage(report, function, arch, compiler.name)

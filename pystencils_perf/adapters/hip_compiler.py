@@ -57,9 +57,19 @@ class Hipcc:
         with tempfile.TemporaryDirectory(prefix="pystencils-perf-hipcc-") as tmp:
             hip, assembly = Path(tmp) / f"{function}.hip", Path(tmp) / "k.s"
             hip.write_text(source)
-            cmd = [self.path, "-S", "--cuda-device-only", f"--offload-arch={arch}", "-O3", "-std=c++17",
-                   *(f"-I{d}" for d in include_dirs), "-Rpass-analysis=kernel-resource-usage",
-                   "-o", str(assembly), str(hip)]
+            cmd = [
+                self.path,
+                "-S",
+                "--cuda-device-only",
+                f"--offload-arch={arch}",
+                "-O3",
+                "-std=c++17",
+                *(f"-I{d}" for d in include_dirs),
+                "-Rpass-analysis=kernel-resource-usage",
+                "-o",
+                str(assembly),
+                str(hip),
+            ]
             result = subprocess.run(cmd, capture_output=True, text=True, env=_amd_platform())
             report = result.stdout + result.stderr
             if result.returncode != 0:
@@ -132,20 +142,26 @@ def kernel_resources(kernel, arch: str, compiler: Hipcc) -> ResourceUsage:
 
 
 @functools.lru_cache(maxsize=512)
-def compile_code(source: str, function: str, arch: str, compiler: Hipcc,
-                 include_dirs: tuple[str, ...] = ()) -> tuple[ResourceUsage, AssemblyCounts]:
+def compile_code(
+    source: str, function: str, arch: str, compiler: Hipcc, include_dirs: tuple[str, ...] = ()
+) -> tuple[ResourceUsage, AssemblyCounts]:
     """Compile `source` for `arch`: the backend's resource remarks of `function`, with the spill bytes and the
     loads' waits its assembly shows. Code without a loop runs each once per thread; in a loop they are a
     lower bound, and the waits are left unknown (`ResourceUsage.load_waits_per_thread`)."""
     report, assembly = compiler.compile(source, function, arch, include_dirs)
     counts = assembly_counts(assembly, function)
     usage = parse_resource_usage(report, function, arch, compiler.name)
-    return replace(usage, spill_store_bytes=counts.spill_store_bytes, spill_load_bytes=counts.spill_load_bytes,
-                   load_waits_per_thread=None if counts.looped else float(counts.waits)), counts
+    return replace(
+        usage,
+        spill_store_bytes=counts.spill_store_bytes,
+        spill_load_bytes=counts.spill_load_bytes,
+        load_waits_per_thread=None if counts.looped else float(counts.waits),
+    ), counts
 
 
-def compile_resources(source: str, function: str, arch: str, compiler: Hipcc,
-                      include_dirs: tuple[str, ...] = ()) -> ResourceUsage:
+def compile_resources(
+    source: str, function: str, arch: str, compiler: Hipcc, include_dirs: tuple[str, ...] = ()
+) -> ResourceUsage:
     """Compile `source` for `arch` and read the backend's resource remarks of `function` (and its loads' waits)."""
     return compile_code(source, function, arch, compiler, include_dirs)[0]
 

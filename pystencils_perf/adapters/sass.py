@@ -26,9 +26,12 @@ from .cuda_compiler import wheel_dir
 _WRITE_SCOREBOARD_SHIFT, _WAIT_MASK_SHIFT = 46, 52
 _NO_SCOREBOARD = 7
 #: a label (``.L_x_0:``), or an instruction with the second word of its encoding on the next line
-_LABEL_OR_INSTRUCTION = re.compile(r"^(?P<label>\.[\w$]+):"
-                                   r"|/\*[0-9a-f]{4,}\*/\s+(?P<text>.*?)\s*;\s*/\* 0x[0-9a-f]{16} \*/"
-                                   r"\s*\n\s*/\* (?P<control>0x[0-9a-f]{16}) \*/", re.MULTILINE)
+_LABEL_OR_INSTRUCTION = re.compile(
+    r"^(?P<label>\.[\w$]+):"
+    r"|/\*[0-9a-f]{4,}\*/\s+(?P<text>.*?)\s*;\s*/\* 0x[0-9a-f]{16} \*/"
+    r"\s*\n\s*/\* (?P<control>0x[0-9a-f]{16}) \*/",
+    re.MULTILINE,
+)
 #: an opcode after an optional predicate (``@P0``, ``@!PT``)
 _OPCODE = re.compile(r"^(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)")
 #: loads from memory beyond the SM: global (``LDG``), generic (``LD``) and local (``LDL``: spilled registers)

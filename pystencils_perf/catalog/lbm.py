@@ -24,7 +24,13 @@ from lbmpy.phasefield_allen_cahn.kernel_equations import (
 )
 from lbmpy.phasefield_allen_cahn.parameter_calculation import AllenCahnParameters
 
-__all__ = ["d3q19_srt", "d3q27_cumulant", "allen_cahn_phase_field", "allen_cahn_phase_field_update_rule", "allen_cahn_hydro"]
+__all__ = [
+    "d3q19_srt",
+    "d3q27_cumulant",
+    "allen_cahn_phase_field",
+    "allen_cahn_phase_field_update_rule",
+    "allen_cahn_hydro",
+]
 
 GHOST_LAYERS = 1
 LAYOUT = "fzyx"
@@ -198,9 +204,7 @@ def allen_cahn_hydro(domain=(64, 64, 64), *, config=None) -> GpuKernel:
     u = _fields(f"u({stencil.D})", domain)
     C = _fields("C", domain)
 
-    density = params.symbolic_density_light + C.center * (
-        params.symbolic_density_heavy - params.symbolic_density_light
-    )
+    density = params.symbolic_density_light + C.center * (params.symbolic_density_heavy - params.symbolic_density_light)
     body_force = [0, params.symbolic_gravitational_acceleration * density, 0]
     lbm_config = LBMConfig(
         stencil=stencil,

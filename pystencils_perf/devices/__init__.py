@@ -277,8 +277,10 @@ class Device:
     def shared_memory_limit_per_block_bytes(self) -> int:
         """Shared memory one block may allocate: the per-block limit where the file gives one, else what the SM
         holds beside the runtime's reservation for that block."""
-        return (self.shared_memory_per_block_bytes
-                or self.shared_memory_per_sm_bytes - self.shared_memory_reserved_per_block_bytes)
+        return (
+            self.shared_memory_per_block_bytes
+            or self.shared_memory_per_sm_bytes - self.shared_memory_reserved_per_block_bytes
+        )
 
     def blocks_by_shared_memory(self, shared_bytes_per_block: int) -> int:
         """Blocks allocating `shared_bytes_per_block` each whose shared memory, with what the runtime reserves
@@ -311,16 +313,40 @@ _INTEGER_TYPES = ("int", "tuple[int, int, int]")
 #: quantities format version 3 added (the throughput model's issue rate and latencies)
 #: quantities a file may leave out (the GPU has no such part, or no source gives it): absent means 0, one
 #: L1 cache per SM, and one L1 request per cycle
-OPTIONAL_QUANTITIES = ("last_level_cache_bytes", "last_level_cache_bandwidth_gbs", "l2_channel_count", "l1_caches_per_sm",
-                       "l1_requests_per_cycle", "shared_memory_per_block_bytes", "shared_memory_reserved_per_block_bytes",
-                       "l2_partition_count", "global_loads_cached_in_l1")
+OPTIONAL_QUANTITIES = (
+    "last_level_cache_bytes",
+    "last_level_cache_bandwidth_gbs",
+    "l2_channel_count",
+    "l1_caches_per_sm",
+    "l1_requests_per_cycle",
+    "shared_memory_per_block_bytes",
+    "shared_memory_reserved_per_block_bytes",
+    "l2_partition_count",
+    "global_loads_cached_in_l1",
+)
 #: quantities that say yes (1) or no (0) instead of counting something
 FLAG_QUANTITIES = ("global_loads_cached_in_l1",)
-LATENCY_QUANTITIES = ("warp_instructions_per_cycle_per_sm", "l1_hit_latency_cycles", "l2_hit_latency_cycles",
-                      "dram_latency_cycles")
+LATENCY_QUANTITIES = (
+    "warp_instructions_per_cycle_per_sm",
+    "l1_hit_latency_cycles",
+    "l2_hit_latency_cycles",
+    "dram_latency_cycles",
+)
 _ENTRY_KEYS = {"value", "kind", "source", "note"}
-_CURVE_KEYS = {"a", "b", "c", "d", "complement", "source", "fitted_on", "borrowed_from",
-               "rms_residual", "max_residual", "points", "calibration"}
+_CURVE_KEYS = {
+    "a",
+    "b",
+    "c",
+    "d",
+    "complement",
+    "source",
+    "fitted_on",
+    "borrowed_from",
+    "rms_residual",
+    "max_residual",
+    "points",
+    "calibration",
+}
 
 
 def _fail(path: Path, message: str):
@@ -341,21 +367,31 @@ def _check_version(path: Path, raw: dict) -> None:
     if version == FORMAT_VERSION:
         return
     if version is None or (isinstance(version, int) and version < FORMAT_VERSION):
-        added = (f"add 'format_version = {FORMAT_VERSION}' and the latencies and issue rate of the default model "
-                 f"({', '.join(LATENCY_QUANTITIES)})")
+        added = (
+            f"add 'format_version = {FORMAT_VERSION}' and the latencies and issue rate of the default model "
+            f"({', '.join(LATENCY_QUANTITIES)})"
+        )
         if version is None or version < 2:
-            added += (", a 'kind' to every number, 'l2_dram_capacity_bytes' and 'l2_bandwidth_capacity_bytes' instead "
-                      "of 'l2_effective_capacity_bytes', and 'fitted_on' or 'borrowed_from' to every curve")
-        _fail(path, f"format version {version or 1} is older than the version {FORMAT_VERSION} this pystencils-perf reads: "
-                    f"{added} (`pystencils-perf devices --template FILE` shows every key)")
-    _fail(path, f"format_version {version!r} is not {FORMAT_VERSION}, the version this pystencils-perf reads: "
-                f"use a newer pystencils-perf or a file of version {FORMAT_VERSION}")
+            added += (
+                ", a 'kind' to every number, 'l2_dram_capacity_bytes' and 'l2_bandwidth_capacity_bytes' instead "
+                "of 'l2_effective_capacity_bytes', and 'fitted_on' or 'borrowed_from' to every curve"
+            )
+        _fail(
+            path,
+            f"format version {version or 1} is older than the version {FORMAT_VERSION} this pystencils-perf reads: "
+            f"{added} (`pystencils-perf devices --template FILE` shows every key)",
+        )
+    _fail(
+        path,
+        f"format_version {version!r} is not {FORMAT_VERSION}, the version this pystencils-perf reads: "
+        f"use a newer pystencils-perf or a file of version {FORMAT_VERSION}",
+    )
 
 
 def _quantity(path: Path, name: str, type_name: str, entry):
     """(value, kind, source, note) of one quantity table."""
     if not isinstance(entry, dict) or "value" not in entry:
-        _fail(path, f"'{name}' must be a table {{value = ..., kind = \"...\", source = \"...\"}}")
+        _fail(path, f'\'{name}\' must be a table {{value = ..., kind = "...", source = "..."}}')
     unknown = set(entry) - _ENTRY_KEYS
     if unknown:
         _fail(path, f"'{name}' has unknown key(s) {', '.join(sorted(unknown))}")
@@ -384,21 +420,33 @@ def _curve(path: Path, name: str, c) -> Curve:
     unknown = set(c) - _CURVE_KEYS
     if unknown:
         _fail(path, f"curve [curves.{name}] has unknown key(s) {', '.join(sorted(unknown))}")
-    fitted_on = c.get("fitted_on") or (f"{c['calibration'].get('data', 'measured volumes')} (pystencils-perf calibrate)"
-                                       if isinstance(c.get("calibration"), dict) else "")
+    fitted_on = c.get("fitted_on") or (
+        f"{c['calibration'].get('data', 'measured volumes')} (pystencils-perf calibrate)"
+        if isinstance(c.get("calibration"), dict)
+        else ""
+    )
     borrowed_from = c.get("borrowed_from", "")
     if bool(fitted_on) == bool(borrowed_from):
-        _fail(path, f"curve [curves.{name}] needs exactly one of fitted_on = \"data it was fitted to\" "
-                    f"or borrowed_from = \"GPU whose fit it reuses\"")
+        _fail(
+            path,
+            f'curve [curves.{name}] needs exactly one of fitted_on = "data it was fitted to" '
+            f'or borrowed_from = "GPU whose fit it reuses"',
+        )
     residual = c.get("rms_residual", (c.get("calibration") or {}).get("rms_relative_error_after"))
     try:
-        return Curve(a=float(c["a"]), b=float(c["b"]), c=float(c["c"]), d=float(c.get("d", 0.0)),
-                     complement=bool(c.get("complement", False)), source=str(c["source"]),
-                     fitted_on=str(fitted_on), borrowed_from=str(borrowed_from),
-                     rms_residual=None if residual is None else float(residual))
+        return Curve(
+            a=float(c["a"]),
+            b=float(c["b"]),
+            c=float(c["c"]),
+            d=float(c.get("d", 0.0)),
+            complement=bool(c.get("complement", False)),
+            source=str(c["source"]),
+            fitted_on=str(fitted_on),
+            borrowed_from=str(borrowed_from),
+            rms_residual=None if residual is None else float(residual),
+        )
     except (KeyError, TypeError, ValueError) as e:
         _fail(path, f"curve [curves.{name}] needs numbers a, b, c and a source ({e})")
-
 
 
 #: plausible ranges of the quantities a misplaced digit or unit puts far off: (low, high), both included
@@ -418,8 +466,11 @@ def _check_known_values(path: Path, raw: dict, v: dict) -> None:
     if raw["vendor"] not in VENDORS:
         _fail(path, f"unknown vendor {raw['vendor']!r}; known: {', '.join(VENDORS)}")
     if raw["architecture"] not in VENDORS[raw["vendor"]].architectures:
-        _fail(path, f"unknown {raw['vendor']} architecture {raw['architecture']!r}; known: "
-                    f"{', '.join(VENDORS[raw['vendor']].architectures)}")
+        _fail(
+            path,
+            f"unknown {raw['vendor']} architecture {raw['architecture']!r}; known: "
+            f"{', '.join(VENDORS[raw['vendor']].architectures)}",
+        )
     vendor = VENDORS[raw["vendor"]]
     if not raw.get("compute_capability"):  # else registers are compiled for the compiler's default architecture
         _fail(path, f"missing or empty 'compute_capability': an {vendor.name} GPU needs {vendor.compute_capability}")
@@ -432,29 +483,45 @@ def _check_across_fields(path: Path, v: dict) -> None:
     """Relations between numbers that a typo or a misread datasheet breaks."""
     checks = [
         (v["l2_dram_capacity_bytes"] <= v["l2_capacity_bytes"], "l2_dram_capacity_bytes exceeds l2_capacity_bytes"),
-        (v["l2_bandwidth_capacity_bytes"] <= v["l2_capacity_bytes"], "l2_bandwidth_capacity_bytes exceeds l2_capacity_bytes"),
+        (
+            v["l2_bandwidth_capacity_bytes"] <= v["l2_capacity_bytes"],
+            "l2_bandwidth_capacity_bytes exceeds l2_capacity_bytes",
+        ),
         (v["l1_line_bytes"] % v["l1_sector_bytes"] == 0, "l1_line_bytes is not a multiple of l1_sector_bytes"),
         (v["dram_fetch_bytes"] % v["l2_sector_bytes"] == 0, "dram_fetch_bytes is not a multiple of l2_sector_bytes"),
         (v["max_threads_per_block"] <= v["max_threads_per_sm"], "max_threads_per_block exceeds max_threads_per_sm"),
         (max(v["max_block_dim"]) <= v["max_threads_per_block"], "a max_block_dim entry exceeds max_threads_per_block"),
         (v["max_threads_per_block"] % v["warp_size"] == 0, "max_threads_per_block is not a multiple of warp_size"),
-        (v["max_registers_per_thread"] * v["warp_size"] <= v["registers_per_sm"],
-         "max_registers_per_thread x warp_size exceeds registers_per_sm"),
+        (
+            v["max_registers_per_thread"] * v["warp_size"] <= v["registers_per_sm"],
+            "max_registers_per_thread x warp_size exceeds registers_per_sm",
+        ),
         (v["l2_bandwidth_gbs"] > v["dram_bandwidth_gbs"], "l2_bandwidth_gbs is not above dram_bandwidth_gbs"),
         (v["fp64_peak_gflops"] <= v["fp32_peak_gflops"], "fp64_peak_gflops exceeds fp32_peak_gflops"),
-        (v["l1_hit_latency_cycles"] < v["l2_hit_latency_cycles"] < v["dram_latency_cycles"],
-         "latencies must grow from l1_hit_latency_cycles to l2_hit_latency_cycles to dram_latency_cycles"),
-        (v.get("shared_memory_per_block_bytes", 0) + v.get("shared_memory_reserved_per_block_bytes", 0)
-         <= v["shared_memory_per_sm_bytes"],
-         "shared_memory_per_block_bytes and shared_memory_reserved_per_block_bytes exceed shared_memory_per_sm_bytes"),
-        (bool(v.get("last_level_cache_bytes")) == bool(v.get("last_level_cache_bandwidth_gbs")),
-         "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together"),
+        (
+            v["l1_hit_latency_cycles"] < v["l2_hit_latency_cycles"] < v["dram_latency_cycles"],
+            "latencies must grow from l1_hit_latency_cycles to l2_hit_latency_cycles to dram_latency_cycles",
+        ),
+        (
+            v.get("shared_memory_per_block_bytes", 0) + v.get("shared_memory_reserved_per_block_bytes", 0)
+            <= v["shared_memory_per_sm_bytes"],
+            "shared_memory_per_block_bytes and shared_memory_reserved_per_block_bytes exceed shared_memory_per_sm_bytes",
+        ),
+        (
+            bool(v.get("last_level_cache_bytes")) == bool(v.get("last_level_cache_bandwidth_gbs")),
+            "last_level_cache_bytes and last_level_cache_bandwidth_gbs go together",
+        ),
     ]
     if v.get("last_level_cache_bytes") and v.get("last_level_cache_bandwidth_gbs"):
         checks += [
-            (v["last_level_cache_bytes"] > v["l2_capacity_bytes"], "last_level_cache_bytes is not above l2_capacity_bytes"),
-            (v["dram_bandwidth_gbs"] < v["last_level_cache_bandwidth_gbs"],
-             "last_level_cache_bandwidth_gbs is not above dram_bandwidth_gbs"),
+            (
+                v["last_level_cache_bytes"] > v["l2_capacity_bytes"],
+                "last_level_cache_bytes is not above l2_capacity_bytes",
+            ),
+            (
+                v["dram_bandwidth_gbs"] < v["last_level_cache_bandwidth_gbs"],
+                "last_level_cache_bandwidth_gbs is not above dram_bandwidth_gbs",
+            ),
         ]
     for ok, message in checks:
         if not ok:
@@ -487,8 +554,9 @@ def _parse(path: Path) -> Device:
     if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
         _fail(path, f"'aliases' must be a list of names such as [\"V100\"], got {aliases!r}")
     capability = raw.get("compute_capability", "")
-    if not isinstance(capability, str) or (raw["vendor"] == "nvidia" and capability
-                                           and not re.fullmatch(r"\d+\.\d", capability)):
+    if not isinstance(capability, str) or (
+        raw["vendor"] == "nvidia" and capability and not re.fullmatch(r"\d+\.\d", capability)
+    ):
         _fail(path, f"'compute_capability' must be a string such as \"8.0\" (NVIDIA's major.minor), got {capability!r}")
     if not isinstance(raw.get("curves", {}), dict):
         _fail(path, "'curves' must be tables [curves.NAME]")
@@ -515,10 +583,18 @@ def _parse(path: Path) -> Device:
         _fail(path, f"unknown curve(s) {', '.join(sorted(extra_curves))}")
 
     return Device(
-        name=raw["name"], vendor=raw["vendor"], architecture=raw["architecture"],
-        aliases=tuple(aliases), compute_capability=capability,
-        curves=curves, sources=sources, kinds=kinds, notes=notes, path=str(path),
-        l2_effective_capacity_bytes=values["l2_dram_capacity_bytes"], **values,
+        name=raw["name"],
+        vendor=raw["vendor"],
+        architecture=raw["architecture"],
+        aliases=tuple(aliases),
+        compute_capability=capability,
+        curves=curves,
+        sources=sources,
+        kinds=kinds,
+        notes=notes,
+        path=str(path),
+        l2_effective_capacity_bytes=values["l2_dram_capacity_bytes"],
+        **values,
     )
 
 
@@ -569,8 +645,10 @@ def alias_index() -> dict[str, Device]:
         for key in {_normalise(n) for n in (dev.name, *dev.aliases)}:
             other = index.setdefault(key, dev)
             if other is not dev:
-                raise DeviceError(f"device library: {key!r} names both {other.name} ({Path(other.path).name}) "
-                                  f"and {dev.name} ({Path(dev.path).name})")
+                raise DeviceError(
+                    f"device library: {key!r} names both {other.name} ({Path(other.path).name}) "
+                    f"and {dev.name} ({Path(dev.path).name})"
+                )
     return index
 
 
@@ -580,8 +658,10 @@ def get_device(name_or_path: str | Path | Device) -> Device:
         return name_or_path
     text = str(name_or_path)
     if not text.strip():  # Path("") is the current folder: the folder check below would blame it
-        raise DeviceError("the device name is empty: give a library name or alias (`pystencils-perf devices` lists "
-                          "them) or a device .toml file")
+        raise DeviceError(
+            "the device name is empty: give a library name or alias (`pystencils-perf devices` lists "
+            "them) or a device .toml file"
+        )
     if text.endswith(".toml") or Path(text).is_file():
         return load_device_file(text)
     index = alias_index()
@@ -589,8 +669,10 @@ def get_device(name_or_path: str | Path | Device) -> Device:
     if dev is None and Path(text).is_dir():
         raise DeviceError(f"device {text!r} is a folder, not a device name or .toml file")
     if dev is None:
-        raise DeviceError(f"unknown device {text!r}{_did_you_mean(text)}; known devices: {_known_devices()} "
-                          "(or the path of a device .toml file)")
+        raise DeviceError(
+            f"unknown device {text!r}{_did_you_mean(text)}; known devices: {_known_devices()} "
+            "(or the path of a device .toml file)"
+        )
     return dev
 
 
@@ -607,8 +689,11 @@ def _known_devices() -> str:
 
 def _edits(a: str, b: str) -> int:
     """Characters inserted, deleted or replaced between `a` and `b` (along difflib's alignment)."""
-    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
-               if tag != "equal")
+    return sum(
+        max(i2 - i1, j2 - j1)
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes()
+        if tag != "equal"
+    )
 
 
 def _could_be_a_typo(typed: str, spelling: str) -> bool:
@@ -631,8 +716,11 @@ def _did_you_mean(text: str) -> str:
             spelled.setdefault(_normalise(name), (name, dev))
     suggestions: dict[str, str] = {}  # device name -> the closest spelling, closest devices first
     typed = _normalise(text)
-    close = [key for key in difflib.get_close_matches(typed, spelled, n=len(spelled), cutoff=0.7)
-             if _could_be_a_typo(typed, key)]
+    close = [
+        key
+        for key in difflib.get_close_matches(typed, spelled, n=len(spelled), cutoff=0.7)
+        if _could_be_a_typo(typed, key)
+    ]
     for key in [key for key in close if typed in key] or close:
         name, dev = spelled[key]
         suggestions.setdefault(dev.name, name if name == dev.name else f"{name} ({dev.name})")

@@ -52,16 +52,16 @@ QUANTITY_HELP = {
     "last_level_cache_bandwidth_gbs": "optional, with last_level_cache_bytes: that cache's bandwidth, GB/s",
     "l2_channel_count": "optional: independent L2 channels addresses are interleaved over",
     "l2_partition_count": "optional (1 if left out): partitions the L2 is split into, each caching the data its own "
-                          "SMs access (2 on GA100 and GH100)",
+    "SMs access (2 on GA100 and GH100)",
     "l1_caches_per_sm": "optional (1 if left out): L1 caches serving one SM's warps side by side (2 on an RDNA WGP)",
     "l1_requests_per_cycle": "optional (1 if left out): warp load requests one L1 accepts per cycle, at most "
-                             "(0.5 on GA10x: gpu-strides' one-line float load takes 2 cycles there)",
+    "(0.5 on GA10x: gpu-strides' one-line float load takes 2 cycles there)",
     "global_loads_cached_in_l1": "optional (1 if left out): 0 where the L1 caches only loads that take the read-only "
-                                 "path and the others go to L2 (Maxwell, Pascal GP10x)",
+    "path and the others go to L2 (Maxwell, Pascal GP10x)",
     "shared_memory_per_block_bytes": "optional (shared_memory_per_sm_bytes if left out): shared memory one block may "
-                                     "allocate, bytes (CUDA's opt-in maximum; 64 KiB of an RDNA WGP's 128 KiB)",
+    "allocate, bytes (CUDA's opt-in maximum; 64 KiB of an RDNA WGP's 128 KiB)",
     "shared_memory_reserved_per_block_bytes": "optional (0 if left out): shared memory the runtime reserves per "
-                                              "resident block, bytes (1 KiB from compute capability 8.0)",
+    "resident block, bytes (1 KiB from compute capability 8.0)",
 }
 TEMPLATE_LENDER = "V100-PCIe-32GB"
 
@@ -69,8 +69,13 @@ TEMPLATE_LENDER = "V100-PCIe-32GB"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``pystencils-perf devices``."""
     parser.add_argument("name", nargs="?", help="print this device's file (library name, alias or path)")
-    parser.add_argument("--template", metavar="FILE", nargs="?", const="-",
-                        help="write a device file to fill in (no FILE or '-': standard output); refuses to overwrite")
+    parser.add_argument(
+        "--template",
+        metavar="FILE",
+        nargs="?",
+        const="-",
+        help="write a device file to fill in (no FILE or '-': standard output); refuses to overwrite",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,23 +109,29 @@ def device_summary(dev: Device) -> str:
     """Several lines about one device: where its file is, what it says, how well founded that is."""
     kinds = dev.kinds or {}
     counts = dev.count_by_kind()
-    figures = ", ".join(f"{label} {value} ({kinds[key]})" for key, label, value in (
-        ("dram_bandwidth_gbs", "DRAM", f"{dev.dram_bandwidth_gbs:g} GB/s"),
-        ("l2_bandwidth_gbs", "L2", f"{dev.l2_bandwidth_gbs:g} GB/s"),
-        ("l2_dram_capacity_bytes", "L2 without DRAM traffic", _mib(dev.l2_dram_capacity_bytes)),
-        ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
-        ("l2_channel_count", "L2 channels", dev.l2_channel_count),
-        ("l2_partition_count", "L2 partitions", dev.l2_partition_count),
-        ("l1_caches_per_sm", "L1 caches per SM", dev.l1_caches_per_sm),
-        ("l1_requests_per_cycle", "L1 requests per cycle", f"{dev.l1_requests_per_cycle:g}"),
-        ("global_loads_cached_in_l1", "global loads cached in L1", dev.global_loads_cached_in_l1),
-        ("shared_memory_per_block_bytes", "shared memory per block", f"{dev.shared_memory_per_block_bytes} B"),
-        ("last_level_cache_bytes", "last-level cache", _mib(dev.last_level_cache_bytes)),
-        ("last_level_cache_bandwidth_gbs", "at", f"{dev.last_level_cache_bandwidth_gbs:g} GB/s"),
-    ) if key in kinds)
+    figures = ", ".join(
+        f"{label} {value} ({kinds[key]})"
+        for key, label, value in (
+            ("dram_bandwidth_gbs", "DRAM", f"{dev.dram_bandwidth_gbs:g} GB/s"),
+            ("l2_bandwidth_gbs", "L2", f"{dev.l2_bandwidth_gbs:g} GB/s"),
+            ("l2_dram_capacity_bytes", "L2 without DRAM traffic", _mib(dev.l2_dram_capacity_bytes)),
+            ("l2_bandwidth_capacity_bytes", "at full L2 bandwidth", _mib(dev.l2_bandwidth_capacity_bytes)),
+            ("l2_channel_count", "L2 channels", dev.l2_channel_count),
+            ("l2_partition_count", "L2 partitions", dev.l2_partition_count),
+            ("l1_caches_per_sm", "L1 caches per SM", dev.l1_caches_per_sm),
+            ("l1_requests_per_cycle", "L1 requests per cycle", f"{dev.l1_requests_per_cycle:g}"),
+            ("global_loads_cached_in_l1", "global loads cached in L1", dev.global_loads_cached_in_l1),
+            ("shared_memory_per_block_bytes", "shared memory per block", f"{dev.shared_memory_per_block_bytes} B"),
+            ("last_level_cache_bytes", "last-level cache", _mib(dev.last_level_cache_bytes)),
+            ("last_level_cache_bandwidth_gbs", "at", f"{dev.last_level_cache_bandwidth_gbs:g} GB/s"),
+        )
+        if key in kinds
+    )
     lines = [
-        (f"{dev.name}  ({dev.vendor} {dev.architecture} {dev.compute_capability}, {dev.sm_count} SMs, "
-         f"{dev.clock_ghz:g} GHz, L2 {_mib(dev.l2_capacity_bytes)})"),
+        (
+            f"{dev.name}  ({dev.vendor} {dev.architecture} {dev.compute_capability}, {dev.sm_count} SMs, "
+            f"{dev.clock_ghz:g} GHz, L2 {_mib(dev.l2_capacity_bytes)})"
+        ),
         f"  file: {dev.path} (format {dev.format_version})",
         f"  aliases: {', '.join(dev.aliases) or '-'}",
         f"  numbers: {', '.join(f'{counts[k]} {k}' for k in KINDS)} (of {sum(counts.values())})",
@@ -148,8 +159,10 @@ def confidence_notes(device: Device) -> list[str]:
     for name, curve in device.curves.items():
         if curve.borrowed_from:
             lenders.setdefault(curve.borrowed_from, []).append(name)
-    notes += [f"{', '.join(names)} curve{'s' if len(names) > 1 else ''} borrowed from {lender} (not fitted for this GPU)"
-              for lender, names in lenders.items()]
+    notes += [
+        f"{', '.join(names)} curve{'s' if len(names) > 1 else ''} borrowed from {lender} (not fitted for this GPU)"
+        for lender, names in lenders.items()
+    ]
     basis: dict[str, list[str]] = {}
     for key, kind in (device.kinds or {}).items():
         if kind == "estimate":
@@ -166,7 +179,7 @@ def template_text() -> str:
     lines = [
         "# A pystencils-perf device file: fill in every value, kind and source, then pass its path as --device.",
         "# kind: measured (a benchmark on this GPU), datasheet (vendor documentation), derived (computed from",
-        "# other numbers, say how), estimate (taken from another GPU or assumed; needs note = \"what it rests on\").",
+        '# other numbers, say how), estimate (taken from another GPU or assumed; needs note = "what it rests on").',
         f"format_version = {FORMAT_VERSION}",
         'name = ""',
         "aliases = []",
@@ -180,12 +193,22 @@ def template_text() -> str:
         if f.name in OPTIONAL_QUANTITIES:  # commented out: a zero would not load, and most GPUs leave them out
             table = [f"# {line}" for line in table]
         lines += ["", f"# {QUANTITY_HELP[f.name]}", *table]
-    lines += ["", f"# Capacity-miss curves, borrowed from {TEMPLATE_LENDER} until fitted (`pystencils-perf calibrate`)."]
+    lines += [
+        "",
+        f"# Capacity-miss curves, borrowed from {TEMPLATE_LENDER} until fitted (`pystencils-perf calibrate`).",
+    ]
     for name in CURVE_NAMES:
         c = lender.curves[name]
-        lines += [f"[curves.{name}]", f"a = {c.a!r}", f"b = {c.b!r}", f"c = {c.c!r}", f"d = {c.d!r}",
-                  f"complement = {'true' if c.complement else 'false'}", f'borrowed_from = "{TEMPLATE_LENDER}"',
-                  f'source = "borrowed from {TEMPLATE_LENDER}: {c.source}"']
+        lines += [
+            f"[curves.{name}]",
+            f"a = {c.a!r}",
+            f"b = {c.b!r}",
+            f"c = {c.c!r}",
+            f"d = {c.d!r}",
+            f"complement = {'true' if c.complement else 'false'}",
+            f'borrowed_from = "{TEMPLATE_LENDER}"',
+            f'source = "borrowed from {TEMPLATE_LENDER}: {c.source}"',
+        ]
     return "\n".join(lines) + "\n"
 
 

@@ -106,7 +106,6 @@ class _Terms:
         return Affine(tuple(coeffs), offset)
 
 
-
 class _FormTable:
     """Many `_Terms` evaluated together: each distinct one a row of coefficients over the distinct monomials (a
     coordinate or the offset, times a product of numeric symbols) that they use, so that evaluating all of them
@@ -283,8 +282,10 @@ def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
         return True
     value = model.guards_compiled_when.xreplace(dict(zip(BDIM, block)))
     if value not in (sp.true, sp.false):
-        raise HarvestError(f"kernel {model.name!r}: guards_compiled_when {model.guards_compiled_when} "
-                           f"is not decided by blockDim = {block} alone")
+        raise HarvestError(
+            f"kernel {model.name!r}: guards_compiled_when {model.guards_compiled_when} "
+            f"is not decided by blockDim = {block} alone"
+        )
     return value is sp.true
 
 
@@ -307,8 +308,13 @@ class _CodeOf:
 
     def __init__(self, model: KernelModel):
         self.model = model  # the first model seen with this code, for its name in errors
-        self.key = (model.accesses, model.loops, model.domain, model.merges_accesses_across_guards,
-                    model.guards_compiled_when)
+        self.key = (
+            model.accesses,
+            model.loops,
+            model.domain,
+            model.merges_accesses_across_guards,
+            model.guards_compiled_when,
+        )
         self.hash = hash(self.key)
 
     def __hash__(self) -> int:
@@ -354,7 +360,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
         domain, accesses = (), [(f, k, a, ()) for f, k, a, _ in accesses]
     loops = model.loops
     sizes = [len(lp.values) for lp in loops]
-    strides = [math.prod(sizes[i + 1:]) for i in range(len(loops))]
+    strides = [math.prod(sizes[i + 1 :]) for i in range(len(loops))]
     blockdim = dict(zip(BDIM, block))
     points = []
     update_loops = [lp for lp in loops if lp.updates]
@@ -370,10 +376,16 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     for relevant, group in by_loops.items():
         # every iteration of the loops the group depends on at once: counter values as arrays
         count = math.prod(sizes[i] for i in relevant)
-        positions = np.array(list(itertools.product(*(range(sizes[i]) for i in relevant))),
-                             dtype=np.int64).reshape(count, len(relevant))
-        numbers = {**blockdim, **{loops[i].counter: np.asarray(loops[i].values, dtype=np.int64)[positions[:, k]]
-                                  for k, i in enumerate(relevant)}}
+        positions = np.array(list(itertools.product(*(range(sizes[i]) for i in relevant))), dtype=np.int64).reshape(
+            count, len(relevant)
+        )
+        numbers = {
+            **blockdim,
+            **{
+                loops[i].counter: np.asarray(loops[i].values, dtype=np.int64)[positions[:, k]]
+                for k, i in enumerate(relevant)
+            },
+        }
         iterations = positions @ np.array([strides[i] for i in relevant], dtype=np.int64)
         table = _group_table(model, relevant)
         forms = table.values(numbers, count)
@@ -385,7 +397,9 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
             runs, conj_id, merge_id = _guard_rows(guard, table, forms, merge_forms, block, conjunction_of, merge_of)
             n_runs, n_access = int(runs.sum()), len(orders)
             rows = np.empty((n_access, n_runs, 9), dtype=np.int64)
-            rows[:, :, 0] = np.array([field_kinds.setdefault(accesses[o][:2], len(field_kinds)) for o in orders])[:, None]
+            rows[:, :, 0] = np.array([field_kinds.setdefault(accesses[o][:2], len(field_kinds)) for o in orders])[
+                :, None
+            ]
             rows[:, :, 1:8] = forms[[table.row[accesses[o][2]] for o in orders]][:, runs]
             rows[:, :, 8] = merge_id[runs]
             keys.append(rows.reshape(-1, 9))
@@ -407,8 +421,11 @@ def _guard_rows(guard, table, forms, merge_forms, block, conjunction_of: dict, m
     runs = ~never_satisfied_each(values, block)
     conj_id = np.zeros(count, dtype=np.int64)
     merge_id = np.zeros(count, dtype=np.int64)
-    merge_values = None if merge_forms is None else (
-        np.stack([merge_forms[table.row[t]] for t in guard], axis=1) if guard else values)
+    merge_values = (
+        None
+        if merge_forms is None
+        else (np.stack([merge_forms[table.row[t]] for t in guard], axis=1) if guard else values)
+    )
     for i in np.flatnonzero(runs).tolist():
         conj = tuple(tuple.__new__(Affine, (tuple(row[:-1]), row[-1])) for row in values[i].tolist())
         conj_id[i] = conjunction_of.setdefault(conj, len(conjunction_of))
@@ -437,8 +454,9 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
     for k, start, stop in zip(key[np.sort(first_row)].tolist(), bounds, bounds[1:]):
         field_name, kind = field_kinds[k[0]]
         guards = pair_conjunctions[start:stop]
-        out.append(tuple.__new__(Instruction, (field_name, kind, tuple.__new__(Affine, (tuple(k[1:7]), k[7])),
-                                                tuple(guards))))
+        out.append(
+            tuple.__new__(Instruction, (field_name, kind, tuple.__new__(Affine, (tuple(k[1:7]), k[7])), tuple(guards)))
+        )
     return tuple(out)
 
 
@@ -538,9 +556,11 @@ def byte_addresses(instructions, fields: dict, threads: BlockThreads) -> np.ndar
     if not instructions:
         return np.zeros((0, *threads.coords.shape[:-1]), dtype=np.int64)
     elements = np.stack([threads.values(i.address.coeffs) for i in instructions])
-    extra = (np.array([i.address.offset for i in instructions], dtype=np.int64),
-             np.array([fields[i.field].element_bytes for i in instructions], dtype=np.int64),
-             np.array([fields[i.field].base_offset_bytes for i in instructions], dtype=np.int64))
+    extra = (
+        np.array([i.address.offset for i in instructions], dtype=np.int64),
+        np.array([fields[i.field].element_bytes for i in instructions], dtype=np.int64),
+        np.array([fields[i.field].base_offset_bytes for i in instructions], dtype=np.int64),
+    )
     offset, element_bytes, base = (a.reshape(-1, 1, 1) for a in extra)
     return base + element_bytes * (elements + offset)
 
@@ -552,7 +572,9 @@ def offset_groups(instructions) -> list[tuple[tuple, np.ndarray]]:
     depends on the compiled kernel only, so it is kept for the instruction tuple."""
     groups: dict[tuple, list[int]] = {}
     for instr in instructions:
-        groups.setdefault((instr.field, instr.kind, instr.address.coeffs, instr.guards), []).append(instr.address.offset)
+        groups.setdefault((instr.field, instr.kind, instr.address.coeffs, instr.guards), []).append(
+            instr.address.offset
+        )
     return [(key, np.asarray(offsets, dtype=np.int64)) for key, offsets in groups.items()]
 
 

@@ -150,13 +150,18 @@ class _Coefficients:
         ratio that saturates, is a fit."""
         reasons = {}
         for i, name in enumerate(self.names):
-            a, log_b, log_c = (float(x) for x in v[3 * i:3 * i + 3])
+            a, log_b, log_c = (float(x) for x in v[3 * i : 3 * i + 3])
             edges = ["a = 0"] if a == self.BOUNDS[0][0] else []
-            edges += [f"{k} = {math.exp(log):.4g}" for k, log, bounds in zip("bc", (log_b, log_c), self.BOUNDS[1:])
-                      if log in bounds]
+            edges += [
+                f"{k} = {math.exp(log):.4g}"
+                for k, log, bounds in zip("bc", (log_b, log_c), self.BOUNDS[1:])
+                if log in bounds
+            ]
             if edges:
-                reasons[name] = (f"the fit is degenerate ({', '.join(edges)} at the edge of the range fitted): "
-                                 "the data do not determine the curve")
+                reasons[name] = (
+                    f"the fit is degenerate ({', '.join(edges)} at the edge of the range fitted): "
+                    "the data do not determine the curve"
+                )
         return reasons
 
     def curves_at(self, v: np.ndarray) -> dict[str, Curve]:
@@ -246,8 +251,11 @@ def _measured(pairs) -> np.ndarray:
 
 def l2_load_observation(pairs) -> Observation:
     """L2 -> L1 loads (pairs: measured L2 load, estimator `Metrics`); the formula is `composition.l2_load`."""
-    formula = composition.l2_load(_column(pairs, "l1_compulsory_bytes_per_lup"),
-                                  _column(pairs, "l1_requested_bytes_per_lup"), _column(pairs, "l1_oversubscription"))
+    formula = composition.l2_load(
+        _column(pairs, "l1_compulsory_bytes_per_lup"),
+        _column(pairs, "l1_requested_bytes_per_lup"),
+        _column(pairs, "l1_oversubscription"),
+    )
     return Observation(formula, _measured(pairs))
 
 
@@ -262,16 +270,24 @@ def dram_load_observation(pairs, unified_l2: bool, l1_refit: tuple[Curve, Curve]
         l1 = l2_load_observation(pairs).terms[0]
         old, new = l1_refit
         redundant = np.maximum(redundant + (new(l1.x) - old(l1.x)) * l1.volume, 0.0)
-    formula = composition.dram_load(_column(pairs, "dram_compulsory_load_bytes_per_lup"),
-                                    _column(pairs, "wave_overlap_bytes_per_lup"), _column(pairs, "previous_wave_ratio"),
-                                    _column(pairs, "l2_oversubscription"), redundant, unified_l2)
+    formula = composition.dram_load(
+        _column(pairs, "dram_compulsory_load_bytes_per_lup"),
+        _column(pairs, "wave_overlap_bytes_per_lup"),
+        _column(pairs, "previous_wave_ratio"),
+        _column(pairs, "l2_oversubscription"),
+        redundant,
+        unified_l2,
+    )
     return Observation(formula, _measured(pairs))
 
 
 def dram_store_observation(pairs) -> Observation:
     """DRAM stores, `composition.dram_store` over the candidates."""
-    formula = composition.dram_store(_column(pairs, "dram_compulsory_store_bytes_per_lup"),
-                                     _column(pairs, "l2_oversubscription"), _column(pairs, "dram_redundant_store_bytes_per_lup"))
+    formula = composition.dram_store(
+        _column(pairs, "dram_compulsory_store_bytes_per_lup"),
+        _column(pairs, "l2_oversubscription"),
+        _column(pairs, "dram_redundant_store_bytes_per_lup"),
+    )
     return Observation(formula, _measured(pairs))
 
 
@@ -287,7 +303,9 @@ class Calibration:
         return [f for o in self.fitted for f in o.fits]
 
     def table(self) -> str:
-        lines = [f"{'curve':<24} {'volume':<10} {'points':>6} {'RMS rel. err before':>20} {'after':>7}  coefficients a, b, c"]
+        lines = [
+            f"{'curve':<24} {'volume':<10} {'points':>6} {'RMS rel. err before':>20} {'after':>7}  coefficients a, b, c"
+        ]
         for o in self.fitted:
             for f in o.fits:
                 head = f"{f.name:<24} {o.observation.metric:<10} {f.points:>6}"
@@ -301,8 +319,9 @@ class Calibration:
         return "\n".join(lines)
 
 
-def calibrate(points: list[tuple[dict[str, float], dict]], curves: dict[str, Curve], *,
-              unified_l2: bool) -> Calibration:
+def calibrate(
+    points: list[tuple[dict[str, float], dict]], curves: dict[str, Curve], *, unified_l2: bool
+) -> Calibration:
     """Fit the capacity-miss curves to measured volumes: the L1 curve on L2 loads first, then the DRAM curves.
 
     :param points: per candidate, its measured values by metric name
@@ -312,6 +331,7 @@ def calibrate(points: list[tuple[dict[str, float], dict]], curves: dict[str, Cur
     :param unified_l2: whether the device's L2 is one (`composition.dram_load`).
     :raises CalibrationError: if the data determine none of the curves.
     """
+
     def measured(metric):
         return [(values[metric], metrics) for values, metrics in points if metric in values]
 
@@ -363,8 +383,10 @@ def refuse_library_path(path) -> None:
     """Refuse to write a calibrated device file into pystencils-perf's own device library (a link to a library
     file is the library file): it would replace a library GPU's numbers, or name a second device by its aliases."""
     if Path(path).resolve().parent == DATA_DIR.resolve():
-        raise ConfigurationError(f"{path} is in pystencils-perf's device library ({DATA_DIR}), which the package "
-                                 "owns: write the calibrated device file elsewhere (--out)")
+        raise ConfigurationError(
+            f"{path} is in pystencils-perf's device library ({DATA_DIR}), which the package "
+            "owns: write the calibrated device file elsewhere (--out)"
+        )
 
 
 def write_device_file(device: Device, calibration: Calibration, path, provenance: dict) -> None:
@@ -383,17 +405,27 @@ def write_device_file(device: Device, calibration: Calibration, path, provenance
         fit = next(o for o in calibration.fitted if f in o.fits)
         c = f.after
         raw["curves"][f.name] = {
-            "a": c.a, "b": c.b, "c": c.c, "d": c.d, "complement": c.complement,
+            "a": c.a,
+            "b": c.b,
+            "c": c.c,
+            "d": c.d,
+            "complement": c.complement,
             "fitted_on": f"{provenance.get('data', 'measured volumes')} ({fit.observation.metric}, {f.points} points)",
             "source": f"fitted by pystencils-perf calibrate to {provenance.get('data', 'measured volumes')} "
-                      f"({f.points} informative points of the {fit.observation.metric}); see its calibration table",
+            f"({f.points} informative points of the {fit.observation.metric}); see its calibration table",
             "calibration": {
                 **provenance,
                 "volume": fit.observation.metric,
                 "points": f.points,
                 "rms_relative_error_before": round(fit.rms_before, 6),
                 "rms_relative_error_after": round(fit.rms_after, 6),
-                "previous": {"a": f.before.a, "b": f.before.b, "c": f.before.c, "d": f.before.d, "source": f.before.source},
+                "previous": {
+                    "a": f.before.a,
+                    "b": f.before.b,
+                    "c": f.before.c,
+                    "d": f.before.d,
+                    "source": f.before.source,
+                },
             },
         }
     header = (

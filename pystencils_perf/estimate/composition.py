@@ -55,8 +55,15 @@ def l2_load(compulsory, requested, l1_oversubscription, uncached=0.0) -> VolumeF
     return VolumeFormula(
         "L2 load",
         compulsory + uncached,
-        (CurveTerm("l1_load_capacity_miss", l1_oversubscription, np.maximum(requested - compulsory, 0.0),
-                   x_label="L1 oversubscription", volume_label="redundant L1 load"),),
+        (
+            CurveTerm(
+                "l1_load_capacity_miss",
+                l1_oversubscription,
+                np.maximum(requested - compulsory, 0.0),
+                x_label="L1 oversubscription",
+                volume_label="redundant L1 load",
+            ),
+        ),
     )
 
 
@@ -77,11 +84,22 @@ def dram_load(new, overlap, previous_wave_ratio, l2_oversubscription, redundant,
         "DRAM load",
         new + overlap,
         (
-            CurveTerm("previous_wave_xy_hit", previous_wave_ratio, overlap, -1.0,
-                      x_label="previous wave / remaining L2", volume_label="previous-wave overlap",
-                      relative_to_zero=unified_l2),
-            CurveTerm("l2_load_capacity_miss", l2_oversubscription, redundant,
-                      x_label="L2 oversubscription", volume_label="redundant L2 load"),
+            CurveTerm(
+                "previous_wave_xy_hit",
+                previous_wave_ratio,
+                overlap,
+                -1.0,
+                x_label="previous wave / remaining L2",
+                volume_label="previous-wave overlap",
+                relative_to_zero=unified_l2,
+            ),
+            CurveTerm(
+                "l2_load_capacity_miss",
+                l2_oversubscription,
+                redundant,
+                x_label="L2 oversubscription",
+                volume_label="redundant L2 load",
+            ),
         ),
     )
 
@@ -91,6 +109,13 @@ def dram_store(compulsory, l2_oversubscription, redundant) -> VolumeFormula:
     return VolumeFormula(
         "DRAM store",
         compulsory,
-        (CurveTerm("l2_store_capacity_miss", l2_oversubscription, redundant,
-                   x_label="L2 oversubscription", volume_label="redundant L2 store"),),
+        (
+            CurveTerm(
+                "l2_store_capacity_miss",
+                l2_oversubscription,
+                redundant,
+                x_label="L2 oversubscription",
+                volume_label="redundant L2 store",
+            ),
+        ),
     )

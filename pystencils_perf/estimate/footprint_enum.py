@@ -220,8 +220,11 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
                 whole &= np.logical_or.reduce([rows.whole(conj) for conj in guards])
             if whole.any():
                 shifts = np.unique(np.concatenate([shifts for _, shifts in members]))
-                out.append(_row_intervals(coeffs[0], rows.u_lo[whole], rows.u_hi[whole], b_rows[whole], shifts,
-                                          field, granule_bytes))
+                out.append(
+                    _row_intervals(
+                        coeffs[0], rows.u_lo[whole], rows.u_hi[whole], b_rows[whole], shifts, field, granule_bytes
+                    )
+                )
                 rest = ~whole
         for guards, shifts in members:
             for conj in guards:
@@ -233,8 +236,9 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
     return _union([f for f, _ in out], [la for _, la in out])
 
 
-def _row_intervals(step: int, lo: np.ndarray, hi: np.ndarray, b: np.ndarray, shifts: np.ndarray, field: Field,
-                   granule_bytes: int) -> tuple[np.ndarray, np.ndarray]:
+def _row_intervals(
+    step: int, lo: np.ndarray, hi: np.ndarray, b: np.ndarray, shifts: np.ndarray, field: Field, granule_bytes: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Granule intervals of copies of rows (element ``step * u + b`` for u in ``lo .. hi``) shifted by each of
     `shifts` (sorted): firsts and lasts, neighbours joined."""
     eb, base = field.element_bytes, field.base_offset_bytes

@@ -74,7 +74,7 @@ class _Piece:
                 if const < 0:
                     return False
             elif len(coeffs) == 1:
-                (v, c), = coeffs.items()
+                ((v, c),) = coeffs.items()
                 lo, hi = self.ranges[v]
                 self.ranges[v] = (max(lo, -(const // c)), hi) if c > 0 else (lo, min(hi, const // -c))
             else:
@@ -121,8 +121,10 @@ class _Piece:
                 sums[axis].append(f"{c // basis[axis]}*{v}")
         conds = [f"w{i} = {' + '.join(terms)}" for i, terms in enumerate(sums)]
         conds += [f"{lo} <= {v} <= {hi}" for v, (lo, hi) in self.ranges.items()]
-        conds += [" + ".join([f"{c}*{v}" for v, c in coeffs.items()] + [str(const)]) + " >= 0"
-                  for coeffs, const in self.constraints]
+        conds += [
+            " + ".join([f"{c}*{v}" for v, c in coeffs.items()] + [str(const)]) + " >= 0"
+            for coeffs, const in self.constraints
+        ]
         space = ", ".join(f"w{i}" for i in range(len(basis)))
         return f"[{space}] : exists ({', '.join(self.ranges)} : {' and '.join(conds)})"
 

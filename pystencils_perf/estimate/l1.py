@@ -16,8 +16,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import AccessKind, Field
-from .addresses import (Affine, CompiledKernel, Instruction, active_masks, block_threads, byte_addresses,
-                        cached_by_identity, guards_mask, offset_groups)
+from .addresses import (
+    Affine,
+    CompiledKernel,
+    Instruction,
+    active_masks,
+    block_threads,
+    byte_addresses,
+    cached_by_identity,
+    guards_mask,
+    offset_groups,
+)
 
 _INACTIVE = np.iinfo(np.int64).max
 
@@ -102,20 +111,23 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, 
     return [c[0] for c in classes.values()], np.array([c[1] for c in classes.values()], dtype=np.int64)
 
 
-def block_requests(compiled: CompiledKernel, fields: dict[str, Field], block, bids, device,
-                   uncached: frozenset[str] = frozenset()) -> BlockRequests:
+def block_requests(
+    compiled: CompiledKernel, fields: dict[str, Field], block, bids, device, uncached: frozenset[str] = frozenset()
+) -> BlockRequests:
     """Totals over the blocks `bids`; warps never straddle two blocks. The loads of the arrays in `uncached`
     are counted apart too: an L1 that does not cache them passes each of their sectors on to L2.
 
     Cached for the compiled instructions: a SPEC's variants that differ in ``read_only`` only share them."""
     l1 = (device.warp_size, device.l1_sector_bytes, device.l1_bank_width_bytes, device.l1_bank_count)
-    return _block_requests(compiled, tuple(fields.values()), tuple(block), tuple(map(tuple, bids)), l1,
-                           frozenset(uncached))
+    return _block_requests(
+        compiled, tuple(fields.values()), tuple(block), tuple(map(tuple, bids)), l1, frozenset(uncached)
+    )
 
 
 @cached_by_identity(maxsize=128)
-def _block_requests(compiled: CompiledKernel, field_list: tuple[Field, ...], block, bids, l1: tuple,
-                    uncached: frozenset[str]) -> BlockRequests:
+def _block_requests(
+    compiled: CompiledKernel, field_list: tuple[Field, ...], block, bids, l1: tuple, uncached: frozenset[str]
+) -> BlockRequests:
     fields = {f.name: f for f in field_list}
     threads = block_threads(block, bids)
     warp, sector, bank_width, bank_count = l1
@@ -143,8 +155,9 @@ def _block_requests(compiled: CompiledKernel, field_list: tuple[Field, ...], blo
 
 
 @cached_by_identity(maxsize=128)
-def load_lines(compiled: CompiledKernel, field_list: tuple[Field, ...], block: tuple, bids: tuple,
-               sizes: tuple[int, int, int]):
+def load_lines(
+    compiled: CompiledKernel, field_list: tuple[Field, ...], block: tuple, bids: tuple, sizes: tuple[int, int, int]
+):
     """The load classes of a candidate's representative blocks `bids` (loads that ask for the same lines:
     `shift_classes`), their counts, and per class and warp the lines and the L2 sectors it touches (`sizes`:
     warp, line and sector bytes). Cached for the compiled instructions: a SPEC's variants that differ in

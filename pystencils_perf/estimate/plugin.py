@@ -41,7 +41,10 @@ def get_backend(name: str):
 
 
 #: the built-in backends, one object each: what is cached for a backend is kept under its identity
-BUILT_IN_BACKENDS = {"enum": LazyBackend(f"{__package__}.footprint_enum"), "isl": LazyBackend(f"{__package__}.footprint_isl")}
+BUILT_IN_BACKENDS = {
+    "enum": LazyBackend(f"{__package__}.footprint_enum"),
+    "isl": LazyBackend(f"{__package__}.footprint_isl"),
+}
 
 
 @hookimpl

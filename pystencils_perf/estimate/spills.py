@@ -38,8 +38,14 @@ class SpillTraffic:
         return 0.0, 0.0
 
 
-def spill_traffic(spill_store_bytes: int, spill_load_bytes: int, spill_kept_bytes: int, updates_per_thread: float,
-                  resident_threads_per_sm: int, device) -> SpillTraffic:
+def spill_traffic(
+    spill_store_bytes: int,
+    spill_load_bytes: int,
+    spill_kept_bytes: int,
+    updates_per_thread: float,
+    resident_threads_per_sm: int,
+    device,
+) -> SpillTraffic:
     """The spill traffic of a thread that spills `spill_store_bytes` / loads `spill_load_bytes` and keeps
     `spill_kept_bytes` spilled while it makes `updates_per_thread` lattice updates, with
     `resident_threads_per_sm` threads on each SM."""

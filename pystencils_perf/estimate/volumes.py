@@ -32,7 +32,9 @@ class Occupancy:
     limited_by: str
 
 
-def occupancy(model: KernelModel, threads_per_block: int, device, block: tuple[int, int, int] | None = None) -> Occupancy:
+def occupancy(
+    model: KernelModel, threads_per_block: int, device, block: tuple[int, int, int] | None = None
+) -> Occupancy:
     """Resident blocks per SM from threads, and where known registers and shared memory (those of
     `block` where given: its own compiled code's registers, its shared memory; else the model's fixed part)."""
     warps = -(-threads_per_block // device.warp_size)
@@ -106,8 +108,11 @@ class FootprintCounter:
 
     def _parts(self, name, kind, threads, granule_bytes):
         instrs, field = self.compiled.for_field(name, kind), self.fields[name]
-        return _FOOTPRINTS.get((instrs, self.backend), (field, threads.block, threads.grid, threads.key, granule_bytes),
-                               lambda: self.backend.touched(instrs, field, threads, granule_bytes))
+        return _FOOTPRINTS.get(
+            (instrs, self.backend),
+            (field, threads.block, threads.grid, threads.key, granule_bytes),
+            lambda: self.backend.touched(instrs, field, threads, granule_bytes),
+        )
 
     def block(self, kind: AccessKind, block, bid, granule_bytes: int, skip: frozenset[str] = frozenset()) -> int:
         """Distinct granules one block touches; a translate of a block counted before reuses its count.
@@ -154,8 +159,10 @@ class FootprintCounter:
             total = self.union(AccessKind.STORE, [threads], granule_bytes)
             for name in self.fields:
                 if self.compiled.for_field(name, AccessKind.STORE) and self.compiled.for_field(name, AccessKind.LOAD):
-                    total -= self.backend.count_overlap(self._parts(name, AccessKind.STORE, threads, granule_bytes),
-                                                        self._parts(name, AccessKind.LOAD, threads, granule_bytes))
+                    total -= self.backend.count_overlap(
+                        self._parts(name, AccessKind.STORE, threads, granule_bytes),
+                        self._parts(name, AccessKind.LOAD, threads, granule_bytes),
+                    )
             self._counts[key] = total
         return self._counts[key]
 
@@ -198,8 +205,16 @@ OLDER_WAVES_LOOKED_AT = 8
 OLDER_WAVE_RATIO_LOOKED_AT = 2.0
 
 
-def older_wave_reuse(counter: FootprintCounter, block, grid, first: int, wave_blocks: int, granule_bytes: int,
-                     l2_left_bytes: float, ratio_looked_at: float) -> list[tuple[float, float]]:
+def older_wave_reuse(
+    counter: FootprintCounter,
+    block,
+    grid,
+    first: int,
+    wave_blocks: int,
+    granule_bytes: int,
+    l2_left_bytes: float,
+    ratio_looked_at: float,
+) -> list[tuple[float, float]]:
     """What the wave from block `first` loads that each wave before its previous one loaded and no nearer wave did:
     ``(ratio, bytes)`` per wave back, where ``ratio`` is the waves back to it, loads and the lines their stores
     allocate, over the L2 the current wave leaves (`l2_left_bytes`). Ends at the first ratio past
@@ -229,8 +244,16 @@ def older_wave_reuse(counter: FootprintCounter, block, grid, first: int, wave_bl
     return reuse
 
 
-def older_wave_hits(counter: FootprintCounter, block, grid, first: int, wave_blocks: int, granule_bytes: int,
-                    l2_left_bytes: float, hit_curve=None) -> float:
+def older_wave_hits(
+    counter: FootprintCounter,
+    block,
+    grid,
+    first: int,
+    wave_blocks: int,
+    granule_bytes: int,
+    l2_left_bytes: float,
+    hit_curve=None,
+) -> float:
     """Bytes the wave from block `first` loads that a wave before its previous one loaded, no nearer wave did,
     and L2 still holds (`older_wave_reuse`).
 
@@ -268,8 +291,17 @@ def reread_load(l2_load: float, l1_compulsory: float, n_lups: int, v_curr: float
     return max(l2_load * n_lups - hits_once, 0.0)
 
 
-def wave_volumes(counter: FootprintCounter, compiled: CompiledKernel, block, grid, wave_blocks: int, device,
-                 l2_load: float, l1_compulsory: float, l2_store: float) -> tuple:
+def wave_volumes(
+    counter: FootprintCounter,
+    compiled: CompiledKernel,
+    block,
+    grid,
+    wave_blocks: int,
+    device,
+    l2_load: float,
+    l1_compulsory: float,
+    l2_store: float,
+) -> tuple:
     """DRAM volumes summed over the representative waves, and their compulsory, overlapping and redundant
     parts, the updates they make, and per wave its L2 coverage, previous-wave ratio and oversubscription."""
     fetch = device.dram_fetch_bytes
@@ -291,8 +323,13 @@ def wave_volumes(counter: FootprintCounter, compiled: CompiledKernel, block, gri
         else:
             v_prev = v_overlap = prev_store_lines = 0
         l2_left = l2_capacity - (v_curr - v_overlap) - curr_store_lines
-        new = v_curr - v_overlap - older_wave_hits(counter, block, grid, first, wave_blocks, fetch, l2_left,
-                                                   device.curves.get("older_wave_hit"))
+        new = (
+            v_curr
+            - v_overlap
+            - older_wave_hits(
+                counter, block, grid, first, wave_blocks, fetch, l2_left, device.curves.get("older_wave_hit")
+            )
+        )
         # the coverage of Ernst et al. (JPDC 2023) eq. 8 counts loads only; L2 is write-back and allocates a
         # stored line too, so both waves' stores take their share of it (V100 r=2 16x4x16 fold 1x1x2, whose
         # two waves' loads just fit the 6 MB: its previous wave's halo measured as a miss, 10.73 B/Lup, where
@@ -302,9 +339,11 @@ def wave_volumes(counter: FootprintCounter, compiled: CompiledKernel, block, gri
         l2_oversub = (v_curr + v_store) / l2_capacity
         wave_redundant_load = reread_load(l2_load, l1_compulsory, n_lups, v_curr, device.l2_partition_count)
         wave_redundant_store = max(l2_store * n_lups - v_store, 0.0)
-        dram_load += float(composition.dram_load(new, v_overlap, previous_ratio, l2_oversub, wave_redundant_load,
-                                                  device.unified_l2)
-                           .evaluate(device.curves))
+        dram_load += float(
+            composition.dram_load(
+                new, v_overlap, previous_ratio, l2_oversub, wave_redundant_load, device.unified_l2
+            ).evaluate(device.curves)
+        )
         dram_store += float(composition.dram_store(v_store, l2_oversub, wave_redundant_store).evaluate(device.curves))
         comp_load += new
         overlap_sum += v_overlap
@@ -315,8 +354,19 @@ def wave_volumes(counter: FootprintCounter, compiled: CompiledKernel, block, gri
         wave_lups += n_lups
         coverages.append(coverage)
         l2_oversubs.append(l2_oversub)
-    return (dram_load, dram_store, wave_lups, comp_load, overlap_sum, comp_store, redundant_load, redundant_store,
-            coverages, previous_ratios, l2_oversubs)
+    return (
+        dram_load,
+        dram_store,
+        wave_lups,
+        comp_load,
+        overlap_sum,
+        comp_store,
+        redundant_load,
+        redundant_store,
+        coverages,
+        previous_ratios,
+        l2_oversubs,
+    )
 
 
 def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
@@ -331,8 +381,9 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
     # -- L1 and L2 <- L1, per representative block ------------------------------------
     bids = representative_blocks(grid)
     # an L1 that caches only the read-only path passes the other arrays' loads on to L2 whole
-    uncached = (frozenset() if device.global_loads_cached_in_l1
-                else frozenset(fields) - model.loads_through_read_only_path())
+    uncached = (
+        frozenset() if device.global_loads_cached_in_l1 else frozenset(fields) - model.loads_through_read_only_path()
+    )
     req = block_requests(compiled, fields, block, bids, device, uncached)
     cycles = req.l1_cycles
     requested = req.requested_load_sectors * sector
@@ -345,8 +396,14 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         alloc += counter.block(AccessKind.LOAD, block, bid, line, skip=uncached) * line
     n_rep = len(bids)
     l1_oversubscription = (alloc / n_rep) * max(occ.blocks_per_sm, 1) / device.l1_capacity_bytes
-    l2_load = float(composition.l2_load(comp, requested - uncached_load, l1_oversubscription,
-                                        uncached_load).evaluate(device.curves)) / lups
+    l2_load = (
+        float(
+            composition.l2_load(comp, requested - uncached_load, l1_oversubscription, uncached_load).evaluate(
+                device.curves
+            )
+        )
+        / lups
+    )
     l1_compulsory = (comp + uncached_load) / lups
     l2_store = stores / lups
 
@@ -354,16 +411,23 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
     wave_blocks = max(device.sm_count * max(occ.blocks_per_sm, 1), 1)
     total_blocks = math.prod(grid)
     wave_blocks = min(wave_blocks, total_blocks)
-    waves = _WAVES.get((compiled, device, backend),
-                       (tuple(fields.values()), tuple(block), grid, wave_blocks, l2_load, l1_compulsory, l2_store),
-                       lambda: wave_volumes(counter, compiled, tuple(block), grid, wave_blocks, device, l2_load,
-                                            l1_compulsory, l2_store))
+    waves = _WAVES.get(
+        (compiled, device, backend),
+        (tuple(fields.values()), tuple(block), grid, wave_blocks, l2_load, l1_compulsory, l2_store),
+        lambda: wave_volumes(
+            counter, compiled, tuple(block), grid, wave_blocks, device, l2_load, l1_compulsory, l2_store
+        ),
+    )
     dram_load, dram_store, wave_lups, comp_load, overlap_sum, comp_store, redundant_load, redundant_store = waves[:8]
     coverages, previous_ratios, l2_oversubs = waves[8:]
     wave_lups = max(wave_lups, 1)
     threads_per_block = math.prod(block)
-    spills = spill_traffic(*model.spills_for(model.fold, block), lups / (n_rep * threads_per_block),
-                           threads_per_block * max(occ.blocks_per_sm, 1), device)
+    spills = spill_traffic(
+        *model.spills_for(model.fold, block),
+        lups / (n_rep * threads_per_block),
+        threads_per_block * max(occ.blocks_per_sm, 1),
+        device,
+    )
     spill_l2_load, spill_l2_store = spills.reaching("L2")
     spill_dram_load, spill_dram_store = spills.reaching("DRAM")
 

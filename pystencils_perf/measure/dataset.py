@@ -121,8 +121,10 @@ def other_gpu(name: str, recorded: set[str], device: Device) -> list[str]:
 def check_volume(where: str, metric: str, value: float) -> float:
     """`value` of `metric` (a data-set metric name) if it is not a volume beyond `MAX_BYTES_PER_LUP`."""
     if METRIC_BY_NAME[metric].unit == "B/Lup" and value > MAX_BYTES_PER_LUP:
-        raise MeasurementError(f"{where}: {METRIC_BY_NAME[metric].label} of {value:.6g} B/Lup is beyond the plausible "
-                               f"{MAX_BYTES_PER_LUP:.0e} B per lattice update")
+        raise MeasurementError(
+            f"{where}: {METRIC_BY_NAME[metric].label} of {value:.6g} B/Lup is beyond the plausible "
+            f"{MAX_BYTES_PER_LUP:.0e} B per lattice update"
+        )
     return value
 
 
@@ -152,17 +154,23 @@ def read_csv(path: Path) -> tuple[list[str], list[dict]]:
             reader = csv.DictReader(fh)
             # a ';'-separated file reads as one column, and the columns it has would be called missing
             if len(reader.fieldnames or ()) == 1 and ";" in reader.fieldnames[0]:
-                raise MeasurementError(f"data file {path} separates its columns with ';', not ',': save it as "
-                                       "comma-separated CSV (with '.' as the decimal point)")
+                raise MeasurementError(
+                    f"data file {path} separates its columns with ';', not ',': save it as "
+                    "comma-separated CSV (with '.' as the decimal point)"
+                )
             rows = []
             for row in reader:
                 if None in row:  # DictReader keeps the cells beyond the header under None
-                    raise MeasurementError(f"{path} line {reader.line_num} has {len(row[None])} more cells than "
-                                           f"the {len(reader.fieldnames)} columns of its header")
+                    raise MeasurementError(
+                        f"{path} line {reader.line_num} has {len(row[None])} more cells than "
+                        f"the {len(reader.fieldnames)} columns of its header"
+                    )
                 missing = sum(v is None for v in row.values())  # DictReader fills the cells a line lacks with None
                 if missing:
-                    raise MeasurementError(f"{path} line {reader.line_num} has {missing} fewer cells than the "
-                                           f"{len(reader.fieldnames)} columns of its header")
+                    raise MeasurementError(
+                        f"{path} line {reader.line_num} has {missing} fewer cells than the "
+                        f"{len(reader.fieldnames)} columns of its header"
+                    )
                 rows.append(row)
             return list(reader.fieldnames or []), rows
     except FileNotFoundError:

@@ -38,8 +38,21 @@ LAUNCH_MS_RANGE = (1e-6, 86_400_000.0)
 #: columns a flat CSV may give the mean kernel time under, first match wins: name -> unit
 TIME_COLUMNS = {"time": "ms", "time_ms_mean": "ms", "time_ms": "ms", "duration_us": "us"}
 #: fields that are results (Kernel Tuner's, and what KTT reports of a launch), not tunable parameters
-RESULT_FIELDS = {"time", "times", "compile_time", "verification_time", "benchmark_time", "strategy_time",
-                 "framework_time", "timestamp", "GFLOP/s", "registers", "shared_mem_bytes", "grid_x", "grid_y"}
+RESULT_FIELDS = {
+    "time",
+    "times",
+    "compile_time",
+    "verification_time",
+    "benchmark_time",
+    "strategy_time",
+    "framework_time",
+    "timestamp",
+    "GFLOP/s",
+    "registers",
+    "shared_mem_bytes",
+    "grid_x",
+    "grid_y",
+}
 
 
 def is_counter(column: str) -> bool:
@@ -93,8 +106,9 @@ def _time(path, where, value, unit: str = "ms") -> float | None:
     time_ms = float(value) * TIME_UNITS[unit][0]
     low, high = LAUNCH_MS_RANGE
     if not low <= time_ms <= high:
-        raise MeasurementError(f"{path} {where}: time {value!r} {TIME_UNITS[unit][1]} is outside the plausible "
-                               "1 ns to 1 day of one launch")
+        raise MeasurementError(
+            f"{path} {where}: time {value!r} {TIME_UNITS[unit][1]} is outside the plausible 1 ns to 1 day of one launch"
+        )
     return time_ms
 
 
@@ -114,7 +128,9 @@ def load_cache_json(path: Path) -> dict:
     except (OSError, EOFError, zlib.error) as e:  # EOFError: a truncated .gz (an interrupted download or copy)
         raise MeasurementError(f"cannot read Kernel Tuner file {path}: {getattr(e, 'strerror', None) or e}") from None
     except UnicodeDecodeError as e:
-        raise MeasurementError(f"{path} is not a Kernel Tuner cache (not UTF-8 text: {e.reason} at byte {e.start})") from None
+        raise MeasurementError(
+            f"{path} is not a Kernel Tuner cache (not UTF-8 text: {e.reason} at byte {e.start})"
+        ) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -128,8 +144,11 @@ def load_cache_json(path: Path) -> dict:
 def run_to_run_spreads(cache: dict) -> list[float]:
     """The timing noise of a Kernel Tuner cache (`load_cache_json`): per configuration with repeated runs
     (``times``), the slowest over the fastest run, minus 1."""
-    return [max(e["times"]) / min(e["times"]) - 1 for e in cache["cache"].values()
-            if isinstance(e.get("times"), list) and e["times"] and min(e["times"]) > 0]
+    return [
+        max(e["times"]) / min(e["times"]) - 1
+        for e in cache["cache"].values()
+        if isinstance(e.get("times"), list) and e["times"] and min(e["times"]) > 0
+    ]
 
 
 def _read_json(path: Path) -> TunerData:
@@ -266,8 +285,9 @@ def load_tunable_spec(path: str | Path) -> TunableSpec:
         raise PerfError(f"SPEC file {path}: lattice_updates = {updates!r} is not a positive integer")
     fixed = namespace.get("fixed_parameters", {})
     if not isinstance(fixed, dict) or not all(isinstance(k, str) for k in fixed):
-        raise PerfError(f"SPEC file {path}: fixed_parameters = {fixed!r:.80} is not a dict of parameter names "
-                        "to values")
+        raise PerfError(
+            f"SPEC file {path}: fixed_parameters = {fixed!r:.80} is not a dict of parameter names to values"
+        )
     blocks = namespace.get("block_parameters", BLOCK_PARAMETERS)
     if isinstance(blocks, str) or not isinstance(blocks, (tuple, list)) or not all(isinstance(b, str) for b in blocks):
         raise PerfError(f"SPEC file {path}: block_parameters = {blocks!r:.80} is not a sequence of parameter names")
@@ -295,8 +315,9 @@ def _launch(path, params: dict, block_parameters) -> LaunchConfig:
             raise MeasurementError(f"{path}: configuration {params}: {p} = {value!r} is not a positive integer")
     block = tuple(params.get(p, 1) for p in block_parameters)
     if len(block) > 3:
-        raise MeasurementError(f"{path}: {len(block)} block parameters ({', '.join(block_parameters)}) for the three "
-                               "axes of a block")
+        raise MeasurementError(
+            f"{path}: {len(block)} block parameters ({', '.join(block_parameters)}) for the three axes of a block"
+        )
     return LaunchConfig(block + (1,) * (3 - len(block)))
 
 
@@ -326,8 +347,9 @@ def variants(data: TunerData, spec: TunableSpec, sector_bytes: int = 32) -> list
         volumes = {k: check_volume(f"{data.path}: configuration {run.params}", k, v) for k, v in volumes.items()}
         rows[launch] = Measurement(launch, {"glups": glups, **volumes}, {"time_ms": f"{run.time_ms:.6g}"})
     if not data.runs:
-        raise MeasurementError(f"{data.path}: all {len(data.failed)} configurations failed when measured: "
-                               "none has a time")
+        raise MeasurementError(
+            f"{data.path}: all {len(data.failed)} configurations failed when measured: none has a time"
+        )
     if not groups:
         raise MeasurementError(f"{data.path}: no measured configuration matches {spec.fixed_parameters}")
     return [Variant(dict(key), Dataset(data.path, tuple(rows.values()))) for key, rows in sorted(groups.items())]

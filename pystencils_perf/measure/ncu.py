@@ -47,8 +47,17 @@ SPILL_COUNTERS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sec
 def ncu_profile_command(ncu: str, report: Path, kernel_names: list[str], child_argv: list[str]) -> list[str]:
     names = "|".join(re.escape(n) for n in kernel_names)
     return [
-        ncu, "--metrics", ",".join(NCU_METRICS), "--kernel-name-base", "function",
-        "--kernel-name", f"regex:^({names})$", "--export", str(report), "--force-overwrite", *child_argv,
+        ncu,
+        "--metrics",
+        ",".join(NCU_METRICS),
+        "--kernel-name-base",
+        "function",
+        "--kernel-name",
+        f"regex:^({names})$",
+        "--export",
+        str(report),
+        "--force-overwrite",
+        *child_argv,
     ]
 
 
@@ -61,8 +70,9 @@ def _last_error(text: str) -> str:
 def _run(cmd: list[str]) -> str:
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
-        raise MeasurementError(f"{Path(cmd[0]).name} failed (exit {result.returncode}): "
-                               f"{_last_error(result.stderr + result.stdout)}")
+        raise MeasurementError(
+            f"{Path(cmd[0]).name} failed (exit {result.returncode}): {_last_error(result.stderr + result.stdout)}"
+        )
     return result.stdout
 
 
@@ -84,7 +94,9 @@ def _number(row: dict, column: str) -> float:
         raise MeasurementError(f"ncu reports {column} = {row.get(column)!r} for launch {row.get('ID')}") from None
 
 
-def counters_per_lattice_update(counters: dict[str, float], lattice_updates: int, sector_bytes: int) -> dict[str, float]:
+def counters_per_lattice_update(
+    counters: dict[str, float], lattice_updates: int, sector_bytes: int
+) -> dict[str, float]:
     """Data-set metrics per lattice update from counter totals of one launch (`COUNTER_METRICS`; others ignored)."""
     scale = {"byte": 1, "sector": sector_bytes, "wavefront": 1}
     out = {}
@@ -115,8 +127,14 @@ def _block_of(row: dict) -> tuple[int, ...] | None:
     return tuple(int(v) for v in re.findall(r"\d+", text)) if text else None
 
 
-def profile(child_argv: list[str], launches: list[LaunchConfig], kernel_names: list[str], lattice_updates: int,
-            sector_bytes: int, ncu: str = "ncu") -> dict[LaunchConfig, dict[str, float]]:
+def profile(
+    child_argv: list[str],
+    launches: list[LaunchConfig],
+    kernel_names: list[str],
+    lattice_updates: int,
+    sector_bytes: int,
+    ncu: str = "ncu",
+) -> dict[LaunchConfig, dict[str, float]]:
     """Counters per candidate: run `child_argv` (which launches `launches` once each, in order) under ncu."""
     exe = shutil.which(ncu)
     if exe is None:
@@ -124,14 +142,17 @@ def profile(child_argv: list[str], launches: list[LaunchConfig], kernel_names: l
     with tempfile.TemporaryDirectory(prefix="pystencils-perf-ncu-") as tmp:
         report = Path(tmp) / "candidates"
         _run(ncu_profile_command(exe, report, kernel_names, child_argv))
-        rows = parse_raw_csv(_run([exe, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw",
-                                   "--print-units", "base"]))
+        rows = parse_raw_csv(
+            _run([exe, "--import", f"{report}.ncu-rep", "--csv", "--page", "raw", "--print-units", "base"])
+        )
     missing = unreported_counters(rows)
     if len(missing) == len(NCU_METRICS):
         raise MeasurementError(f"ncu reports none of the counters {', '.join(NCU_METRICS)} on this GPU")
     for counter in missing:
-        print(f"pystencils-perf: ncu does not report {counter} on this GPU: "
-              f"meas_{NCU_METRICS[counter][0]} is left empty", file=sys.stderr)
+        print(
+            f"pystencils-perf: ncu does not report {counter} on this GPU: meas_{NCU_METRICS[counter][0]} is left empty",
+            file=sys.stderr,
+        )
     if len(rows) != len(launches):
         raise MeasurementError(f"ncu profiled {len(rows)} launches, but {len(launches)} candidates were launched")
     out = {}

@@ -31,14 +31,28 @@ if TYPE_CHECKING:
 MODEL_NAME = "throughput"
 DATA_FILE = Path(__file__).parent / "data" / "throughput.toml"
 #: the extras this model adds to `Metrics.extras` (per lattice update unless named otherwise)
-EXTRAS = ("load_requests_per_lup", "read_only_load_requests_per_lup", "individually_guarded_load_requests_per_lup",
-          "individually_guarded_read_only_load_requests_per_lup",
-          "spill_load_requests_per_lup",
-          "l1_tag_lookups_per_lup", "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
-          "read_only_l1_tag_passes_per_lup", "individually_guarded_read_only_l1_tag_passes_per_lup",
-          "warp_instructions_per_lup", "point_lane_utilization", "warps_per_lup", "resident_warps_per_sm", "waves",
-          "last_wave_blocks_per_sm", "l2_load_requests_per_lup", "l2_store_requests_per_lup",
-          "partly_stored_lines_per_lup", "stores_per_update")
+EXTRAS = (
+    "load_requests_per_lup",
+    "read_only_load_requests_per_lup",
+    "individually_guarded_load_requests_per_lup",
+    "individually_guarded_read_only_load_requests_per_lup",
+    "spill_load_requests_per_lup",
+    "l1_tag_lookups_per_lup",
+    "read_only_l1_tag_lookups_per_lup",
+    "l1_tag_passes_per_lup",
+    "read_only_l1_tag_passes_per_lup",
+    "individually_guarded_read_only_l1_tag_passes_per_lup",
+    "warp_instructions_per_lup",
+    "point_lane_utilization",
+    "warps_per_lup",
+    "resident_warps_per_sm",
+    "waves",
+    "last_wave_blocks_per_sm",
+    "l2_load_requests_per_lup",
+    "l2_store_requests_per_lup",
+    "partly_stored_lines_per_lup",
+    "stores_per_update",
+)
 #: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
 COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
 
@@ -104,8 +118,12 @@ def _frozen(value):
 
 
 #: the device-file quantities this model reads (format version 3 of the device files)
-DEVICE_QUANTITIES = ("l1_hit_latency_cycles", "l2_hit_latency_cycles", "dram_latency_cycles",
-                     "warp_instructions_per_cycle_per_sm")
+DEVICE_QUANTITIES = (
+    "l1_hit_latency_cycles",
+    "l2_hit_latency_cycles",
+    "dram_latency_cycles",
+    "warp_instructions_per_cycle_per_sm",
+)
 
 
 def constants_for(device) -> ThroughputConstants:
@@ -118,8 +136,10 @@ def constants_for(device) -> ThroughputConstants:
     table = _table()
     entry = table.get("devices", {}).get(device.name, {})
     from_device = {name: getattr(device, name) for name in DEVICE_QUANTITIES}
-    hardware = {**_values(table.get("vendors", {}).get(device.vendor, {})),
-                **_values(table.get("architectures", {}).get(device.architecture, {}))}
+    hardware = {
+        **_values(table.get("vendors", {}).get(device.vendor, {})),
+        **_values(table.get("architectures", {}).get(device.architecture, {})),
+    }
     if "fit" in entry:
         fit, fitted_on = entry["fit"], entry["fit"]["data"]
         values = {**_values(table["defaults"]), **hardware, **_values(entry), **_values(fit), **from_device}
@@ -132,6 +152,7 @@ def constants_for(device) -> ThroughputConstants:
 
 
 # -- what a candidate asks of L1 and the schedulers ---------------------------------------------
+
 
 def _warps_with_an_active_lane(active: np.ndarray, warp: int) -> int:
     """Warps (per block, rows of `warp` consecutive threads) in which some thread of `active` (..., blocks, threads)
@@ -176,15 +197,25 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     updating = [threads.satisfying(conj) for conj in compiled.points]
     lups = max(sum(int(a.sum()) for a in updating), 1)
     point_warps = max(_warps_with_an_active_lane(np.stack(updating), warp), 1) if updating else 1
-    counts = dict.fromkeys(("load_requests_per_lup", "read_only_load_requests_per_lup", "load_sectors_per_line",
-                            "individually_guarded_load_requests_per_lup",
-                            "individually_guarded_read_only_load_requests_per_lup", "l1_tag_lookups_per_lup",
-                            "read_only_l1_tag_lookups_per_lup", "l1_tag_passes_per_lup",
-                            "read_only_l1_tag_passes_per_lup",
-                            "individually_guarded_read_only_l1_tag_passes_per_lup"), 0.0)
+    counts = dict.fromkeys(
+        (
+            "load_requests_per_lup",
+            "read_only_load_requests_per_lup",
+            "load_sectors_per_line",
+            "individually_guarded_load_requests_per_lup",
+            "individually_guarded_read_only_load_requests_per_lup",
+            "l1_tag_lookups_per_lup",
+            "read_only_l1_tag_lookups_per_lup",
+            "l1_tag_passes_per_lup",
+            "read_only_l1_tag_passes_per_lup",
+            "individually_guarded_read_only_l1_tag_passes_per_lup",
+        ),
+        0.0,
+    )
     if loads:
-        loads, weight, lines, sectors = load_lines(compiled, tuple(fields.values()), tuple(block), bids,
-                                                   (warp, device.l1_line_bytes, device.l2_sector_bytes))
+        loads, weight, lines, sectors = load_lines(
+            compiled, tuple(fields.values()), tuple(block), bids, (warp, device.l1_line_bytes, device.l2_sector_bytes)
+        )
         requests = (lines > 0).sum(axis=1) * weight
         passes = np.ceil(lines / tag_lookups_per_pass).sum(axis=1) * weight
         lines = lines.sum(axis=1) * weight
@@ -204,16 +235,22 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     store_active = active_masks(stores, threads)
     store_requests = _warps_with_an_active_lane(store_active, warp) / lups
     # every line a warp store touches is one L2 request: stores write through L1
-    store_lines = (distinct_per_row(rows_of(byte_addresses(stores, fields, threads) // device.l1_line_bytes,
-                                            store_active, warp)).sum() if stores else 0)
+    store_lines = (
+        distinct_per_row(
+            rows_of(byte_addresses(stores, fields, threads) // device.l1_line_bytes, store_active, warp)
+        ).sum()
+        if stores
+        else 0
+    )
     counts["store_lines_per_lup"] = float(store_lines) / lups
     # lines a warp store writes in part: its lines less the lines its lanes' bytes would fill
     stored_bytes = sum(int(a.sum()) * fields[i.field].element_bytes for a, i in zip(store_active, stores))
     counts["partly_stored_lines_per_lup"] = max(float(store_lines) - stored_bytes / device.l1_line_bytes, 0.0) / lups
     counts["stores_per_update"] = float(store_active.sum()) / lups  # a folded thread's stores, one point's each
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
-    counts["warp_instructions_per_lup"] = (counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
-                                           + store_requests + fma_instructions)
+    counts["warp_instructions_per_lup"] = (
+        counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"] + store_requests + fma_instructions
+    )
     counts["point_lane_utilization"] = lups / (warp * point_warps)
     blocks, threads_per_block = threads.coords.shape[:2]
     counts["warps_per_lup"] = blocks * -(-threads_per_block // warp) / lups
@@ -253,6 +290,7 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
 
 # -- the terms and their combination ------------------------------------------------------------
 
+
 def load_rounds_per_lup(x: dict, c: ThroughputConstants) -> tuple[float, float]:
     """Warp load requests per update and the rounds they take: a warp issues a round of requests, then waits
     for all of them. As often as the compiled code waits, where it was read; else those under an ``if`` of
@@ -263,9 +301,11 @@ def load_rounds_per_lup(x: dict, c: ThroughputConstants) -> tuple[float, float]:
         return requests, x["compiled_load_waits_per_lup"]
     guarded = x["individually_guarded_load_requests_per_lup"]
     guarded_read_only = x["individually_guarded_read_only_load_requests_per_lup"]
-    return requests, ((requests - guarded) / c.loads_in_flight_per_warp
-                      + (guarded - guarded_read_only) / c.guarded_loads_in_flight_per_warp
-                      + guarded_read_only / c.guarded_read_only_loads_in_flight_per_warp)
+    return requests, (
+        (requests - guarded) / c.loads_in_flight_per_warp
+        + (guarded - guarded_read_only) / c.guarded_loads_in_flight_per_warp
+        + guarded_read_only / c.guarded_read_only_loads_in_flight_per_warp
+    )
 
 
 def latency_parts_cycles(metrics, c: ThroughputConstants) -> tuple[float, float]:
@@ -282,8 +322,10 @@ def latency_parts_cycles(metrics, c: ThroughputConstants) -> tuple[float, float]
     requests, rounds = load_rounds_per_lup(metrics.extras, c)
     per_round = max(requests / rounds, 1.0) if rounds else 1.0
     from_l2, from_dram = (1.0 - (1.0 - share) ** per_round for share in (from_l2, from_dram))
-    return (c.l1_hit_latency_cycles + from_l2 * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles),
-            from_dram * (c.dram_latency_cycles - c.l2_hit_latency_cycles))
+    return (
+        c.l1_hit_latency_cycles + from_l2 * (c.l2_hit_latency_cycles - c.l1_hit_latency_cycles),
+        from_dram * (c.dram_latency_cycles - c.l2_hit_latency_cycles),
+    )
 
 
 def queueing_factor(memory_utilization: float) -> float:
@@ -304,8 +346,10 @@ def l2_bytes_per_lup(metrics, c: ThroughputConstants) -> float:
     slots where those are more (a request of fewer sectors than a slot moves still takes the slot)."""
     x = metrics.extras
     by_bytes = metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup * c.l2_load_bytes_per_store_byte
-    by_requests = (x["l2_load_requests_per_lup"] * c.l2_bytes_per_request
-                   + x["l2_store_requests_per_lup"] * c.l2_bytes_per_store_request)
+    by_requests = (
+        x["l2_load_requests_per_lup"] * c.l2_bytes_per_request
+        + x["l2_store_requests_per_lup"] * c.l2_bytes_per_store_request
+    )
     return max(by_bytes, by_requests)
 
 
@@ -329,7 +373,8 @@ def dram_seconds_per_lup(metrics, device, c: ThroughputConstants, by_bytes: floa
     x = metrics.extras
     missing_share = min(metrics.dram_load_bytes_per_lup / max(metrics.l2_load_bytes_per_lup, 1e-30), 1.0)
     load_requests_beyond_bytes = max(
-        x["l2_load_requests_per_lup"] * missing_share * c.dram_bytes_per_request - metrics.dram_load_bytes_per_lup, 0.0)
+        x["l2_load_requests_per_lup"] * missing_share * c.dram_bytes_per_request - metrics.dram_load_bytes_per_lup, 0.0
+    )
     in_flight = x["stores_per_update"] * x["resident_warps_per_sm"]
     partly_stored = x["partly_stored_lines_per_lup"] * dram_bytes_per_partly_stored_line(in_flight, c)
     return by_bytes + (load_requests_beyond_bytes + partly_stored) / (device.dram_bandwidth_gbs * 1e9)
@@ -347,11 +392,14 @@ def read_only_stage_cycles_per_lup(x: dict, c: ThroughputConstants) -> float:
     own rate: with a single rate for both, the unguarded ``__ldg`` launches ran faster than predicted where the
     guarded ones were right (docs/model/index.md, ``L1 tags``)."""
     guarded = x["individually_guarded_read_only_l1_tag_passes_per_lup"]
-    return ((x["read_only_l1_tag_passes_per_lup"] - guarded) / c.read_only_tag_passes_per_cycle
-            + guarded / c.guarded_read_only_tag_passes_per_cycle)
+    return (
+        x["read_only_l1_tag_passes_per_lup"] - guarded
+    ) / c.read_only_tag_passes_per_cycle + guarded / c.guarded_read_only_tag_passes_per_cycle
 
 
-def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_per_sm: float | None = None) -> dict[str, float]:
+def term_times(
+    model, device, metrics, c: ThroughputConstants, resident_warps_per_sm: float | None = None
+) -> dict[str, float]:
     """Seconds per lattice update that each resource alone would need (before overlap and tail), with the
     candidate's occupancy or `resident_warps_per_sm` (a partly filled last wave).
 
@@ -373,14 +421,17 @@ def term_times(model, device, metrics, c: ThroughputConstants, resident_warps_pe
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
         "L1 tags": (l1_request_stage_cycles_per_lup(x, device) + read_only_stage_cycles_per_lup(x, c))
-                   / device.l1_cycles_per_second,
+        / device.l1_cycles_per_second,
         "L2": l2_bytes_per_lup(metrics, c) / (device.l2_bandwidth_gbs * 1e9),
         **({"LLC": limiters["LLC"]} if "LLC" in limiters else {}),
         "DRAM": dram_seconds_per_lup(metrics, device, c, limiters["DRAM"]),
         "issue": x["warp_instructions_per_lup"] / c.warp_instructions_per_cycle_per_sm / sm_cycles_per_second,
         "latency": request_rounds * mean_latency_cycles(metrics, c) / sm_cycles_per_second,
-        **({"block starts": blocks_per_lup(metrics) * c.cycles_per_block_start / sm_cycles_per_second}
-           if c.cycles_per_block_start else {}),
+        **(
+            {"block starts": blocks_per_lup(metrics) * c.cycles_per_block_start / sm_cycles_per_second}
+            if c.cycles_per_block_start
+            else {}
+        ),
     }
 
 
@@ -397,8 +448,9 @@ MEMORY_QUEUE = ("LLC", "DRAM")
 MAX_MEMORY_UTILIZATION = 0.999
 
 
-def loaded_seconds(times: dict[str, float], latency_parts: tuple[float, float],
-                   overlap_exponent: float) -> tuple[float, float]:
+def loaded_seconds(
+    times: dict[str, float], latency_parts: tuple[float, float], overlap_exponent: float
+) -> tuple[float, float]:
     """Seconds per update of `times` where the latency term waits in the memory queue, and that latency term:
     the fixed point T = overlapped(latency at u = T_queue / T), by bisection. The unloaded time is its lower
     end (u can only lengthen the latency); `latency_parts` are the unloaded latency's parts up to and beyond
@@ -443,8 +495,11 @@ def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> floa
     (`MEMORY_SYSTEM`) and the block scheduler (`BLOCK_SCHEDULER`), which overlap fully: the largest of them."""
     staged = {stage for stages in PIPELINE_STAGES.values() for stage in stages}
     units = [t for name, t in times.items() if name not in staged and name not in OUTSIDE_SM]
-    units += [max(times[s] for s in stages if s in times) for stages in PIPELINE_STAGES.values()
-              if any(s in times for s in stages)]
+    units += [
+        max(times[s] for s in stages if s in times)
+        for stages in PIPELINE_STAGES.values()
+        if any(s in times for s in stages)
+    ]
     top = max(units, default=0.0)
     in_sm = top * sum((t / top) ** overlap_exponent for t in units) ** (1.0 / overlap_exponent) if top > 0 else 0.0
     return max([in_sm, *(times[name] for name in OUTSIDE_SM if name in times)])
@@ -483,8 +538,10 @@ def prediction(model, device, metrics, c: ThroughputConstants) -> Prediction:
 
 @hookimpl
 def perf_models():
-    return {MODEL_NAME: "limiters plus L1 tag lookups, instruction issue, latency (Little's law), block starts, "
-                        "overlap and tail waves"}
+    return {
+        MODEL_NAME: "limiters plus L1 tag lookups, instruction issue, latency (Little's law), block starts, "
+        "overlap and tail waves"
+    }
 
 
 @hookimpl

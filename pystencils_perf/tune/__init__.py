@@ -9,5 +9,15 @@ from .record import RecordKey, RecordStore, TuningRecord, tuning_dir
 from .search import ModelGuidedSearch, SearchSettings
 from .tuner import Candidate, MeasurementSource, TuneResult, tune
 
-__all__ = ["Candidate", "MeasurementSource", "ModelGuidedSearch", "RecordKey", "RecordStore", "SearchSettings",
-           "TuneResult", "TuningRecord", "tune", "tuning_dir"]
+__all__ = [
+    "Candidate",
+    "MeasurementSource",
+    "ModelGuidedSearch",
+    "RecordKey",
+    "RecordStore",
+    "SearchSettings",
+    "TuneResult",
+    "TuningRecord",
+    "tune",
+    "tuning_dir",
+]

@@ -100,9 +100,15 @@ class TuningRecord:
         return min(timed, key=lambda m: m["time_ms"]) if timed else None
 
     def as_json(self) -> dict:
-        return {"format": RECORD_FORMAT, "key": self.key.as_json(), "measured": self.measured,
-                "best": self.best(), "stopped_by": self.stopped_by, "stop_reason": self.stop_reason,
-                "complete": self.complete}
+        return {
+            "format": RECORD_FORMAT,
+            "key": self.key.as_json(),
+            "measured": self.measured,
+            "best": self.best(),
+            "stopped_by": self.stopped_by,
+            "stop_reason": self.stop_reason,
+            "complete": self.complete,
+        }
 
 
 def _warn(message: str) -> None:
@@ -110,8 +116,11 @@ def _warn(message: str) -> None:
 
 
 def _valid_measurement(entry) -> bool:
-    return (isinstance(entry, dict) and isinstance(entry.get("params"), dict)
-            and (entry.get("time_ms") is None or (isinstance(entry["time_ms"], (int, float)) and entry["time_ms"] > 0)))
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("params"), dict)
+        and (entry.get("time_ms") is None or (isinstance(entry["time_ms"], (int, float)) and entry["time_ms"] > 0))
+    )
 
 
 class RecordStore:
@@ -129,8 +138,9 @@ class RecordStore:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise ConfigurationError(f"{source}cannot create the tuning record folder {self.folder} "
-                                     f"({e.strerror or e})") from None
+            raise ConfigurationError(
+                f"{source}cannot create the tuning record folder {self.folder} ({e.strerror or e})"
+            ) from None
         try:
             check_writable(self.folder)
         except ConfigurationError as e:
@@ -156,8 +166,9 @@ class RecordStore:
         if not isinstance(measured, list) or not all(_valid_measurement(m) for m in measured):
             _warn(f"tuning record {path} has malformed measurements; tuning again")
             return None
-        return TuningRecord(key, measured, str(data.get("stopped_by", "")), str(data.get("stop_reason", "")),
-                            bool(data.get("complete")))
+        return TuningRecord(
+            key, measured, str(data.get("stopped_by", "")), str(data.get("stop_reason", "")), bool(data.get("complete"))
+        )
 
     def save(self, record: TuningRecord) -> Path:
         """Write `record` whole (`outputs.replacing_file`: temporary file, then rename)."""

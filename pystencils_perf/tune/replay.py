@@ -34,9 +34,20 @@ class SpecCandidates:
     rejected: list[tuple[dict, str]]
 
 
-def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Device | str, *, model: str | None = None,
-                    backend: str = "auto", progress=None, source: str = "the search space", jobs: int | None = None,
-                    executor: str = "processes", meanwhile=None, meanwhile_after_s: float = 5.0) -> SpecCandidates:
+def spec_candidates(
+    configurations: list[dict],
+    spec: TunableSpec,
+    device: Device | str,
+    *,
+    model: str | None = None,
+    backend: str = "auto",
+    progress=None,
+    source: str = "the search space",
+    jobs: int | None = None,
+    executor: str = "processes",
+    meanwhile=None,
+    meanwhile_after_s: float = 5.0,
+) -> SpecCandidates:
     """Every configuration (tunable parameters by name) that `spec` describes, with the model's time per launch.
 
     Each variant (the parameters that are neither the block nor fixed) is ranked with the kernel that
@@ -58,7 +69,9 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
             others, launch = split
             groups.setdefault(tuple(sorted(others.items())), []).append((params, launch))
     if not groups:
-        raise MeasurementError(f"{source}: no configuration matches the SPEC's fixed parameters {spec.fixed_parameters}")
+        raise MeasurementError(
+            f"{source}: no configuration matches the SPEC's fixed parameters {spec.fixed_parameters}"
+        )
     variants = sorted(groups.items())
     workers = 1 if executor == "processes" and not can_fork() else resolve_jobs(jobs)
     siblings = _siblings(variants)
@@ -70,7 +83,7 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
             parts = []
             for others, b in blocks.items():
                 size = -(-len(b) // splits)
-                if part := b[k * size:(k + 1) * size]:
+                if part := b[k * size : (k + 1) * size]:
                     parts.append((dict(others), part))
             if parts:
                 tasks.append((spec.path, parts, dev, model, backend))
@@ -91,9 +104,13 @@ def spec_candidates(configurations: list[dict], spec: TunableSpec, device: Devic
                 meanwhile = None
             yield index, result
 
-    run_tasks(_variant_predictions, tasks, jobs=workers, executor=executor,
-              progress=(lambda results: progress(SizedIterable(collect(results), len(results)))) if progress
-              else collect)
+    run_tasks(
+        _variant_predictions,
+        tasks,
+        jobs=workers,
+        executor=executor,
+        progress=(lambda results: progress(SizedIterable(collect(results), len(results)))) if progress else collect,
+    )
     return _candidates(variants, predicted, reasons, spec)
 
 
@@ -143,8 +160,15 @@ def _variant_predictions(spec_path: str, parts: list, device: Device, model: str
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # `spec_candidates`' filters decide
         for variant, blocks in parts:
-            ranking = rank(_SPECS[spec_path].kernel(variant), device, blocks=blocks, folds=[(1, 1, 1)], model=model,
-                           backend=backend, jobs=1)
+            ranking = rank(
+                _SPECS[spec_path].kernel(variant),
+                device,
+                blocks=blocks,
+                folds=[(1, 1, 1)],
+                model=model,
+                backend=backend,
+                jobs=1,
+            )
             others = tuple(sorted(variant.items()))
             predicted.update({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates})
             reasons.update({(others, launch): reason for launch, reason in ranking.rejected})
@@ -153,8 +177,9 @@ def _variant_predictions(spec_path: str, parts: list, device: Device, model: str
 
 def replay_candidates(data: TunerData, spec: TunableSpec, device: Device | str, **options) -> SpecCandidates:
     """The configurations of a cache, those that ran and those that failed (options as for `spec_candidates`)."""
-    return spec_candidates([run.params for run in data.runs] + list(data.failed), spec, device, source=data.path,
-                           **options)
+    return spec_candidates(
+        [run.params for run in data.runs] + list(data.failed), spec, device, source=data.path, **options
+    )
 
 
 def spec_kernel_key(spec: TunableSpec, candidates: list[Candidate]) -> str:
@@ -184,9 +209,12 @@ class ReplaySource:
         """The cache's GPU name and the cache file's hash: its measurements are those of one GPU and set-up; and
         the device the search's predictions are for (its name and a hash of its numbers), whose order decides what
         is measured."""
-        return {"name": self.data.device_name or "unnamed", "replay": f"{Path(self.data.path).name} "
-                f"sha256:{_file_hash(self.data.path)[:16]}", "predicted_for": f"{self.device.name} "
-                f"sha256:{kernel_hash(self.device)[:16]}", **software_versions()}
+        return {
+            "name": self.data.device_name or "unnamed",
+            "replay": f"{Path(self.data.path).name} sha256:{_file_hash(self.data.path)[:16]}",
+            "predicted_for": f"{self.device.name} sha256:{kernel_hash(self.device)[:16]}",
+            **software_versions(),
+        }
 
     def time_ms(self, candidate: Candidate) -> float | None:
         key = params_key(candidate.params)

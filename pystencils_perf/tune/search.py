@@ -54,7 +54,9 @@ def parameter_coordinates(params: list[dict]) -> np.ndarray:
             columns.append(np.array(values, dtype=float) / span * LENGTH_SCALE_LOG2)
         else:  # one coordinate per value: two different values are one length scale apart
             for value in sorted(distinct):
-                columns.append(np.array([repr(v) == value for v in values], dtype=float) * LENGTH_SCALE_LOG2 / math.sqrt(2))
+                columns.append(
+                    np.array([repr(v) == value for v in values], dtype=float) * LENGTH_SCALE_LOG2 / math.sqrt(2)
+                )
     if not columns:
         return np.zeros((len(params), 0))
     return np.stack(columns, axis=1) / LENGTH_SCALE_LOG2
@@ -115,8 +117,8 @@ class ModelGuidedSearch:
     def _kernel(self, a: np.ndarray, b: np.ndarray, smooth_only: bool = False) -> np.ndarray:
         s = self.settings
         distances = ((self.coordinates[a][:, None, :] - self.coordinates[b][None, :, :]) ** 2).sum(axis=2)
-        smooth = s.model_log_error ** 2 * np.exp(-0.5 * distances)
-        return smooth if smooth_only else smooth + s.offset_log_scale ** 2
+        smooth = s.model_log_error**2 * np.exp(-0.5 * distances)
+        return smooth if smooth_only else smooth + s.offset_log_scale**2
 
     def posterior(self, candidates: np.ndarray, extra: dict[int, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Mean and standard deviation of the log time of `candidates`, given the measurements (and `extra`
@@ -124,17 +126,17 @@ class ModelGuidedSearch:
         timed = {i: math.log(t) for i, t in self.measured.items() if t is not None}
         timed.update(extra or {})
         s = self.settings
-        prior_variance = s.model_log_error ** 2 + s.offset_log_scale ** 2
+        prior_variance = s.model_log_error**2 + s.offset_log_scale**2
         if not timed:
             return self.prior[candidates], np.full(len(candidates), math.sqrt(prior_variance))
         seen = np.array(list(timed), dtype=int)
         residual = np.array(list(timed.values())) - self.prior[seen]
-        gram = self._kernel(seen, seen) + s.measurement_log_noise ** 2 * np.eye(len(seen))
+        gram = self._kernel(seen, seen) + s.measurement_log_noise**2 * np.eye(len(seen))
         cross = self._kernel(candidates, seen)
         factor = np.linalg.cholesky(gram)
         weights = np.linalg.solve(factor.T, np.linalg.solve(factor, residual))
         projected = np.linalg.solve(factor, cross.T)
-        variance = np.maximum(prior_variance - (projected ** 2).sum(axis=0), 1e-12)
+        variance = np.maximum(prior_variance - (projected**2).sum(axis=0), 1e-12)
         return self.prior[candidates] + cross @ weights, np.sqrt(variance)
 
     def failure_chance(self, candidates: np.ndarray) -> np.ndarray:
@@ -144,7 +146,7 @@ class ModelGuidedSearch:
         if not seen.size:
             return np.zeros(len(candidates))
         failed = np.array([self.measured[i] is None for i in seen], dtype=float)
-        weights = self._kernel(candidates, seen, smooth_only=True) / self.settings.model_log_error ** 2
+        weights = self._kernel(candidates, seen, smooth_only=True) / self.settings.model_log_error**2
         return (weights @ failed) / (weights.sum(axis=1) + FAILURE_PRIOR_RUNS)
 
     def next_batch(self, size: int = 1) -> list[int]:

@@ -95,11 +95,15 @@ class TuneResult:
     def table(self) -> str:
         """Every measurement in order with the model's rank of it (parameters that all of several candidates share
         are said once, above; a lone candidate is named whole), then the best and why tuning stopped."""
-        order = {params_key(c.params): i for i, c in
-                 enumerate(sorted(self.candidates, key=lambda c: c.predicted_seconds), 1)}
+        order = {
+            params_key(c.params): i for i, c in enumerate(sorted(self.candidates, key=lambda c: c.predicted_seconds), 1)
+        }
         names = list(dict.fromkeys(k for c in self.candidates for k in c.params))
-        shared = {k: self.candidates[0].params.get(k) for k in names
-                  if len(self.candidates) > 1 and len({repr(c.params.get(k)) for c in self.candidates}) == 1}
+        shared = {
+            k: self.candidates[0].params.get(k)
+            for k in names
+            if len(self.candidates) > 1 and len({repr(c.params.get(k)) for c in self.candidates}) == 1
+        }
 
         def label(params: dict) -> str:
             return " ".join(f"{k}={v}" for k, v in params.items() if k not in shared)
@@ -111,17 +115,26 @@ class TuneResult:
             time = "failed" if m["time_ms"] is None else f"{m['time_ms']:.4f}"
             mark = "*" if m is best else " "
             lines.append(f"{i:>3} {time:>9} {order.get(params_key(m['params']), '-'):>10} {mark}{label(m['params'])}")
-        lines.append(f"best: {label(best['params'])} at {best['time_ms']:.4f} ms (* above); {len(self.record.measured)} "
-                     f"of {len(self.candidates)} candidates measured, {self.measured_now} by this call; "
-                     f"stopped: {self.record.stop_reason}")
+        lines.append(
+            f"best: {label(best['params'])} at {best['time_ms']:.4f} ms (* above); {len(self.record.measured)} "
+            f"of {len(self.candidates)} candidates measured, {self.measured_now} by this call; "
+            f"stopped: {self.record.stop_reason}"
+        )
         return "\n".join(lines)
 
 
 def _progress_bar(total: int, initial: int):
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, unit="run", desc="tuning", file=sys.stderr,
-                disable=not sys.stderr.isatty(), leave=False)
+    return tqdm(
+        total=total,
+        initial=initial,
+        unit="run",
+        desc="tuning",
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        leave=False,
+    )
 
 
 class FirstMeasurement:
@@ -145,14 +158,24 @@ def _positive_finite(value) -> bool:
 def _checked_time(candidate: Candidate, time_ms: float | None) -> float | None:
     """A measured time as the search takes it (None: the candidate failed to run), or a one-line error."""
     if time_ms is not None and not _positive_finite(time_ms):
-        raise MeasurementError(f"candidate {params_key(candidate.params)}: the measured time {time_ms!r} ms is not a "
-                               "positive finite number")
+        raise MeasurementError(
+            f"candidate {params_key(candidate.params)}: the measured time {time_ms!r} ms is not a "
+            "positive finite number"
+        )
     return time_ms
 
 
-def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int, kernel: str,
-         store: RecordStore | None = None, settings: SearchSettings = SearchSettings(),
-         early_stop: bool = True, measured_before: tuple[tuple[Candidate, float | None], ...] = ()) -> TuneResult:
+def tune(
+    candidates: list[Candidate],
+    source: MeasurementSource,
+    *,
+    budget: int,
+    kernel: str,
+    store: RecordStore | None = None,
+    settings: SearchSettings = SearchSettings(),
+    early_stop: bool = True,
+    measured_before: tuple[tuple[Candidate, float | None], ...] = (),
+) -> TuneResult:
     """Measure up to `budget` candidates (counting those of an earlier call's record) in the search's order.
 
     Parameters
@@ -194,8 +217,10 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
         raise ConfigurationError("nothing to tune: every candidate was rejected")
     for c in candidates:
         if not _positive_finite(c.predicted_seconds):
-            raise ConfigurationError(f"candidate {params_key(c.params)}: the predicted time {c.predicted_seconds!r} "
-                                     "is not a positive finite number")
+            raise ConfigurationError(
+                f"candidate {params_key(c.params)}: the predicted time {c.predicted_seconds!r} "
+                "is not a positive finite number"
+            )
     keys = [params_key(c.params) for c in candidates]
     if len(set(keys)) != len(keys):
         raise ConfigurationError("two candidates have the same parameters; the record could not tell them apart")
@@ -215,15 +240,20 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
         if len(record.measured) >= budget:
             return "budget", f"the budget of {budget} measurements is spent"
         if early_stop and search.done():
-            return "rule", (f"no unmeasured candidate has a chance above {settings.stop_probability:.0%} to be "
-                            f"{settings.stop_within:.0%} faster than the best measured")
+            return "rule", (
+                f"no unmeasured candidate has a chance above {settings.stop_probability:.0%} to be "
+                f"{settings.stop_within:.0%} faster than the best measured"
+            )
         return "", ""
 
     measured_now = 0
     for candidate, time_ms in measured_before:  # within the budget, and once each
         _checked_time(candidate, time_ms)
-        if (len(record.measured) < budget and params_key(candidate.params) in index
-                and index[params_key(candidate.params)] not in search.measured):
+        if (
+            len(record.measured) < budget
+            and params_key(candidate.params) in index
+            and index[params_key(candidate.params)] not in search.measured
+        ):
             search.observe(index[params_key(candidate.params)], time_ms)
             record.measured.append({"params": candidate.params, "time_ms": time_ms})
             record.complete = False
@@ -244,7 +274,10 @@ def tune(candidates: list[Candidate], source: MeasurementSource, *, budget: int,
                 if store:
                     store.save(record)
         except KeyboardInterrupt:
-            record.stopped_by, record.stop_reason = "interrupted", f"interrupted after {len(record.measured)} measurements"
+            record.stopped_by, record.stop_reason = (
+                "interrupted",
+                f"interrupted after {len(record.measured)} measurements",
+            )
             if store:
                 store.save(record)
             raise

@@ -47,11 +47,15 @@ def kernel_for(params: dict) -> CudaKernel:
     window = tuple(f"input[(y + {i}) * {INPUT} + x + {j}]" for i in range(FILTER) for j in range(FILTER))
     return CudaKernel(
         name=f"convolution15 tile {tsx}x{tsy}{' read_only' if int(params['read_only']) else ''}",
-        arrays=(Array("input", "float", (INPUT * INPUT,), read_only=bool(int(params["read_only"]))),
-                Array("output", "float", (IMAGE * IMAGE,))),
+        arrays=(
+            Array("input", "float", (INPUT * INPUT,), read_only=bool(int(params["read_only"]))),
+            Array("output", "float", (IMAGE * IMAGE,)),
+        ),
         threads=(-(-IMAGE // tsx), -(-IMAGE // tsy)),  # grid = ceil(IMAGE / (block * tile)), as Kernel Tuner's grid_div
-        indices={"x": "blockIdx.x * blockDim.x * tsx + threadIdx.x + xi * blockDim.x",
-                 "y": "blockIdx.y * blockDim.y * tsy + threadIdx.y + yi * blockDim.y"},
+        indices={
+            "x": "blockIdx.x * blockDim.x * tsx + threadIdx.x + xi * blockDim.x",
+            "y": "blockIdx.y * blockDim.y * tsy + threadIdx.y + yi * blockDim.y",
+        },
         guard=f"x < {IMAGE} && y < {IMAGE}",
         load_guard=f"x < {INPUT} && y < {INPUT}",
         guarded_when=f"{IMAGE} % (blockDim.x * tsx) != 0 || {IMAGE} % (blockDim.y * tsy) != 0",

@@ -24,8 +24,18 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import (FITTED, FloatFields, is_fit_row, limiters_prediction, read_only, refit_tile_1x1,
-                                 external_data, summary, use_compiled_registers, with_predictions)
+from convolution_summary import (
+    FITTED,
+    FloatFields,
+    is_fit_row,
+    limiters_prediction,
+    read_only,
+    refit_tile_1x1,
+    external_data,
+    summary,
+    use_compiled_registers,
+    with_predictions,
+)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
 from pystencils_perf.models import throughput
 from pystencils_perf.validate import validate_tuned, write_report
@@ -52,7 +62,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true", help="refit the A100 constants on tile 1x1 and write them")
     parser.add_argument("--out", default=str(HERE), help="folder for report.md and plots")
-    parser.add_argument("--tile-1x1-only", action="store_true", help="only the fitting rows (a quick check, no held-out numbers)")
+    parser.add_argument(
+        "--tile-1x1-only", action="store_true", help="only the fitting rows (a quick check, no held-out numbers)"
+    )
     args = parser.parse_args(argv)
     use_compiled_registers()  # each measured launch's registers and spills (convolution_summary.CompiledRegisters)
     spec = load_tunable_spec(HERE / "convolution.py")
@@ -60,17 +72,30 @@ def main(argv=None) -> int:
     ranked = validate_tuned(read_kernel_tuner(DATA), spec, DEVICE, model="throughput", keep_variant=only_fit)
     device = ranked.ranking.device
     if args.fit:
-        refit_tile_1x1(ranked, f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB)",
-                       "validation/a100_convolution/validate_a100.py")
+        refit_tile_1x1(
+            ranked,
+            f"{DATA.name} (AutoTuningAssociation/benchmark_hub 8eeb99e, A100-PCIE-40GB)",
+            "validation/a100_convolution/validate_a100.py",
+        )
     constants = throughput.constants_for(device)
     limiters = with_predictions(ranked, lambda p: limiters_prediction(p, device))
-    model = with_predictions(ranked, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants))
-    lines = ["# A100 15x15 convolution: limiters and throughput model against measured run times", "",
-             (f"Data: `{DATA.name}` (Kernel Tuner cache, {device.name}), use_shmem 0, every tile size and read_only: "
-              f"{len(ranked.pairs)} measured configurations. Kernel description: `convolution.py`. "
-              "Reproduce: `python3 validation/a100_convolution/validate_a100.py --fit`."), "",
-             "Fitted constants (tile 1x1 only): " + ", ".join(f"{k} = {getattr(constants, k):.4g}" for k in FITTED)
-             + f" ({constants.fitted_on or 'defaults: not fitted'}).", ""]
+    model = with_predictions(
+        ranked, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants)
+    )
+    lines = [
+        "# A100 15x15 convolution: limiters and throughput model against measured run times",
+        "",
+        (
+            f"Data: `{DATA.name}` (Kernel Tuner cache, {device.name}), use_shmem 0, every tile size and read_only: "
+            f"{len(ranked.pairs)} measured configurations. Kernel description: `convolution.py`. "
+            "Reproduce: `python3 validation/a100_convolution/validate_a100.py --fit`."
+        ),
+        "",
+        "Fitted constants (tile 1x1 only): "
+        + ", ".join(f"{k} = {getattr(constants, k):.4g}" for k in FITTED)
+        + f" ({constants.fitted_on or 'defaults: not fitted'}).",
+        "",
+    ]
     lines += summary("limiters (the paper's model)", limiters, SUBSETS)
     lines += summary("throughput model (the default)", model, SUBSETS)
     text = "\n".join(lines)
@@ -80,8 +105,10 @@ def main(argv=None) -> int:
     write_report(limiters, out / "limiters")
     report = out / "report.md"
     findings = report.read_text().partition(FINDINGS)[2] if report.exists() else ""  # written by hand: kept
-    report.write_text(text + "\nFull reports with plots: [throughput model](throughput/report.md), "
-                      "[limiters](limiters/report.md).\n" + (FINDINGS + findings if findings else ""))
+    report.write_text(
+        text + "\nFull reports with plots: [throughput model](throughput/report.md), "
+        "[limiters](limiters/report.md).\n" + (FINDINGS + findings if findings else "")
+    )
     return 0
 
 

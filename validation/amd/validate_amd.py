@@ -30,8 +30,19 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 use_temporary_pystencils_cache("pystencils-perf-")
 
 from convolution_summary import use_compiled_registers  # noqa: E402
-from default_model import (CONVOLUTION, DATA_SETS as NVIDIA_DATA_SETS, DataSet, cached,  # noqa: E402
-                           convolution_fields, repredicted, score, sibling_table, siblings_of, table, targets)
+from default_model import (
+    CONVOLUTION,
+    DATA_SETS as NVIDIA_DATA_SETS,
+    DataSet,
+    cached,  # noqa: E402
+    convolution_fields,
+    repredicted,
+    score,
+    sibling_table,
+    siblings_of,
+    table,
+    targets,
+)
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
@@ -43,16 +54,19 @@ from pystencils_perf.validate import metric_errors, ranking_quality, validate_tu
 AMD_TARGETS = targets(0.85, 0.90, 30.0)
 DATA_SETS = (
     DataSet("MI250X convolution", "MI250X-GCD", "mi250x_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True),
-    DataSet("W6600 convolution", "Radeon-PRO-W6600", "w6600_convolution15_kernel_tuner_cache_noshmem.json.gz",
-            timed=True),
-    DataSet("W7800 convolution", "Radeon-PRO-W7800", "w7800_convolution15_kernel_tuner_cache_noshmem.json.gz",
-            timed=True),
+    DataSet(
+        "W6600 convolution", "Radeon-PRO-W6600", "w6600_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True
+    ),
+    DataSet(
+        "W7800 convolution", "Radeon-PRO-W7800", "w7800_convolution15_kernel_tuner_cache_noshmem.json.gz", timed=True
+    ),
 )
 
 #: per AMD GPU, the GPUs whose measurements of the same launches `sibling_table` takes as its prediction: the other
 #: two AMD GPUs, and the A100, whose fitted constants the AMD devices borrow
-SIBLINGS = {data.name: (*(other.name for other in DATA_SETS if other is not data), "A100 convolution")
-            for data in DATA_SETS}
+SIBLINGS = {
+    data.name: (*(other.name for other in DATA_SETS if other is not data), "A100 convolution") for data in DATA_SETS
+}
 
 
 def validation_for(data: DataSet, cache: Path | None):
@@ -61,11 +75,15 @@ def validation_for(data: DataSet, cache: Path | None):
     spec = load_tunable_spec(CONVOLUTION)
     validation = cached(data.name, cache, lambda: validate_tuned(read_kernel_tuner(data.source_path()), spec, device))
     pairs = repredicted(validation.pairs, device, convolution_fields())
-    ranking = Ranking(device, validation.ranking.kernel, sorted((p.candidate for p in pairs),
-                                                                key=lambda c: -c.prediction.glups),
-                      validation.ranking.rejected)
-    return replace(validation, ranking=ranking, pairs=pairs, errors=metric_errors(pairs),
-                   quality=ranking_quality(pairs))
+    ranking = Ranking(
+        device,
+        validation.ranking.kernel,
+        sorted((p.candidate for p in pairs), key=lambda c: -c.prediction.glups),
+        validation.ranking.rejected,
+    )
+    return replace(
+        validation, ranking=ranking, pairs=pairs, errors=metric_errors(pairs), quality=ranking_quality(pairs)
+    )
 
 
 def guarded(pair) -> bool:
@@ -260,14 +278,17 @@ def main(argv=None) -> int:
     print(text)
     print(siblings)
     with replacing_file(HERE / "report.md") as fh:
-        fh.write(f"# The default model ({DEFAULT_MODEL}) on AMD GPUs: the 15x15 convolution\n\n"
-                 "Reproduce: `python3 validation/amd/validate_amd.py`. Held out: nothing is fitted on these caches. "
-                 "Targets (issue 27): Spearman >= 0.85, best >= 90 %, MAPE <= 30 %; `best` counts the candidates "
-                 "the model ties with its best at their worst member; `noise` is the run-to-run spread "
-                 "(median / 90th percentile).\n\n"
-                 f"{text}\n\n## Another GPU's measurements as the prediction\n\n{siblings}\n\n{SIBLING_FINDINGS}\n\n"
-                 f"## Findings\n\n{FINDINGS}\n\nPer GPU, with plots: "
-                 + ", ".join(f"[{d.device}]({d.device}/report.md)" for d in DATA_SETS) + ".\n")
+        fh.write(
+            f"# The default model ({DEFAULT_MODEL}) on AMD GPUs: the 15x15 convolution\n\n"
+            "Reproduce: `python3 validation/amd/validate_amd.py`. Held out: nothing is fitted on these caches. "
+            "Targets (issue 27): Spearman >= 0.85, best >= 90 %, MAPE <= 30 %; `best` counts the candidates "
+            "the model ties with its best at their worst member; `noise` is the run-to-run spread "
+            "(median / 90th percentile).\n\n"
+            f"{text}\n\n## Another GPU's measurements as the prediction\n\n{siblings}\n\n{SIBLING_FINDINGS}\n\n"
+            f"## Findings\n\n{FINDINGS}\n\nPer GPU, with plots: "
+            + ", ".join(f"[{d.device}]({d.device}/report.md)" for d in DATA_SETS)
+            + ".\n"
+        )
     return 0
 
 

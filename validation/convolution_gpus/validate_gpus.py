@@ -28,8 +28,18 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import (HEADER, FloatFields, limiters_prediction, quality_row, read_only,  # noqa: E402
-                                 refit_tile_1x1, summary, tile, use_compiled_registers, with_predictions)
+from convolution_summary import (
+    HEADER,
+    FloatFields,
+    limiters_prediction,
+    quality_row,
+    read_only,  # noqa: E402
+    refit_tile_1x1,
+    summary,
+    tile,
+    use_compiled_registers,
+    with_predictions,
+)
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.models import throughput  # noqa: E402
 from pystencils_perf.validate import Validation, validate_tuned, write_report  # noqa: E402
@@ -73,7 +83,7 @@ def by_variant(name: str, validation: Validation) -> list[str]:
     rows = []
     for tx, ty in tiles:
         for ro in (None, 0, 1):
-            keep = (lambda p, t=(tx, ty), r=ro: tile(p) == t and (r is None or read_only(p) == r))
+            keep = lambda p, t=(tx, ty), r=ro: tile(p) == t and (r is None or read_only(p) == r)
             label = f"tile {tx}x{ty}" + ("" if ro is None else f", read_only {ro}")
             rows.append(quality_row(label, validation.subset(keep)))
     return [f"#### {name}: per variant", "", *HEADER, *[r for r in rows if r], ""]
@@ -88,53 +98,75 @@ def validate_gpu(device: str, spec, quick: bool) -> dict[str, Validation]:
     """Both models' validations from one ranking with the throughput model (`limiters_prediction`)."""
     only_1x1 = (lambda params: params["tile_size_x"] == params["tile_size_y"] == 1) if quick else None
     ranked = validate_tuned(read_kernel_tuner(GPUS[device]), spec, device, model="throughput", keep_variant=only_1x1)
-    return {"limiters": with_predictions(ranked, lambda p: limiters_prediction(p, ranked.ranking.device)),
-            "throughput": ranked}
+    return {
+        "limiters": with_predictions(ranked, lambda p: limiters_prediction(p, ranked.ranking.device)),
+        "throughput": ranked,
+    }
 
 
 def refitted(validation: Validation, cache: Path) -> Validation:
     """`validation` predicted again after fitting its device's constants on its tile 1x1 rows and writing them."""
     device = validation.ranking.device
-    refit_tile_1x1(validation, f"{cache.name} ({FIT_DEVICES[device.name]})", "validation/convolution_gpus/validate_gpus.py")
+    refit_tile_1x1(
+        validation, f"{cache.name} ({FIT_DEVICES[device.name]})", "validation/convolution_gpus/validate_gpus.py"
+    )
     constants = throughput.constants_for(device)
-    return with_predictions(validation, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants))
+    return with_predictions(
+        validation, lambda p: throughput.prediction(FloatFields, device, p.candidate.metrics, constants)
+    )
 
 
 def constants_line(device) -> str:
     c = throughput.constants_for(device)
-    return ("Throughput model constants: latencies L1 / L2 / DRAM "
-            f"{c.l1_hit_latency_cycles:.1f} / {c.l2_hit_latency_cycles:.1f} / {c.dram_latency_cycles:.1f} cycles, "
-            f"l1_tag_lookups_per_cycle {c.l1_tag_lookups_per_cycle:g}, read_only_tag_passes_per_cycle "
-            f"{c.read_only_tag_passes_per_cycle:g} (guarded {c.guarded_read_only_tag_passes_per_cycle:g}), "
-            f"loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
-            f"overlap_exponent {c.overlap_exponent:g} ({c.fitted_on}).")
+    return (
+        "Throughput model constants: latencies L1 / L2 / DRAM "
+        f"{c.l1_hit_latency_cycles:.1f} / {c.l2_hit_latency_cycles:.1f} / {c.dram_latency_cycles:.1f} cycles, "
+        f"l1_tag_lookups_per_cycle {c.l1_tag_lookups_per_cycle:g}, read_only_tag_passes_per_cycle "
+        f"{c.read_only_tag_passes_per_cycle:g} (guarded {c.guarded_read_only_tag_passes_per_cycle:g}), "
+        f"loads_in_flight_per_warp {c.loads_in_flight_per_warp:g}, "
+        f"overlap_exponent {c.overlap_exponent:g} ({c.fitted_on})."
+    )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fit", action="store_true",
-                        help=f"refit the constants of each SM on the tile 1x1 rows of {' and '.join(FIT_DEVICES)} "
-                             "and write them")
+    parser.add_argument(
+        "--fit",
+        action="store_true",
+        help=f"refit the constants of each SM on the tile 1x1 rows of {' and '.join(FIT_DEVICES)} and write them",
+    )
     parser.add_argument("--quick", action="store_true", help="tile 1x1 rows only (a check, not the reported numbers)")
     parser.add_argument("--out", default=str(HERE), help="folder for report.md and the per-GPU reports")
     args = parser.parse_args(argv)
     use_compiled_registers()  # each measured launch's registers and spills (convolution_summary.CompiledRegisters)
     spec = load_tunable_spec(DESCRIPTION)
     out = Path(args.out)
-    lines = ["# 15x15 convolution on RTX A4000, RTX A6000 and H100: limiters and throughput model", "",
-             ("The GA10x GPUs' three fitted constants come from the RTX A4000's tile 1x1 rows only "
-              "(`validate_gpus.py --fit`); its tiles > 1 and every RTX A6000 row are held out. The GH100 SM's come "
-              "from the H100's tile 1x1 rows the same way, its tiles > 1 held out. Data: validation/data/external (benchmark_hub Kernel Tuner caches) "
-              "and validation/hopper/data/h100 (our own, measured on a lent H100), use_shmem 0, use_padding 0, "
-              f"valid runs. Kernel description: `validation/a100_convolution/convolution.py`. Reproduce: "
-              f"`python3 validation/convolution_gpus/validate_gpus.py{' --quick' if args.quick else ''}`."), ""]
+    lines = [
+        "# 15x15 convolution on RTX A4000, RTX A6000 and H100: limiters and throughput model",
+        "",
+        (
+            "The GA10x GPUs' three fitted constants come from the RTX A4000's tile 1x1 rows only "
+            "(`validate_gpus.py --fit`); its tiles > 1 and every RTX A6000 row are held out. The GH100 SM's come "
+            "from the H100's tile 1x1 rows the same way, its tiles > 1 held out. Data: validation/data/external (benchmark_hub Kernel Tuner caches) "
+            "and validation/hopper/data/h100 (our own, measured on a lent H100), use_shmem 0, use_padding 0, "
+            f"valid runs. Kernel description: `validation/a100_convolution/convolution.py`. Reproduce: "
+            f"`python3 validation/convolution_gpus/validate_gpus.py{' --quick' if args.quick else ''}`."
+        ),
+        "",
+    ]
     details = []
     for device, path in GPUS.items():
         runs = validate_gpu(device, spec, args.quick)
         if args.fit and device in FIT_DEVICES:
             runs["throughput"] = refitted(runs["throughput"], path)
-        lines += [f"## {device} (`{path.name}`, {len(runs['limiters'].pairs)} measured configurations)", "",
-                  constants_line(runs["throughput"].ranking.device), "", measured_best_variants(runs["limiters"]), ""]
+        lines += [
+            f"## {device} (`{path.name}`, {len(runs['limiters'].pairs)} measured configurations)",
+            "",
+            constants_line(runs["throughput"].ranking.device),
+            "",
+            measured_best_variants(runs["limiters"]),
+            "",
+        ]
         details += [f"## {device}", ""]
         for model, validation in runs.items():
             lines += summary(MODEL_LABELS[model], validation, SUBSETS)

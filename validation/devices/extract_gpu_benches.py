@@ -49,7 +49,7 @@ def stream_table(text: str) -> dict:
     header = text.splitlines()[0].split("|")[1].split()
     table = {"block_size": [], **{k: [] for k in header}}
     for words in _numeric_rows(text):
-        values = words[words.index("GB/s:") + 1:]
+        values = words[words.index("GB/s:") + 1 :]
         table["block_size"].append(int(words[0]))
         for kernel, value in zip(header, values):
             table[kernel].append(float(value))

@@ -28,27 +28,45 @@ def _value(dev, key) -> str:
 
 
 def summary_table(devices) -> str:
-    rows = ["| GPU | measured | datasheet | derived | estimate | DRAM GB/s | L2 GB/s | L2 MiB: nominal / no DRAM traffic / full bandwidth | L2 miss curve |",
-            "|---|---:|---:|---:|---:|---|---|---|---|"]
+    rows = [
+        "| GPU | measured | datasheet | derived | estimate | DRAM GB/s | L2 GB/s | L2 MiB: nominal / no DRAM traffic / full bandwidth | L2 miss curve |",
+        "|---|---:|---:|---:|---:|---|---|---|---|",
+    ]
     for d in devices:
         c = d.count_by_kind()
         k = d.kinds
         curve = d.curves["l2_load_capacity_miss"]
-        curve_text = f"borrowed from {curve.borrowed_from}" if curve.borrowed_from else (
-            f"fitted to gpu-l2-cache (RMS {curve.rms_residual:.3f})" if curve.rms_residual is not None else f"fitted on {curve.fitted_on}")
+        curve_text = (
+            f"borrowed from {curve.borrowed_from}"
+            if curve.borrowed_from
+            else (
+                f"fitted to gpu-l2-cache (RMS {curve.rms_residual:.3f})"
+                if curve.rms_residual is not None
+                else f"fitted on {curve.fitted_on}"
+            )
+        )
         rows.append(
             f"| {d.name} | {c['measured']} | {c['datasheet']} | {c['derived']} | {c['estimate']} "
             f"| {d.dram_bandwidth_gbs:g} ({k['dram_bandwidth_gbs']}) | {d.l2_bandwidth_gbs:g} ({k['l2_bandwidth_gbs']}) "
             f"| {d.l2_capacity_bytes / 2**20:.1f} / {d.l2_dram_capacity_bytes / 2**20:.1f} ({k['l2_dram_capacity_bytes']}) "
-            f"/ {d.l2_bandwidth_capacity_bytes / 2**20:.1f} ({k['l2_bandwidth_capacity_bytes']}) | {curve_text} |")
+            f"/ {d.l2_bandwidth_capacity_bytes / 2**20:.1f} ({k['l2_bandwidth_capacity_bytes']}) | {curve_text} |"
+        )
     total = {kind: sum(d.count_by_kind()[kind] for d in devices) for kind in KINDS}
-    rows.append(f"| **all {len(devices)}** | **{total['measured']}** | {total['datasheet']} | {total['derived']} | {total['estimate']} | | | | |")
+    rows.append(
+        f"| **all {len(devices)}** | **{total['measured']}** | {total['datasheet']} | {total['derived']} | {total['estimate']} | | | | |"
+    )
     return "\n".join(rows)
 
 
 def device_table(dev) -> str:
-    rows = [f"### {dev.name}", "", f"`{Path(dev.path).name}`; aliases: {', '.join(f'`{a}`' for a in dev.aliases)}", "",
-            "| parameter | value | kind | source (note) |", "|---|---|---|---|"]
+    rows = [
+        f"### {dev.name}",
+        "",
+        f"`{Path(dev.path).name}`; aliases: {', '.join(f'`{a}`' for a in dev.aliases)}",
+        "",
+        "| parameter | value | kind | source (note) |",
+        "|---|---|---|---|",
+    ]
     for key in (k for k in QUANTITY_HELP if k in dev.kinds):  # optional quantities only where the file gives them
         note = f" ({dev.notes[key]})" if key in dev.notes else ""
         rows.append(f"| `{key}` | {_value(dev, key)} | {dev.kinds[key]} | {_cell(dev.sources[key] + note)} |")

@@ -26,8 +26,13 @@ def kernel_for(params: dict) -> CudaKernel:
         threads=(N, N),
         indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "blockIdx.y * blockDim.y + threadIdx.y"},
         guard=f"x > 0 && x < {N - 1} && y > 0 && y < {N - 1}",
-        loads=(f"u[y * {N} + x]", f"u[(y - 1) * {N} + x]", f"u[(y + 1) * {N} + x]",
-               f"u[y * {N} + x - 1]", f"u[y * {N} + x + 1]"),
+        loads=(
+            f"u[y * {N} + x]",
+            f"u[(y - 1) * {N} + x]",
+            f"u[(y + 1) * {N} + x]",
+            f"u[y * {N} + x - 1]",
+            f"u[y * {N} + x + 1]",
+        ),
         stores=(f"u_new[y * {N} + x]",),
         flops_per_lup=7.0,
     )

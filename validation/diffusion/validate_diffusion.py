@@ -69,15 +69,28 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out)
     spec = load_tunable_spec(HERE / "diffusion2d_naive.py")
-    lines = ["# Kernel Tuner's naive 2D diffusion on a GTX TITAN X and a GTX 1080 Ti", "",
-             (f"Data: `{DATA.name}` (Kernel Tuner's diffusion notebooks), the naive kernel's 21 block sizes per GPU, "
-              "one mean time each (the notebooks show no run-to-run spread). Default model, device files of datasheet figures and estimates, nothing fitted. "
-              "Reproduce: `python3 validation/diffusion/validate_diffusion.py`."), ""]
+    lines = [
+        "# Kernel Tuner's naive 2D diffusion on a GTX TITAN X and a GTX 1080 Ti",
+        "",
+        (
+            f"Data: `{DATA.name}` (Kernel Tuner's diffusion notebooks), the naive kernel's 21 block sizes per GPU, "
+            "one mean time each (the notebooks show no run-to-run spread). Default model, device files of datasheet figures and estimates, nothing fitted. "
+            "Reproduce: `python3 validation/diffusion/validate_diffusion.py`."
+        ),
+        "",
+    ]
     for gpu, device in GPUS.items():
         validation = validate_tuned(naive_runs(DATA, gpu), spec, device)
         report = write_report(validation, out / device)
-        lines += [f"## {gpu} (`{device}`)", "", *HEADER, quality_row("all", validation), "",
-                  f"Full report with plots: [{device}]({device}/{report.path.name}).", ""]
+        lines += [
+            f"## {gpu} (`{device}`)",
+            "",
+            *HEADER,
+            quality_row("all", validation),
+            "",
+            f"Full report with plots: [{device}]({device}/{report.path.name}).",
+            "",
+        ]
     text = "\n".join([*lines, FINDINGS, ""])
     print(text)
     (out / "report.md").write_text(text)

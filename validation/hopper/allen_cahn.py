@@ -9,5 +9,7 @@ import pystencils as ps
 from pystencils_perf.adapters.pystencils import ApplyOptions
 from pystencils_perf.catalog.lbm import allen_cahn_phase_field_update_rule
 
-kernel = ApplyOptions(allen_cahn_phase_field_update_rule(domain=(256, 256, 256)),
-                      ps.CreateKernelConfig(function_name="allen_cahn_phase_field", ghost_layers=1))
+kernel = ApplyOptions(
+    allen_cahn_phase_field_update_rule(domain=(256, 256, 256)),
+    ps.CreateKernelConfig(function_name="allen_cahn_phase_field", ghost_layers=1),
+)

@@ -74,14 +74,18 @@ extern "C" __global__ void {name}_{fold}(const double* __restrict__ src, double*
 #: the kernels by name: what each writes to a point
 UPDATES = {"jacobi": "0.25 * (src[i - 1] + src[i + 1] + src[i - pitch] + src[i + pitch])", "copy": "src[i]"}
 FOLDS = (1, 2, 4)
-MODULE = cp.RawModule(code=PRELUDE + "".join(
-    KERNEL.replace("{name}", name).replace("{update}", update).replace("{fold}", str(f))
-    for name, update in UPDATES.items() for f in FOLDS))
+MODULE = cp.RawModule(
+    code=PRELUDE
+    + "".join(
+        KERNEL.replace("{name}", name).replace("{update}", update).replace("{fold}", str(f))
+        for name, update in UPDATES.items()
+        for f in FOLDS
+    )
+)
 N = 16386  # the points of jacobi2d.py per axis, the outermost layer the boundary
 #: (kernel, block x, block y, fold in y)
 LAUNCHES = (
-    *(("jacobi", bx, by, f) for bx, by in ((32, 32), (128, 8), (1024, 1), (32, 8), (128, 2), (256, 1))
-      for f in FOLDS),
+    *(("jacobi", bx, by, f) for bx, by in ((32, 32), (128, 8), (1024, 1), (32, 8), (128, 2), (256, 1)) for f in FOLDS),
     *(("jacobi", bx, by, f) for bx, by in ((128, 4), (128, 1), (64, 1)) for f in (1, 2)),
     *(("copy", bx, by, f) for bx, by in ((128, 8), (128, 2)) for f in (1, 2)),
 )
@@ -136,10 +140,18 @@ def measure(kernel_name: str, bx: int, by: int, fold: int, src, dst, reference) 
     records = cp.zeros((grid[0] * grid[1] * warps_per_block, 3), dtype=cp.int64)
     instrumented = time_launches(cp, lambda: kernel(grid, (bx, by), (*args, records)), 1, 1)
     ms = statistics.median(times)
-    return {"kernel": kernel_name, "block": [bx, by], "fold": fold, "ms": ms, "glups": inner * inner / ms / 1e6,
-            "spread": max(times) / min(times) - 1, "instrumented_ms": instrumented[0], "correct": ok,
-            "occupancy_blocks_per_sm": occupancy_blocks_per_sm(kernel, bx * by),
-            **life_figures(records.get(), warps_per_block)}
+    return {
+        "kernel": kernel_name,
+        "block": [bx, by],
+        "fold": fold,
+        "ms": ms,
+        "glups": inner * inner / ms / 1e6,
+        "spread": max(times) / min(times) - 1,
+        "instrumented_ms": instrumented[0],
+        "correct": ok,
+        "occupancy_blocks_per_sm": occupancy_blocks_per_sm(kernel, bx * by),
+        **life_figures(records.get(), warps_per_block),
+    }
 
 
 def main() -> int:
@@ -152,19 +164,31 @@ def main() -> int:
     jacobi = 0.25 * (src[1:-1, :-2] + src[1:-1, 2:] + src[:-2, 1:-1] + src[2:, 1:-1])
     references = {"jacobi": jacobi, "copy": src[1:-1, 1:-1]}
     rows = []
-    print(f"{'kernel':7s} {'block':>9s} fold {'GLup/s':>7s} {'spread':>6s} {'instr.':>6s} ok blocks peak  live  held "
-          f"warp_cyc block_cyc start_skew end_skew")
+    print(
+        f"{'kernel':7s} {'block':>9s} fold {'GLup/s':>7s} {'spread':>6s} {'instr.':>6s} ok blocks peak  live  held "
+        f"warp_cyc block_cyc start_skew end_skew"
+    )
     for kernel_name, bx, by, fold in LAUNCHES:
         row = measure(kernel_name, bx, by, fold, src, dst, references[kernel_name])
         rows.append(row)
-        print(f"{kernel_name:7s} {bx:>4d}x{by:<4d} {fold:4d} {row['glups']:7.1f} {100 * row['spread']:5.1f}% "
-              f"{row['ms'] / row['instrumented_ms']:6.2f} {'y' if row['correct'] else 'N'}"
-              f" {row['occupancy_blocks_per_sm']!s:>6}"
-              f" {row['peak_blocks_per_sm']:4d} {row['live_warps_per_sm']:5.1f} {row['block_warps_per_sm']:5.1f}"
-              f" {row['warp_cycles']:8.0f} {row['block_cycles']:9.0f}"
-              f" {row['start_skew_cycles']:10.0f} {row['end_skew_cycles']:8.0f}", flush=True)
-    text = json.dumps({"device": props["name"].decode(), "sm_count": props["multiProcessorCount"],
-                       "clock_khz": props["clockRate"], "launches": rows}, indent=1)
+        print(
+            f"{kernel_name:7s} {bx:>4d}x{by:<4d} {fold:4d} {row['glups']:7.1f} {100 * row['spread']:5.1f}% "
+            f"{row['ms'] / row['instrumented_ms']:6.2f} {'y' if row['correct'] else 'N'}"
+            f" {row['occupancy_blocks_per_sm']!s:>6}"
+            f" {row['peak_blocks_per_sm']:4d} {row['live_warps_per_sm']:5.1f} {row['block_warps_per_sm']:5.1f}"
+            f" {row['warp_cycles']:8.0f} {row['block_cycles']:9.0f}"
+            f" {row['start_skew_cycles']:10.0f} {row['end_skew_cycles']:8.0f}",
+            flush=True,
+        )
+    text = json.dumps(
+        {
+            "device": props["name"].decode(),
+            "sm_count": props["multiProcessorCount"],
+            "clock_khz": props["clockRate"],
+            "launches": rows,
+        },
+        indent=1,
+    )
     if args.json:
         with open(args.json, "w") as fh:
             fh.write(text + "\n")

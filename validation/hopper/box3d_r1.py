@@ -9,4 +9,6 @@ from pystencils_perf.adapters.pystencils import ApplyOptions
 from pystencils_perf.catalog import box_3d_assignments
 
 # assignments and their configuration, as `star_3d_recipe`: every folding is generated for the device
-kernel = ApplyOptions(box_3d_assignments((512, 384, 256), dtype="float"), ps.CreateKernelConfig(function_name="box3d_r1"))
+kernel = ApplyOptions(
+    box_3d_assignments((512, 384, 256), dtype="float"), ps.CreateKernelConfig(function_name="box3d_r1")
+)

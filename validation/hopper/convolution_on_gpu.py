@@ -64,7 +64,7 @@ class Problem:
         wide = self.input.astype(np.float64)
         for i in range(FILTER):
             for j in range(FILTER):
-                reference += float(self.weights[i, j]) * wide[i:i + IMAGE, j:j + IMAGE]
+                reference += float(self.weights[i, j]) * wide[i : i + IMAGE, j : j + IMAGE]
         self.reference = reference
         self.reference_norm = float(cp.linalg.norm(reference))
 
@@ -160,8 +160,9 @@ def sweep(configs: dict, problem: Problem, iterations: int, order_seed: int, dea
 
 
 def nvidia_smi(query: str) -> str:
-    return subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"], capture_output=True, text=True
+    ).stdout.strip()
 
 
 def main(argv=None) -> int:
@@ -186,16 +187,20 @@ def main(argv=None) -> int:
     }
     print(provenance, flush=True)
     problem = Problem(np.random.default_rng(args.seed))
-    for iterations, order_seed, path in ((32, args.seed, args.out),
-                                         (10, args.seed + 1, args.out.with_name(args.out.name.replace(".json", "_rerun.json")))):
+    for iterations, order_seed, path in (
+        (32, args.seed, args.out),
+        (10, args.seed + 1, args.out.with_name(args.out.name.replace(".json", "_rerun.json"))),
+    ):
         entries = sweep(configs, problem, iterations, order_seed, deadline)
         provenance["clocks_after_mhz"] = nvidia_smi("clocks.sm,clocks.mem")
         timed = [e["time"] for e in entries if isinstance(e["time"], float)]
         write_cache(path, entries, {**provenance, "iterations": iterations})
         failed = sorted({e["time"] for e in entries if not isinstance(e["time"], float)})
-        print(f"{path.name}: {len(timed)} timed of {len(entries)} ({', '.join(failed) or 'none failed'}); "
-              f"best {min(timed, default=float('nan')):.4f} ms, median {float(np.median(timed or [np.nan])):.4f} ms",
-              flush=True)
+        print(
+            f"{path.name}: {len(timed)} timed of {len(entries)} ({', '.join(failed) or 'none failed'}); "
+            f"best {min(timed, default=float('nan')):.4f} ms, median {float(np.median(timed or [np.nan])):.4f} ms",
+            flush=True,
+        )
     return 0
 
 

@@ -9,8 +9,11 @@ from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil, create
 
 src, dst = ps.fields("src(27), dst(27): double[258, 258, 258]", layout="fzyx")
 update_rule = create_lb_update_rule(
-    lbm_config=LBMConfig(stencil=LBStencil(Stencil.D3Q27), method=Method.SRT, relaxation_rate=1.8,
-                         kernel_type="stream_pull_collide"),
-    lbm_optimisation=LBMOptimisation(symbolic_field=src, symbolic_temporary_field=dst))
-kernel = ps.create_kernel(update_rule, ps.CreateKernelConfig(target=ps.Target.CUDA, ghost_layers=1,
-                                                             function_name="d3q27_srt"))
+    lbm_config=LBMConfig(
+        stencil=LBStencil(Stencil.D3Q27), method=Method.SRT, relaxation_rate=1.8, kernel_type="stream_pull_collide"
+    ),
+    lbm_optimisation=LBMOptimisation(symbolic_field=src, symbolic_temporary_field=dst),
+)
+kernel = ps.create_kernel(
+    update_rule, ps.CreateKernelConfig(target=ps.Target.CUDA, ghost_layers=1, function_name="d3q27_srt")
+)

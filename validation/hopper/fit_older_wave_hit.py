@@ -34,11 +34,13 @@ from pystencils_perf.spec import load_spec  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 #: (name, device, SPEC, ncu data set); the first is fitted on
-DATA_SETS = (("H200 star r=4", "H200", "examples/star3d_r4.py", "data/star3d_r4_ncu.csv"),
-             ("H100 star r=4", "H100", "examples/star3d_r4.py", "data/h100/star3d_r4_ncu.csv"),
-             ("H200 star r=1", "H200", "validation/hopper/star3d_r1.py", "data/star3d_r1_ncu.csv"),
-             ("H200 D3Q19 SRT", "H200", "validation/hopper/d3q19_srt.py", "data/d3q19_srt_ncu.csv"),
-             ("H100 D3Q19 streaming", "H100", "validation/hopper/stream19.py", "data/h100/stream19_ncu.csv"))
+DATA_SETS = (
+    ("H200 star r=4", "H200", "examples/star3d_r4.py", "data/star3d_r4_ncu.csv"),
+    ("H100 star r=4", "H100", "examples/star3d_r4.py", "data/h100/star3d_r4_ncu.csv"),
+    ("H200 star r=1", "H200", "validation/hopper/star3d_r1.py", "data/star3d_r1_ncu.csv"),
+    ("H200 D3Q19 SRT", "H200", "validation/hopper/d3q19_srt.py", "data/d3q19_srt_ncu.csv"),
+    ("H100 D3Q19 streaming", "H100", "validation/hopper/stream19.py", "data/h100/stream19_ncu.csv"),
+)
 NO_HITS, ALL_HITS = Curve(0.0, 1.0, 1.0), Curve(0.0, 1.0, 1.0, complement=True)
 
 
@@ -70,8 +72,9 @@ def collect(device_name: str, spec: str, data: str) -> list[dict]:
             reuse_found = [pair for wave in recorded[: len(recorded) // 2] for pair in wave]
             offered = sum(b for _, b in reuse_found)
             lups = offered / (d0 - d1) if d0 > d1 else 1.0
-            out.append({"measured": row.values["dram_load"], "d0": d0,
-                        "reuse": [(x, b / lups) for x, b in reuse_found]})
+            out.append(
+                {"measured": row.values["dram_load"], "d0": d0, "reuse": [(x, b / lups) for x, b in reuse_found]}
+            )
         return out
     finally:
         volumes.older_wave_reuse = reuse
@@ -98,10 +101,14 @@ def main() -> int:
     b, c = (float(f"{v:.4g}") for v in sol.x)
     fitted = Curve(1.0, b, c, complement=True)
     rms = float(np.sqrt(np.mean(residual((b, c)) ** 2)))
-    print(f"older_wave_hit fitted on {DATA_SETS[0][0]} ({len(fit_on)} candidates): a = 1, b = {b}, c = {c}, "
-          f"complement = true; RMS relative residual {rms:.4f}")
-    print("hit at ratio 0.67 / 0.8 / 0.9 / 1.0 / 1.2 / 1.5: "
-          + " / ".join(f"{float(fitted(x)):.2f}" for x in (0.67, 0.8, 0.9, 1.0, 1.2, 1.5)))
+    print(
+        f"older_wave_hit fitted on {DATA_SETS[0][0]} ({len(fit_on)} candidates): a = 1, b = {b}, c = {c}, "
+        f"complement = true; RMS relative residual {rms:.4f}"
+    )
+    print(
+        "hit at ratio 0.67 / 0.8 / 0.9 / 1.0 / 1.2 / 1.5: "
+        + " / ".join(f"{float(fitted(x)):.2f}" for x in (0.67, 0.8, 0.9, 1.0, 1.2, 1.5))
+    )
     print("DRAM load MAPE %, the step (no curve) -> the fitted curve:")
     for name, rows in sets.items():
         step = mape(rows, lambda x: 1.0 if x <= 1.0 else 0.0)

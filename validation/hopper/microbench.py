@@ -248,10 +248,12 @@ WIDTH_FIELD_COUNTS = (1, 4, 19)
 WIDTH_BLOCKS = ((32, 8), (64, 4), (128, 2), (256, 1), (32, 32), (1024, 1))
 #: the rows of the width figures are a multiple of this, so that every block of `WIDTH_BLOCKS` tiles them
 WIDTH_ROWS_MULTIPLE = max(height for _, height in WIDTH_BLOCKS)
-MODULE = cp.RawModule(code=SOURCE + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS)
-                      + "".join(FIELDS_SOURCE.format(s=s) for s in FIELD_COUNTS)
-                      + "".join(FIELDS_2D_SOURCE.format(s=s) + NEIGHBOURS_2D_SOURCE.format(s=s)
-                                for s in WIDTH_FIELD_COUNTS))
+MODULE = cp.RawModule(
+    code=SOURCE
+    + "".join(IN_FLIGHT_SOURCE.format(k=k) for k in IN_FLIGHT_LOADS)
+    + "".join(FIELDS_SOURCE.format(s=s) for s in FIELD_COUNTS)
+    + "".join(FIELDS_2D_SOURCE.format(s=s) + NEIGHBOURS_2D_SOURCE.format(s=s) for s in WIDTH_FIELD_COUNTS)
+)
 SLOT_BYTES = 128  # one chased element per 128-B line: no two steps share a line
 
 
@@ -298,11 +300,17 @@ def l2_request_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]
         lanes_per_line = max(1, 16 // stride)  # 128-B lines
         lanes_per_sector = max(1, 4 // stride)  # 32-B sectors
         passes = max(1, int(4e8 / count))
-        loads = passes * count / grid_stride_seconds("read_strided", a, out, np.int64(count), np.int64(stride),
-                                                     np.int32(passes))
-        rates[f"stride_{8 * stride}B"] = {"loads_per_s": loads, "requests_per_s": loads / lanes_per_line,
-                                          "sectors_per_s": loads / lanes_per_sector,
-                                          "sector_bytes_per_s": 32 * loads / lanes_per_sector}
+        loads = (
+            passes
+            * count
+            / grid_stride_seconds("read_strided", a, out, np.int64(count), np.int64(stride), np.int32(passes))
+        )
+        rates[f"stride_{8 * stride}B"] = {
+            "loads_per_s": loads,
+            "requests_per_s": loads / lanes_per_line,
+            "sectors_per_s": loads / lanes_per_sector,
+            "sector_bytes_per_s": 32 * loads / lanes_per_sector,
+        }
     return rates
 
 
@@ -312,19 +320,33 @@ def l2_store_rates(buffer_bytes: int = 16 << 20) -> dict[str, dict[str, float]]:
     a = cp.random.random(buffer_bytes // 8) + 0.5
     b = cp.random.random(buffer_bytes // 8) + 0.5
     rates = {}
-    for name, stride, wide in (("stride_8B", 1, 0), ("stride_32B", 4, 0), ("stride_128B", 16, 0),
-                               ("stride_256B", 32, 0), ("16B_stride_128B", 16, 1), ("16B_stride_256B", 32, 1)):
+    for name, stride, wide in (
+        ("stride_8B", 1, 0),
+        ("stride_32B", 4, 0),
+        ("stride_128B", 16, 0),
+        ("stride_256B", 32, 0),
+        ("16B_stride_128B", 16, 1),
+        ("16B_stride_256B", 32, 1),
+    ):
         count = buffer_bytes // 8 // stride
         passes = max(1, int(4e8 / count))
-        stores = passes * count / grid_stride_seconds("write_strided", a, np.int64(count), np.int64(stride),
-                                                      np.int32(passes), np.int32(wide))
+        stores = (
+            passes
+            * count
+            / grid_stride_seconds(
+                "write_strided", a, np.int64(count), np.int64(stride), np.int32(passes), np.int32(wide)
+            )
+        )
         lanes_per_line = max(1, 16 // stride)
         rates[name] = {"stores_per_s": stores, "requests_per_s": stores / lanes_per_line}
     for name, stride in (("copy_stride_128B", 16), ("copy_stride_256B", 32)):
         count = buffer_bytes // 8 // stride
         passes = max(1, int(2e8 / count))
-        lanes = passes * count / grid_stride_seconds("copy_strided", a, b, np.int64(count), np.int64(stride),
-                                                     np.int32(passes))
+        lanes = (
+            passes
+            * count
+            / grid_stride_seconds("copy_strided", a, b, np.int64(count), np.int64(stride), np.int32(passes))
+        )
         rates[name] = {"lanes_per_s": lanes, "requests_per_s": 2 * lanes}
     return rates
 
@@ -344,9 +366,11 @@ def dram_run_rates(buffer_bytes: int = 2 << 30) -> dict[str, dict[str, float]]:
     for run_bytes in RUN_BYTES:
         runs = (1 << 28) // run_bytes
         shape = (np.int64(runs), np.int32(run_bytes // 8), np.uint64(rows - 1))
-        for name, kernel, args, moved in (("run", "read_runs", (a, out, *shape), 1),
-                                          ("write_run", "write_runs", (b, *shape, np.float64(0.5)), 1),
-                                          ("copy_run", "copy_runs", (a, b, *shape), 2)):
+        for name, kernel, args, moved in (
+            ("run", "read_runs", (a, out, *shape), 1),
+            ("write_run", "write_runs", (b, *shape, np.float64(0.5)), 1),
+            ("copy_run", "copy_runs", (a, b, *shape), 2),
+        ):
             runs_per_s = runs / grid_stride_seconds(kernel, *args)
             rates[f"{name}_{run_bytes}B"] = {"bytes_per_s": moved * runs_per_s * run_bytes, "runs_per_s": runs_per_s}
     return rates
@@ -365,9 +389,11 @@ def in_flight_rates(buffer_bytes: int, rounds: int) -> dict[str, dict[str, float
         for warps in (1, 2, 4, 8, 16, 32):
             ms = median_ms(lambda: kernel((sms,), (32 * warps,), (a, out, np.uint64(lines - 1), np.int32(rounds))))
             loads = sms * 32 * warps * k * rounds
-            rates[f"k{k}_warps{warps}"] = {"in_flight_per_sm": 32 * warps * k,
-                                           "loads_per_s_per_sm": loads / sms / (ms * 1e-3),
-                                           "ns_per_round": ms * 1e6 / rounds}
+            rates[f"k{k}_warps{warps}"] = {
+                "in_flight_per_sm": 32 * warps * k,
+                "loads_per_s_per_sm": loads / sms / (ms * 1e-3),
+                "ns_per_round": ms * 1e6 / rounds,
+            }
     return rates
 
 
@@ -388,8 +414,12 @@ def chase_latency(buffer_bytes: int, steps: int, seed: int) -> dict[str, float]:
         cycles.append(out[1].copy())
 
     ms = median_ms(run, warmup=1, repeats=5)  # the warm-up launch warms the TLB (and a small buffer's L2)
-    return {"cycles": statistics.median(int(c.get()) for c in cycles[1:]) / steps, "ns": ms * 1e6 / steps,
-            "slots": slots, "steps_per_launch": steps}
+    return {
+        "cycles": statistics.median(int(c.get()) for c in cycles[1:]) / steps,
+        "ns": ms * 1e6 / steps,
+        "slots": slots,
+        "steps_per_launch": steps,
+    }
 
 
 def field_layout(buffer_bytes: int, fields: int) -> tuple[int, int]:
@@ -418,11 +448,18 @@ def field_count_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str, float]
                 ms = median_ms(lambda: kernel((n // 256,), (256,), args), repeats=9)
                 if kind == "copy":
                     last = (fields - 1) * stride
-                    assert bool(cp.array_equal(b[last + store_shift:last + store_shift + n],
-                                               a[last + load_shift:last + load_shift + n] + 1.0))
+                    assert bool(
+                        cp.array_equal(
+                            b[last + store_shift : last + store_shift + n],
+                            a[last + load_shift : last + load_shift + n] + 1.0,
+                        )
+                    )
                 moved = n * 8 * (2 * fields if kind == "copy" else fields + 1)
                 rates[f"{kind}_{fields}_shift_{load_shift}{store_shift}"] = {
-                    "fields": fields, "bytes_per_s": moved / (ms * 1e-3), "ms": ms}
+                    "fields": fields,
+                    "bytes_per_s": moved / (ms * 1e-3),
+                    "ms": ms,
+                }
     return rates
 
 
@@ -446,8 +483,12 @@ def partly_stored_line_rates(buffer_bytes: int = 1 << 30) -> dict[str, dict[str,
                 args = (a, b, np.int64(n), np.int64(stride), np.int32(0), np.int32(store_shift))
                 ms = median_ms(lambda: kernel((n // 256,), (256,), args, shared_mem=shared), repeats=9)
                 rates[f"copy_{fields}_warps_{8 * blocks_per_sm}_shift_0{store_shift}"] = {
-                    "fields": fields, "warps_per_sm": 8 * blocks_per_sm, "sms": sms,
-                    "bytes_per_s": n * 8 * 2 * fields / (ms * 1e-3), "ms": ms}
+                    "fields": fields,
+                    "warps_per_sm": 8 * blocks_per_sm,
+                    "sms": sms,
+                    "bytes_per_s": n * 8 * 2 * fields / (ms * 1e-3),
+                    "ms": ms,
+                }
         kernel.max_dynamic_shared_size_bytes = 0
     return rates
 
@@ -480,12 +521,20 @@ def partly_stored_line_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096
                 grid = (row_cells // width, rows // height)
                 ms = median_ms(lambda: kernel(grid, (width, height), args), repeats=9)
                 last = (fields - 1) * stride + store_shift
-                written = b[last:last + rows * pitch].reshape(rows, pitch)[:, :row_cells]
-                assert bool(cp.array_equal(written, a[last - store_shift:last - store_shift + rows * pitch]
-                                           .reshape(rows, pitch)[:, :row_cells] + 1.0))
+                written = b[last : last + rows * pitch].reshape(rows, pitch)[:, :row_cells]
+                assert bool(
+                    cp.array_equal(
+                        written,
+                        a[last - store_shift : last - store_shift + rows * pitch].reshape(rows, pitch)[:, :row_cells]
+                        + 1.0,
+                    )
+                )
                 rates[f"copy_{fields}_block_{width}x{height}_shift_0{store_shift}"] = {
-                    "fields": fields, "block": [width, height],
-                    "bytes_per_s": rows * row_cells * 8 * 2 * fields / (ms * 1e-3), "ms": ms}
+                    "fields": fields,
+                    "block": [width, height],
+                    "bytes_per_s": rows * row_cells * 8 * 2 * fields / (ms * 1e-3),
+                    "ms": ms,
+                }
     return rates
 
 
@@ -517,13 +566,20 @@ def neighbour_read_widths(buffer_bytes: int = 1 << 30, row_cells: int = 4096) ->
                     ms = median_ms(lambda: kernel(grid, (width, height), args, shared_mem=shared), repeats=9)
                     step = 1 if neighbours == 1 else pitch
                     own = cp.arange(row_cells) + (step if neighbours else 0)
-                    expected = sum(a[f * stride + own] + (a[f * stride + own - step] + a[f * stride + own + step]
-                                                          if neighbours else 0.0) for f in range(fields))
+                    expected = sum(
+                        a[f * stride + own]
+                        + (a[f * stride + own - step] + a[f * stride + own + step] if neighbours else 0.0)
+                        for f in range(fields)
+                    )
                     assert bool(cp.allclose(b[:row_cells], expected))
                     occupancy = "full" if warps_per_sm is None else f"warps_{warps_per_sm}"
                     rates[f"read_{fields}_block_{width}x{height}_{occupancy}_neighbours_{neighbours}"] = {
-                        "fields": fields, "block": [width, height], "warps_per_sm": warps_per_sm,
-                        "loads_per_s": rows * row_cells * fields * (3 if neighbours else 1) / (ms * 1e-3), "ms": ms}
+                        "fields": fields,
+                        "block": [width, height],
+                        "warps_per_sm": warps_per_sm,
+                        "loads_per_s": rows * row_cells * fields * (3 if neighbours else 1) / (ms * 1e-3),
+                        "ms": ms,
+                    }
         kernel.max_dynamic_shared_size_bytes = 0
     return rates
 
@@ -545,10 +601,14 @@ def l2_mix_rates(l2_bytes: int) -> dict[str, dict[str, float]]:
         assert blocks * part_len <= a.size
         for mode, name, moved in ((0, "load", 1), (1, "store", 1), (2, "copy", 2)):
             passes = max(2, int(4e9 / (blocks * part_len * 8 * moved)))
-            ms = median_ms(lambda: kernel((blocks,), (threads,), (a, b, out, np.int64(part_len), np.int32(passes),
-                                                                  np.int32(mode))))
-            rates[f"{name}_{threads}"] = {"bytes_per_s": moved * blocks * part_len * 8 * passes / (ms * 1e-3),
-                                          "threads": threads, "blocks": blocks}
+            ms = median_ms(
+                lambda: kernel((blocks,), (threads,), (a, b, out, np.int64(part_len), np.int32(passes), np.int32(mode)))
+            )
+            rates[f"{name}_{threads}"] = {
+                "bytes_per_s": moved * blocks * part_len * 8 * passes / (ms * 1e-3),
+                "threads": threads,
+                "blocks": blocks,
+            }
     return rates
 
 
@@ -570,10 +630,14 @@ def l2_capacity_curves(l2_bytes: int) -> dict[str, dict[str, float]]:
             volume = l2_bytes * sixteenths // 16
             part_len = volume // parts // 16
             passes = max(2, int(4e9 / (blocks * part_len * 16)))
-            ms = median_ms(lambda: kernel((blocks,), (512,), (a, out, np.int64(part_len), np.int32(readers),
-                                                              np.int32(passes))))
-            curves[f"{mode}_{sixteenths}_16"] = {"volume_bytes": parts * part_len * 16, "readers": readers,
-                                                 "bytes_per_s": blocks * part_len * 16 * passes / (ms * 1e-3)}
+            ms = median_ms(
+                lambda: kernel((blocks,), (512,), (a, out, np.int64(part_len), np.int32(readers), np.int32(passes)))
+            )
+            curves[f"{mode}_{sixteenths}_16"] = {
+                "volume_bytes": parts * part_len * 16,
+                "readers": readers,
+                "bytes_per_s": blocks * part_len * 16 * passes / (ms * 1e-3),
+            }
     return curves
 
 
@@ -600,8 +664,13 @@ FIGURES = {
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the figures here as JSON")
-    parser.add_argument("--only", nargs="+", choices=sorted(FIGURES), metavar="FIGURE",
-                        help=f"measure only these figures (of {', '.join(FIGURES)})")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(FIGURES),
+        metavar="FIGURE",
+        help=f"measure only these figures (of {', '.join(FIGURES)})",
+    )
     args = parser.parse_args()
     props = cp.cuda.runtime.getDeviceProperties(0)
     figures = {

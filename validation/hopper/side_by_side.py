@@ -27,8 +27,10 @@ def side_by_side(first: dict, second: dict) -> list[str]:
         if name in DEVICE_KEYS:
             continue
         if isinstance(value, dict):
-            lines += [f"{point}{volume(v)} {v['bytes_per_s'] / 1e9:.0f} {second[name][point]['bytes_per_s'] / 1e9:.0f} GB/s"
-                      for point, v in value.items()]
+            lines += [
+                f"{point}{volume(v)} {v['bytes_per_s'] / 1e9:.0f} {second[name][point]['bytes_per_s'] / 1e9:.0f} GB/s"
+                for point, v in value.items()
+            ]
         else:
             lines.append(f"{name} {value:.0f} {second[name]:.0f}")
     return lines

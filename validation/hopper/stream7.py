@@ -8,5 +8,7 @@ import pystencils as ps
 from lbmpy import LBStencil, Stencil
 
 src, dst = ps.fields("src(7), dst(7): double[258, 258, 258]", layout="fzyx")
-assignments = [ps.Assignment(dst[0, 0, 0](q), src[tuple(-c for c in direction)](q))
-               for q, direction in enumerate(LBStencil(Stencil.D3Q7))]
+assignments = [
+    ps.Assignment(dst[0, 0, 0](q), src[tuple(-c for c in direction)](q))
+    for q, direction in enumerate(LBStencil(Stencil.D3Q7))
+]

@@ -39,8 +39,10 @@ def ratios_by_width(pairs) -> dict[tuple[int, int, int], dict[str, float]]:
     for pair in pairs:
         ratio = pair.measured.values["glups"] / pair.candidate.prediction.glups
         logs[pair.launch.fold][width_group(pair.launch.block[0])].append(np.log(ratio))
-    return {fold: {group: float(np.exp(np.mean(values))) for group, values in groups.items()}
-            for fold, groups in logs.items()}
+    return {
+        fold: {group: float(np.exp(np.mean(values))) for group, values in groups.items()}
+        for fold, groups in logs.items()
+    }
 
 
 def main(argv=None) -> int:

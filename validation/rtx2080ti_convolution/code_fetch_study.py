@@ -62,14 +62,19 @@ def neighbour_hits(pair, device) -> float:
     bx, by, tx, ty = key(pair)[:4]
     row_bytes = metrics.grid[0] * shared_copy_bytes(bx, by, tx, ty)
     # the overlap's misses alone: the formula with no new, no redundant volume
-    missed = float(composition.dram_load(0.0, metrics.wave_overlap_bytes_per_lup, metrics.previous_wave_ratio, 0.0,
-                                         0.0, device.unified_l2).evaluate(device.curves))
+    missed = float(
+        composition.dram_load(
+            0.0, metrics.wave_overlap_bytes_per_lup, metrics.previous_wave_ratio, 0.0, 0.0, device.unified_l2
+        ).evaluate(device.curves)
+    )
     return metrics.dram_load_bytes_per_lup - (missed if row_bytes < device.l2_capacity_bytes else 0.0)
 
 
 def at_main_block(pairs, sizes) -> str:
-    lines = ["| tile | code kB | DRAM read beyond the input once, kB | L2 read measured - predicted, MB |",
-             "|---|---|---|---|"]
+    lines = [
+        "| tile | code kB | DRAM read beyond the input once, kB | L2 read measured - predicted, MB |",
+        "|---|---|---|---|",
+    ]
     chosen = sorted((code_of(sizes, key(p)), key(p), p) for p in pairs if key(p)[:2] == MAIN_BLOCK and key(p)[4] == 0)
     for code, k, p in chosen:
         dram_excess = p.measured.values["dram_load"] * LUPS - INPUT_BYTES
@@ -81,28 +86,39 @@ def at_main_block(pairs, sizes) -> str:
 def by_code_size(pairs, sizes) -> str:
     code = np.array([code_of(sizes, key(p)) for p in pairs]) / 1e3
     dram = np.array([p.measured.values["dram_load"] * LUPS - INPUT_BYTES for p in pairs]) / 1e3
-    l2 = np.array([(p.measured.values["l2_load"] - p.candidate.metrics.l2_load_bytes_per_lup) * LUPS
-                   for p in pairs]) / 1e6
-    lines = ["| code kB | rows | DRAM read beyond the input once, kB (median; 10th-90th percentile) | "
-             "L2 read measured - predicted, MB (median; 10th-90th) |", "|---|---|---|---|"]
+    l2 = (
+        np.array([(p.measured.values["l2_load"] - p.candidate.metrics.l2_load_bytes_per_lup) * LUPS for p in pairs])
+        / 1e6
+    )
+    lines = [
+        "| code kB | rows | DRAM read beyond the input once, kB (median; 10th-90th percentile) | "
+        "L2 read measured - predicted, MB (median; 10th-90th) |",
+        "|---|---|---|---|",
+    ]
     for low, high in zip(CODE_BINS_KB, CODE_BINS_KB[1:]):
         rows = (code >= low) & (code < high)
         if rows.any():
             d, l2_mb = (np.percentile(v[rows], (50, 10, 90)) for v in (dram, l2))
-            lines.append(f"| {low:g}-{high:g} | {rows.sum()} | {d[0]:.1f} ({d[1]:.1f}-{d[2]:.1f}) | "
-                         f"{l2_mb[0]:.1f} ({l2_mb[1]:.1f}-{l2_mb[2]:.1f}) |")
+            lines.append(
+                f"| {low:g}-{high:g} | {rows.sum()} | {d[0]:.1f} ({d[1]:.1f}-{d[2]:.1f}) | "
+                f"{l2_mb[0]:.1f} ({l2_mb[1]:.1f}-{l2_mb[2]:.1f}) |"
+            )
     return "\n".join(lines)
 
 
 def block_variation(sizes) -> str:
-    lines = ["| tile | code kB at 32x4 | over the other blocks compiled: min - median - max, kB (blocks) |",
-             "|---|---|---|"]
+    lines = [
+        "| tile | code kB at 32x4 | over the other blocks compiled: min - median - max, kB (blocks) |",
+        "|---|---|---|",
+    ]
     for tx, ty in sorted({k[2:4] for k in sizes}):
         others = [sizes[k] / 1e3 for k in sizes if k[2:] == (tx, ty, 0) and k[:2] != MAIN_BLOCK]
         main = sizes.get((*MAIN_BLOCK, tx, ty, 0))
         if others:
-            lines.append(f"| {tx}x{ty} | {f'{main / 1e3:.1f}' if main else '-'} | {min(others):.1f} - "
-                         f"{np.median(others):.1f} - {max(others):.1f} ({len(others)}) |")
+            lines.append(
+                f"| {tx}x{ty} | {f'{main / 1e3:.1f}' if main else '-'} | {min(others):.1f} - "
+                f"{np.median(others):.1f} - {max(others):.1f} ({len(others)}) |"
+            )
     return "\n".join(lines)
 
 
@@ -112,10 +128,12 @@ def rankings(pairs, sizes, device) -> str:
     code_per_lup = np.array([code_of(sizes, key(p)) for p in pairs]) / LUPS
     neighbour = np.array([neighbour_hits(p, device) for p in pairs])
     lines = ["| DRAM load predicted as | Spearman | MAPE % |", "|---|---|---|"]
-    for name, predicted in (("the estimator (committed)", committed),
-                            ("the estimator + the code read once per launch", committed + code_per_lup),
-                            ("the neighbour rule", neighbour),
-                            ("the neighbour rule + the code read once per launch", neighbour + code_per_lup)):
+    for name, predicted in (
+        ("the estimator (committed)", committed),
+        ("the estimator + the code read once per launch", committed + code_per_lup),
+        ("the neighbour rule", neighbour),
+        ("the neighbour rule + the code read once per launch", neighbour + code_per_lup),
+    ):
         mape = 100 * np.mean(np.abs(predicted - measured) / measured)
         lines.append(f"| {name} | {dm.spearman(predicted, measured):.3f} | {mape:.2f} |")
     return "\n".join(lines)
@@ -129,15 +147,17 @@ def main(argv=None) -> int:
     sizes = read_table(CODE_BYTES)
     pairs = [p for p in dm.cached(DATA_SET.name, args.cache, DATA_SET.rank) if "dram_load" in p.measured.values]
     device = get_device(DATA_SET.device)
-    text = (f"## Study: the kernel's code in the RTX 2080 Ti's L2 and DRAM reads\n\n"
-            f"Reproduce: `python3 validation/rtx2080ti_convolution/code_fetch_study.py`; code sizes: "
-            f"`{CODE_BYTES.name}` (`compile_code_bytes.py`, sm_75). Read beyond: what Nsight Compute counted "
-            f"beyond the input read once (DRAM) and beyond the estimator's L2 load (L2), per launch of "
-            f"{LUPS} updates. The model leaves both out; see the validation page's section on this GPU.\n\n"
-            f"### Ranking the DRAM load\n\n{rankings(pairs, sizes, device)}\n\n"
-            f"### All {len(pairs)} rows by code size\n\n{by_code_size(pairs, sizes)}\n\n"
-            f"### At {MAIN_BLOCK[0]}x{MAIN_BLOCK[1]} blocks, READ_ONLY 0\n\n{at_main_block(pairs, sizes)}\n\n"
-            f"### Code size by block size (READ_ONLY 0)\n\n{block_variation(sizes)}\n")
+    text = (
+        f"## Study: the kernel's code in the RTX 2080 Ti's L2 and DRAM reads\n\n"
+        f"Reproduce: `python3 validation/rtx2080ti_convolution/code_fetch_study.py`; code sizes: "
+        f"`{CODE_BYTES.name}` (`compile_code_bytes.py`, sm_75). Read beyond: what Nsight Compute counted "
+        f"beyond the input read once (DRAM) and beyond the estimator's L2 load (L2), per launch of "
+        f"{LUPS} updates. The model leaves both out; see the validation page's section on this GPU.\n\n"
+        f"### Ranking the DRAM load\n\n{rankings(pairs, sizes, device)}\n\n"
+        f"### All {len(pairs)} rows by code size\n\n{by_code_size(pairs, sizes)}\n\n"
+        f"### At {MAIN_BLOCK[0]}x{MAIN_BLOCK[1]} blocks, READ_ONLY 0\n\n{at_main_block(pairs, sizes)}\n\n"
+        f"### Code size by block size (READ_ONLY 0)\n\n{block_variation(sizes)}\n"
+    )
     with replacing_file(args.out) as fh:
         fh.write(text)
     print(text)

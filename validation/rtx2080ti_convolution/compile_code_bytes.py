@@ -50,14 +50,14 @@ BLOCK_SAMPLE_TILES = ((1, 1), (2, 2), (2, 4), (3, 3), (2, 5), (4, 4), (3, 6), (8
 
 def text_bytes(cubin: bytes, function: str) -> int:
     """Size of the function's code section (``.text.<function>``) in an ELF64 cubin."""
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
     # each header: name, type, flags, address, offset, size, link, info, alignment, entry size
     headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
     names_at = headers[shstrndx][4]
     for header in headers:
         name_at = names_at + header[0]
-        if cubin[name_at:cubin.index(b"\0", name_at)].decode() == f".text.{function}":
+        if cubin[name_at : cubin.index(b"\0", name_at)].decode() == f".text.{function}":
             return header[5]
     raise ValueError(f"no .text.{function} section in the cubin")
 
@@ -78,8 +78,9 @@ def configurations(counters: Path | None) -> list[tuple[int, ...]]:
     every = []
     if counters:
         with counters.open() as fh:
-            every = sorted({(*(int(row[k]) for k in KEY[:4]), 0)
-                            for row in csv.DictReader(fh) if row["PADDING"] == "0"})
+            every = sorted(
+                {(*(int(row[k]) for k in KEY[:4]), 0) for row in csv.DictReader(fh) if row["PADDING"] == "0"}
+            )
     chosen = dict.fromkeys(main + sample + every)  # in order, without repeats
     return [c for c in chosen if shared_copy_bytes(*c[:4]) <= MAX_SHARED_BYTES]
 
@@ -94,9 +95,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="KTT's KernelTunerConvolution.cu (see above)")
     parser.add_argument("out", type=Path, help="the CSV to write; the configurations it already holds are kept")
-    parser.add_argument("--counters", type=Path,
-                        help="also every block and tile of this KTT counters CSV "
-                             "(rtx2080ti_convolution15_ktt_counters.csv)")
+    parser.add_argument(
+        "--counters",
+        type=Path,
+        help="also every block and tile of this KTT counters CSV (rtx2080ti_convolution15_ktt_counters.csv)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
     for path in (args.source, args.counters):
@@ -136,9 +139,11 @@ def main(argv=None) -> int:
         pool.shutdown(wait=status == 0, cancel_futures=True)
     done = [c for c in configs if c in sizes]
     with replacing_file(args.out) as fh:
-        fh.write(f"# {args.source.name} (HiPerCoRe/KTT 931c4157, MIT) compiled for {arch} by {compiler.name} on "
-                 f"{date.today().isoformat()} (validation/rtx2080ti_convolution/compile_code_bytes.py); "
-                 f"{', '.join(f'{k}={v}' for k, v in FIXED.items())}\n")
+        fh.write(
+            f"# {args.source.name} (HiPerCoRe/KTT 931c4157, MIT) compiled for {arch} by {compiler.name} on "
+            f"{date.today().isoformat()} (validation/rtx2080ti_convolution/compile_code_bytes.py); "
+            f"{', '.join(f'{k}={v}' for k, v in FIXED.items())}\n"
+        )
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow((*KEY, "code_bytes"))
         writer.writerows((*config, sizes[config]) for config in done)

@@ -38,15 +38,24 @@ def kernel_for(params: dict) -> CudaKernel:
     tsx, tsy = int(params["TILE_SIZE_X"]), int(params["TILE_SIZE_Y"])
     return CudaKernel(
         name=f"convolution15 shared-memory tile {tsx}x{tsy}{' read_only' if int(params['READ_ONLY']) else ''}",
-        arrays=(Array("input", "float", (INPUT * INPUT,), read_only=bool(int(params["READ_ONLY"]))),
-                Array("output", "float", (IMAGE * IMAGE,))),
+        arrays=(
+            Array("input", "float", (INPUT * INPUT,), read_only=bool(int(params["READ_ONLY"]))),
+            Array("output", "float", (IMAGE * IMAGE,)),
+        ),
         threads=(-(-IMAGE // tsx), -(-IMAGE // tsy)),
-        indices={"bx": "blockIdx.x * blockDim.x * tsx", "by": "blockIdx.y * blockDim.y * tsy",
-                 "row": "threadIdx.y + ci * blockDim.y", "col": "threadIdx.x + cj * blockDim.x",
-                 "x": "bx + threadIdx.x + xi * blockDim.x", "y": "by + threadIdx.y + yi * blockDim.y"},
+        indices={
+            "bx": "blockIdx.x * blockDim.x * tsx",
+            "by": "blockIdx.y * blockDim.y * tsy",
+            "row": "threadIdx.y + ci * blockDim.y",
+            "col": "threadIdx.x + cj * blockDim.x",
+            "x": "bx + threadIdx.x + xi * blockDim.x",
+            "y": "by + threadIdx.y + yi * blockDim.y",
+        },
         guard=f"x < {IMAGE} && y < {IMAGE}",
-        load_guard=(f"row < blockDim.y * tsy + {HALO} && col < blockDim.x * tsx + {HALO} "
-                    f"&& by + row < {INPUT} && bx + col < {INPUT}"),
+        load_guard=(
+            f"row < blockDim.y * tsy + {HALO} && col < blockDim.x * tsx + {HALO} "
+            f"&& by + row < {INPUT} && bx + col < {INPUT}"
+        ),
         loops={"yi": (0, tsy), "xi": (0, tsx)},
         # enough copy iterations for one-thread-wide blocks; the guard ends each copy at its size
         load_loops={"ci": (0, tsy + HALO), "cj": (0, tsx + HALO)},

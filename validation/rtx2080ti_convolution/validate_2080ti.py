@@ -38,8 +38,10 @@ VOLUMES = tuple(METRIC_BY_NAME[m] for m in ("dram_load", "dram_store", "l2_load"
 
 def volumes_only(validation: Validation) -> Validation:
     """The pairs without the measured time: the description has no shared-memory compute to time."""
-    pairs = [replace(p, measured=replace(p.measured, values={k: v for k, v in p.measured.values.items() if k != "glups"}))
-             for p in validation.pairs]
+    pairs = [
+        replace(p, measured=replace(p.measured, values={k: v for k, v in p.measured.values.items() if k != "glups"}))
+        for p in validation.pairs
+    ]
     return Validation(validation.dataset, validation.ranking, pairs, metric_errors(pairs, VOLUMES), None)
 
 
@@ -55,8 +57,10 @@ def by_tile_points(validation: Validation) -> list[str]:
     for points in sorted({points_per_thread(p) for p in validation.pairs}):
         pairs = [p for p in validation.pairs if points_per_thread(p) == points]
         errors = {e.metric.name: e for e in metric_errors(pairs, VOLUMES)}
-        cells = [f"{errors[m.name].mape_percent:.1f} ({errors[m.name].mean_error_percent:+.1f})" if m.name in errors
-                 else "-" for m in VOLUMES]
+        cells = [
+            f"{errors[m.name].mape_percent:.1f} ({errors[m.name].mean_error_percent:+.1f})" if m.name in errors else "-"
+            for m in VOLUMES
+        ]
         lines.append(f"| {points} | {len(pairs)} | " + " | ".join(cells) + " |")
     return lines
 
@@ -71,17 +75,33 @@ def main(argv=None) -> int:
     spilling = sum(r.spills for r in data.runs if r.params.get("PADDING") == 0)
     out = Path(args.out)
     report = write_report(validation, out / "volumes")
-    lines = ["# Shared-memory 15x15 convolution (KTT) on an RTX 2080 Ti: global-memory volumes", "",
-             (f"Data: `{DATA.name}` (KTT's Nsight Compute counters, RTX 2080 Ti), PADDING 0: "
-              f"{len(validation.pairs)} configurations, {spilling} of them spill registers and keep no volumes. "
-              "Kernel description: `convolution_shmem.py`. Nothing is fitted on this GPU. Reproduce: "
-              "`python3 validation/rtx2080ti_convolution/validate_2080ti.py`."), "",
-             "| metric | rows | MAPE % | mean error % | max error % | worst |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Shared-memory 15x15 convolution (KTT) on an RTX 2080 Ti: global-memory volumes",
+        "",
+        (
+            f"Data: `{DATA.name}` (KTT's Nsight Compute counters, RTX 2080 Ti), PADDING 0: "
+            f"{len(validation.pairs)} configurations, {spilling} of them spill registers and keep no volumes. "
+            "Kernel description: `convolution_shmem.py`. Nothing is fitted on this GPU. Reproduce: "
+            "`python3 validation/rtx2080ti_convolution/validate_2080ti.py`."
+        ),
+        "",
+        "| metric | rows | MAPE % | mean error % | max error % | worst |",
+        "|---|---|---|---|---|---|",
+    ]
     for e in validation.errors:
-        lines.append(f"| {e.metric.label} | {e.points} | {e.mape_percent:.2f} | {e.mean_error_percent:+.2f} | "
-                     f"{e.max_error_percent:.1f} | {e.worst_label or e.worst.label} |")
-    lines += ["", "## Per outputs per thread (TILE_SIZE_X x TILE_SIZE_Y)", "", *by_tile_points(validation), "",
-              f"Full report with plots: [volumes](volumes/{report.path.name}).", ""]
+        lines.append(
+            f"| {e.metric.label} | {e.points} | {e.mape_percent:.2f} | {e.mean_error_percent:+.2f} | "
+            f"{e.max_error_percent:.1f} | {e.worst_label or e.worst.label} |"
+        )
+    lines += [
+        "",
+        "## Per outputs per thread (TILE_SIZE_X x TILE_SIZE_Y)",
+        "",
+        *by_tile_points(validation),
+        "",
+        f"Full report with plots: [volumes](volumes/{report.path.name}).",
+        "",
+    ]
     text = "\n".join(lines)
     print(text)
     (out / "report.md").write_text(text)

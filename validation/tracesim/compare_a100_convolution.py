@@ -46,21 +46,32 @@ def main(argv=None) -> int:
     if not DATA.is_file():
         print(f"no data at {DATA}", file=sys.stderr)
         return 2
-    rows = [r for r in csv.DictReader(open(DATA))
-            if (r["tile_size_x"], r["tile_size_y"], r["read_only"]) == ("1", "1", "0")][: args.candidates]
+    rows = [
+        r for r in csv.DictReader(open(DATA)) if (r["tile_size_x"], r["tile_size_y"], r["read_only"]) == ("1", "1", "0")
+    ][: args.candidates]
     model = pp.harvest(runpy.run_path(str(SPEC))["kernel_for"]({"tile_size_x": 1, "tile_size_y": 1, "read_only": 0}))
     device = pp.get_device("A100-PCIe-40GB")
     measured = np.array([float(r["GFLOP/s"]) / FLOPS_PER_OUTPUT for r in rows])
-    simulated = np.array([simulate(model, LaunchConfig((int(r["block_size_x"]), int(r["block_size_y"]), 1)), device)
-                          .prediction().glups for r in rows])
+    simulated = np.array(
+        [
+            simulate(model, LaunchConfig((int(r["block_size_x"]), int(r["block_size_y"]), 1)), device)
+            .prediction()
+            .glups
+            for r in rows
+        ]
+    )
     best = int(np.argmax(measured))
-    print(f"{len(rows)} block shapes, measured {measured.min():.2f}-{measured.max():.2f} GLup/s, "
-          f"simulated {simulated.min():.2f}-{simulated.max():.2f} GLup/s")
-    print(f"Spearman {spearman(measured, simulated):.3f}, throughput MAPE "
-          f"{100 * np.mean(np.abs(simulated - measured) / measured):.1f} %, simulated best reaches "
-          f"{100 * measured[int(np.argmax(simulated))] / measured[best]:.1f} % of the measured best, "
-          f"measured best ({rows[best]['block_size_x']}x{rows[best]['block_size_y']}) ranks "
-          f"{int((simulated >= simulated[best]).sum())} of {len(rows)}")
+    print(
+        f"{len(rows)} block shapes, measured {measured.min():.2f}-{measured.max():.2f} GLup/s, "
+        f"simulated {simulated.min():.2f}-{simulated.max():.2f} GLup/s"
+    )
+    print(
+        f"Spearman {spearman(measured, simulated):.3f}, throughput MAPE "
+        f"{100 * np.mean(np.abs(simulated - measured) / measured):.1f} %, simulated best reaches "
+        f"{100 * measured[int(np.argmax(simulated))] / measured[best]:.1f} % of the measured best, "
+        f"measured best ({rows[best]['block_size_x']}x{rows[best]['block_size_y']}) ranks "
+        f"{int((simulated >= simulated[best]).sum())} of {len(rows)}"
+    )
     return 0
 
 

@@ -34,8 +34,12 @@ from pystencils_perf.spec import load_spec
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "v100" / "v100_star3d_r2_1024_folding.csv"
 SPEC = HERE.parent / "data" / "v100" / "star3d_r2.py"
-VOLUMES = {"dram_load": "dram_load_bytes_per_lup", "dram_store": "dram_store_bytes_per_lup",
-           "l2_load": "l2_load_bytes_per_lup", "l2_store": "l2_store_bytes_per_lup"}
+VOLUMES = {
+    "dram_load": "dram_load_bytes_per_lup",
+    "dram_store": "dram_store_bytes_per_lup",
+    "l2_load": "l2_load_bytes_per_lup",
+    "l2_store": "l2_store_bytes_per_lup",
+}
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,9 @@ def compare(limit: int | None, device: str) -> tuple[list[Row], float, float]:
     kernel = load_spec(SPEC).kernel
     model = pp.harvest(kernel, align="interior")
     cpu = time.process_time()
-    ranking = pp.rank(model, device, blocks=sorted({r.launch.block for r in rows}),
-                      folds=sorted({r.launch.fold for r in rows}))
+    ranking = pp.rank(
+        model, device, blocks=sorted({r.launch.block for r in rows}), folds=sorted({r.launch.fold for r in rows})
+    )
     analytic_cpu = time.process_time() - cpu
     by_launch = {c.launch: c for c in ranking.candidates}
     out = []
@@ -75,15 +80,17 @@ def compare(limit: int | None, device: str) -> tuple[list[Row], float, float]:
     for i, row in enumerate(rows, 1):
         sim = simulate(model, row.launch, device)
         cand = by_launch[row.launch]
-        out.append(Row(
-            launch=row.launch,
-            measured={k: row.values[k] for k in VOLUMES if k in row.values},
-            analytic={k: cand.metrics.value(v) for k, v in VOLUMES.items()},
-            simulated={k: getattr(sim, v) for k, v in VOLUMES.items()},
-            analytic_glups=cand.prediction.glups,
-            simulated_glups=sim.lups_per_second / 1e9,
-            simulated_limiter=sim.limiter,
-        ))
+        out.append(
+            Row(
+                launch=row.launch,
+                measured={k: row.values[k] for k in VOLUMES if k in row.values},
+                analytic={k: cand.metrics.value(v) for k, v in VOLUMES.items()},
+                simulated={k: getattr(sim, v) for k, v in VOLUMES.items()},
+                analytic_glups=cand.prediction.glups,
+                simulated_glups=sim.lups_per_second / 1e9,
+                simulated_limiter=sim.limiter,
+            )
+        )
         print(f"\r{i}/{len(rows)} simulated", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return out, analytic_cpu / len(rows), (time.process_time() - cpu) / len(rows)
@@ -119,12 +126,23 @@ def _by_fold(rows: list[Row]):
 
 
 def report(rows: list[Row], analytic_ms: float, simulated_ms: float, device: str) -> str:
-    md = [f"# tracesim against the analytic estimator and the measurements: star3d r2 on {device}", "",
-          (f"Data: `{DATA.relative_to(HERE.parent.parent)}` ({len(rows)} candidates, Nsight Compute volumes; "
-           "provenance in the README beside it). Command: `python3 validation/tracesim/compare_v100.py`."), "",
-          ("Both use the same kernel model (`align=\"interior\"`) and the library's V100 device file; the analytic "
-           "estimator with the authors' published capacity-miss curves, the simulation with LRU caches and no "
-           "fitted number (`plugins/tracesim`)."), "", "## MAPE per metric (W15)", ""]
+    md = [
+        f"# tracesim against the analytic estimator and the measurements: star3d r2 on {device}",
+        "",
+        (
+            f"Data: `{DATA.relative_to(HERE.parent.parent)}` ({len(rows)} candidates, Nsight Compute volumes; "
+            "provenance in the README beside it). Command: `python3 validation/tracesim/compare_v100.py`."
+        ),
+        "",
+        (
+            'Both use the same kernel model (`align="interior"`) and the library\'s V100 device file; the analytic '
+            "estimator with the authors' published capacity-miss curves, the simulation with LRU caches and no "
+            "fitted number (`plugins/tracesim`)."
+        ),
+        "",
+        "## MAPE per metric (W15)",
+        "",
+    ]
     lines = []
     for name in VOLUMES:
         if any(name in r.measured for r in rows):
@@ -132,42 +150,110 @@ def report(rows: list[Row], analytic_ms: float, simulated_ms: float, device: str
     md += _table(["metric (B/Lup)", "analytic MAPE %", "tracesim MAPE %"], lines)
     md += ["", "## MAPE per folding and per block width (DRAM load / L2 load)", ""]
     lines = []
-    for label, groups in (("fold", lambda r: "x".join(map(str, r.launch.fold))),
-                          ("bx", lambda r: f"{r.launch.block[0]:>4}")):
+    for label, groups in (
+        ("fold", lambda r: "x".join(map(str, r.launch.fold))),
+        ("bx", lambda r: f"{r.launch.block[0]:>4}"),
+    ):
         for key in sorted({groups(r) for r in rows}):
             sub = [r for r in rows if groups(r) == key]
-            lines.append([f"{label} {key.strip()}", str(len(sub))] + [
-                f"{_mape(sub, n, w):.1f}" for n in ("dram_load", "l2_load") for w in ("analytic", "simulated")])
+            lines.append(
+                [f"{label} {key.strip()}", str(len(sub))]
+                + [f"{_mape(sub, n, w):.1f}" for n in ("dram_load", "l2_load") for w in ("analytic", "simulated")]
+            )
     md += _table(["group", "n", "DRAM ld analytic", "DRAM ld tracesim", "L2 ld analytic", "L2 ld tracesim"], lines)
-    md += ["", "Mean DRAM load per folding (B/Lup, measured / analytic / tracesim): " + "; ".join(
-        f"{fold}: {np.mean([r.measured['dram_load'] for r in sub]):.2f} / "
-        f"{np.mean([r.analytic['dram_load'] for r in sub]):.2f} / {np.mean([r.simulated['dram_load'] for r in sub]):.2f}"
-        for fold, sub in _by_fold(rows)) + ".", "", READING]
-    md += ["", "## Where the two differ most", "",
-           "Candidates ordered by |tracesim - analytic| / measured, DRAM load then L2 load (top 10 each).", ""]
+    md += [
+        "",
+        "Mean DRAM load per folding (B/Lup, measured / analytic / tracesim): "
+        + "; ".join(
+            f"{fold}: {np.mean([r.measured['dram_load'] for r in sub]):.2f} / "
+            f"{np.mean([r.analytic['dram_load'] for r in sub]):.2f} / {np.mean([r.simulated['dram_load'] for r in sub]):.2f}"
+            for fold, sub in _by_fold(rows)
+        )
+        + ".",
+        "",
+        READING,
+    ]
+    md += [
+        "",
+        "## Where the two differ most",
+        "",
+        "Candidates ordered by |tracesim - analytic| / measured, DRAM load then L2 load (top 10 each).",
+        "",
+    ]
     for name in ("dram_load", "l2_load"):
         worst = sorted(rows, key=lambda r: -abs(r.simulated[name] - r.analytic[name]) / r.measured[name])[:10]
         md += [f"### {name}", ""]
-        md += _table(["candidate", "measured", "analytic", "tracesim", "closer"], [
-            [r.launch.label, f"{r.measured[name]:.2f}", f"{r.analytic[name]:.2f}", f"{r.simulated[name]:.2f}",
-             "tracesim" if abs(r.simulated[name] - r.measured[name]) < abs(r.analytic[name] - r.measured[name])
-             else "analytic"] for r in worst])
+        md += _table(
+            ["candidate", "measured", "analytic", "tracesim", "closer"],
+            [
+                [
+                    r.launch.label,
+                    f"{r.measured[name]:.2f}",
+                    f"{r.analytic[name]:.2f}",
+                    f"{r.simulated[name]:.2f}",
+                    "tracesim"
+                    if abs(r.simulated[name] - r.measured[name]) < abs(r.analytic[name] - r.measured[name])
+                    else "analytic",
+                ]
+                for r in worst
+            ],
+        )
         md.append("")
-    md += ["## Predicted throughput", "",
-           "Throughput was not measured in this data set, so only the two predictions can be compared: "
-           f"Spearman rank correlation between analytic and simulated GLup/s over the {len(rows)} candidates: "
-           f"{spearman([r.analytic_glups for r in rows], [r.simulated_glups for r in rows]):.3f}. "
-           "Simulated limiters: " + ", ".join(f"{k} {v}" for k, v in sorted(
-               {lim: sum(r.simulated_limiter == lim for r in rows) for lim in {r.simulated_limiter for r in rows}}.items(),
-               key=lambda kv: -kv[1])) + ".", "",
-           "## Cost per candidate (CPU time of this process)", "",
-           (f"analytic (`pystencils_perf.rank` on the same candidates): {analytic_ms * 1000:.1f} ms; "
-            f"tracesim (`simulate`): {simulated_ms * 1000:.0f} ms."), "", "## Every candidate", ""]
-    md += _table(["candidate", "DRAM ld meas", "analytic", "tracesim", "L2 ld meas", "analytic", "tracesim",
-                  "GLup/s analytic", "GLup/s tracesim"], [
-        [r.launch.label, f"{r.measured['dram_load']:.2f}", f"{r.analytic['dram_load']:.2f}", f"{r.simulated['dram_load']:.2f}",
-         f"{r.measured['l2_load']:.2f}", f"{r.analytic['l2_load']:.2f}", f"{r.simulated['l2_load']:.2f}",
-         f"{r.analytic_glups:.2f}", f"{r.simulated_glups:.2f}"] for r in rows])
+    md += [
+        "## Predicted throughput",
+        "",
+        "Throughput was not measured in this data set, so only the two predictions can be compared: "
+        f"Spearman rank correlation between analytic and simulated GLup/s over the {len(rows)} candidates: "
+        f"{spearman([r.analytic_glups for r in rows], [r.simulated_glups for r in rows]):.3f}. "
+        "Simulated limiters: "
+        + ", ".join(
+            f"{k} {v}"
+            for k, v in sorted(
+                {
+                    lim: sum(r.simulated_limiter == lim for r in rows) for lim in {r.simulated_limiter for r in rows}
+                }.items(),
+                key=lambda kv: -kv[1],
+            )
+        )
+        + ".",
+        "",
+        "## Cost per candidate (CPU time of this process)",
+        "",
+        (
+            f"analytic (`pystencils_perf.rank` on the same candidates): {analytic_ms * 1000:.1f} ms; "
+            f"tracesim (`simulate`): {simulated_ms * 1000:.0f} ms."
+        ),
+        "",
+        "## Every candidate",
+        "",
+    ]
+    md += _table(
+        [
+            "candidate",
+            "DRAM ld meas",
+            "analytic",
+            "tracesim",
+            "L2 ld meas",
+            "analytic",
+            "tracesim",
+            "GLup/s analytic",
+            "GLup/s tracesim",
+        ],
+        [
+            [
+                r.launch.label,
+                f"{r.measured['dram_load']:.2f}",
+                f"{r.analytic['dram_load']:.2f}",
+                f"{r.simulated['dram_load']:.2f}",
+                f"{r.measured['l2_load']:.2f}",
+                f"{r.analytic['l2_load']:.2f}",
+                f"{r.simulated['l2_load']:.2f}",
+                f"{r.analytic_glups:.2f}",
+                f"{r.simulated_glups:.2f}",
+            ]
+            for r in rows
+        ],
+    )
     return "\n".join(md) + "\n"
 
 

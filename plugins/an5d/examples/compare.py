@@ -8,7 +8,6 @@ best launch `pystencils_perf.rank` predicts for the plain (one time step per swe
 pystencils kernel, both in GFLOP/s with the stencil's own FLOP per cell.
 """
 
-
 # pystencils reads its cache folder when imported: keep it out of the home directory.
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 

@@ -10,7 +10,16 @@ from .devices import An5dDevice, an5d_devices, get_an5d_device
 from .errors import An5dDeviceError, An5dError, An5dParameterError, StencilShapeError
 from .model import Config, Prediction, ThreadCounts, predict, thread_counts
 from .search import registers_per_thread, search, search_space
-from .stencil import OpMix, Problem, Stencil, benchmark, op_mix, paper_benchmarks, paper_problem, problem_from_assignments
+from .stencil import (
+    OpMix,
+    Problem,
+    Stencil,
+    benchmark,
+    op_mix,
+    paper_benchmarks,
+    paper_problem,
+    problem_from_assignments,
+)
 
 __all__ = [
     "An5dDevice",

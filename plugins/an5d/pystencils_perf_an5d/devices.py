@@ -67,7 +67,9 @@ def _entry(name: str, raw: dict) -> An5dDevice:
         if not str(item.get("source", "")).strip():
             raise An5dDeviceError(f"AN5D device table {DATA_FILE}: '{name}.{key}' has no source")
         values[key], sources[key] = item["value"], item["source"]
-    return An5dDevice(name=name, card=raw.get("card", name), aliases=tuple(raw.get("aliases", ())), sources=sources, **values)
+    return An5dDevice(
+        name=name, card=raw.get("card", name), aliases=tuple(raw.get("aliases", ())), sources=sources, **values
+    )
 
 
 @cache

@@ -195,7 +195,9 @@ def predict(problem: Problem, device: str | An5dDevice, config: Config, *, paper
     calls = kernel_calls(problem, config)
     compute_flop = threads.shared_reads * stencil.ops.flops * calls
     global_bytes = (threads.global_reads + threads.global_writes) * problem.word_bytes * calls
-    shared_bytes = (threads.shared_reads * stencil.shared_reads_per_cell + threads.shared_writes) * problem.word_bytes * calls
+    shared_bytes = (
+        (threads.shared_reads * stencil.shared_reads_per_cell + threads.shared_writes) * problem.word_bytes * calls
+    )
     peak_gflops = device.peak_gflops(precision, from_clock=paper_exact)
     seconds_by_resource = {
         "compute": compute_flop / (peak_gflops * 1e9 * stencil.ops.alu_efficiency),  # A9
@@ -205,4 +207,6 @@ def predict(problem: Problem, device: str | An5dDevice, config: Config, *, paper
     bottleneck = max(BOTTLENECKS, key=seconds_by_resource.__getitem__)
     seconds = seconds_by_resource[bottleneck] / sm_eff  # A12
     gflops = problem.iterations * problem.cells * stencil.flops_per_cell / (seconds * 1e9)  # A13
-    return Prediction(config, gflops, bottleneck, seconds, seconds_by_resource, sm_eff, stencil.ops.alu_efficiency, threads)
+    return Prediction(
+        config, gflops, bottleneck, seconds, seconds_by_resource, sm_eff, stencil.ops.alu_efficiency, threads
+    )

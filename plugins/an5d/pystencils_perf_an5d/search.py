@@ -37,7 +37,9 @@ def search_space(dims: int, space: str = "artifact") -> list[Config]:
         raise An5dParameterError(f"{dims} dimensions: AN5D's search space covers 2D and 3D stencils")
     return [
         Config(b_t, b_s, h_sn)
-        for b_t, b_s, h_sn in itertools.product(_TEMPORAL_DEGREES[dims], _SPATIAL_BLOCKS[dims], _STREAM_BLOCKS[space, dims])
+        for b_t, b_s, h_sn in itertools.product(
+            _TEMPORAL_DEGREES[dims], _SPATIAL_BLOCKS[dims], _STREAM_BLOCKS[space, dims]
+        )
     ]
 
 
@@ -51,7 +53,9 @@ def registers_per_thread(b_t: int, radius: int, precision: str) -> int:
 def fits_registers(problem: Problem, config: Config, device: An5dDevice) -> bool:
     """A14's pruning: at most 255 registers per thread and 65,536 per block."""
     registers = registers_per_thread(config.b_t, problem.stencil.radius, problem.precision)
-    return registers <= device.max_registers_per_thread and registers * config.threads_per_block <= device.registers_per_sm
+    return (
+        registers <= device.max_registers_per_thread and registers * config.threads_per_block <= device.registers_per_sm
+    )
 
 
 def _runs(problem: Problem, config: Config, device: An5dDevice, paper_exact: bool) -> bool:

@@ -209,7 +209,9 @@ def _single_store(assignments):
     else:
         items = list(getattr(assignments, "all_assignments", None) or assignments)
     if not all(isinstance(a, ps.Assignment) for a in items):
-        raise StencilShapeError("AN5D describes pystencils assignments; got something else (pass a list of ps.Assignment)")
+        raise StencilShapeError(
+            "AN5D describes pystencils assignments; got something else (pass a list of ps.Assignment)"
+        )
     stores = [a for a in items if isinstance(a.lhs, ps.Field.Access)]
     if len(stores) != 1:
         raise StencilShapeError(f"AN5D models single-statement stencils: found {len(stores)} field stores")

@@ -1,4 +1,3 @@
-
 # pystencils reads its cache folder when first imported: keep it out of the home directory.
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 

@@ -34,7 +34,12 @@ def test_worked_example_star2d1r_v100_float():
     """Every intermediate of SEED_MODELS.md's worked example (b_T = 10, b_S = 256, h_SN = 256)."""
     prediction = predict(paper_problem(benchmark("star2d1r"), "float"), "V100", Config(10, (256,), 256))
     t = prediction.threads
-    assert (t.total, t.boundary, t.out_of_bound_first, t.out_of_bound_last) == (316_216_320, 68_198, 2_717_484, 2_523_444)
+    assert (t.total, t.boundary, t.out_of_bound_first, t.out_of_bound_last) == (
+        316_216_320,
+        68_198,
+        2_717_484,
+        2_523_444,
+    )
     assert (t.global_reads, t.global_writes) == (313_498_836, 268_435_456)
     assert (t.shared_writes, t.shared_reads) == (3_037_977_600, 2_868_977_760)
     assert prediction.sm_efficiency == 1.0
@@ -129,7 +134,9 @@ def test_less_than_one_wave_is_an_error_unless_fixed():
     assert 0 < predict(problem, "V100", Config(10, (256,), 256), paper_exact=False).sm_efficiency < 1
 
 
-@pytest.mark.parametrize("precision, size, message", [("half", 512, "precision 'half'"), ("float", 0, "problem size 0")])
+@pytest.mark.parametrize(
+    "precision, size, message", [("half", 512, "precision 'half'"), ("float", 0, "problem size 0")]
+)
 def test_invalid_problem(precision, size, message):
     with pytest.raises(An5dParameterError, match=message) as info:
         Problem(benchmark("star3d1r"), precision, size)

@@ -14,7 +14,9 @@ from pystencils_perf_an5d import (
 from pystencils_perf_an5d.table5 import table5_entries
 
 
-@pytest.mark.parametrize("dims, space, size", [(2, "paper", 144), (3, "paper", 64), (2, "artifact", 192), (3, "artifact", 64)])
+@pytest.mark.parametrize(
+    "dims, space, size", [(2, "paper", 144), (3, "paper", 64), (2, "artifact", 192), (3, "artifact", 64)]
+)
 def test_search_space_sizes(dims, space, size):
     configs = search_space(dims, space)
     assert len(configs) == len(set(configs)) == size

@@ -84,12 +84,17 @@ def perf_resources_unavailable(kernel, device):
 def perf_launch_resources(kernel, model, launches, device):
     """Registers and spills of the described kernel's source compiled for each block size (`block_size_names`)."""
     if _is_description(kernel) and kernel.block_size_names and kernel.source is None:
-        raise HarvestError(f"CUDA kernel {kernel.name!r}: block_size_names {list(kernel.block_size_names)} "
-                           "name macros of a source, but the description gives no source")
+        raise HarvestError(
+            f"CUDA kernel {kernel.name!r}: block_size_names {list(kernel.block_size_names)} "
+            "name macros of a source, but the description gives no source"
+        )
     chosen = _compiler(kernel, device)
     if chosen is None or not kernel.block_size_names:
         return None
     compiler, arch = chosen
     function = kernel.function or kernel.name
-    return {launch: compile_resources(translation_unit(kernel, launch.block), function, arch, compiler)
-            for launch in launches if launch.fold == (1, 1, 1)}
+    return {
+        launch: compile_resources(translation_unit(kernel, launch.block), function, arch, compiler)
+        for launch in launches
+        if launch.fold == (1, 1, 1)
+    }

@@ -15,7 +15,19 @@ from dataclasses import dataclass, field, fields, replace
 
 import sympy as sp
 from pystencils_perf.errors import HarvestError
-from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, base_offset, require_affine
+from pystencils_perf.kernel import (
+    BDIM,
+    BID,
+    TID,
+    Access,
+    AccessKind,
+    Field,
+    HarvestOptions,
+    KernelModel,
+    Loop,
+    base_offset,
+    require_affine,
+)
 
 from .expressions import Scope, parse, parse_access, parse_block_condition
 
@@ -254,16 +266,25 @@ class _Builder:
         fields_ = {a.name: self._field(a) for a in arrays}
         threads = self._threads()
         domain = self._guard(self.desc.guard, "guard", threads)
-        load_guard = domain if self.desc.load_guard is None else self._guard(self.desc.load_guard, "load_guard", threads)
+        load_guard = (
+            domain if self.desc.load_guard is None else self._guard(self.desc.load_guard, "load_guard", threads)
+        )
         copy_counters = {lp.counter for lp in self.load_loops}
         if domain.free_symbols & copy_counters:
-            raise HarvestError(f"{self.where}: guard {self.desc.guard!r} depends on a load loop; an update happens once "
-                               "per thread and loop iteration, whatever the loads before it")
+            raise HarvestError(
+                f"{self.where}: guard {self.desc.guard!r} depends on a load loop; an update happens once "
+                "per thread and loop iteration, whatever the loads before it"
+            )
         if self.desc.guarded_when is not None and load_guard.free_symbols & copy_counters:
-            raise HarvestError(f"{self.where}: guarded_when would compile the load loops' bounds in load_guard out with "
-                               "the other guards; leave guarded_when out and write load_guard for every block size")
-        guarded_when = (sp.true if self.desc.guarded_when is None
-                        else parse_block_condition(self.desc.guarded_when, self.scope, f"{self.where}: guarded_when"))
+            raise HarvestError(
+                f"{self.where}: guarded_when would compile the load loops' bounds in load_guard out with "
+                "the other guards; leave guarded_when out and write load_guard for every block size"
+            )
+        guarded_when = (
+            sp.true
+            if self.desc.guarded_when is None
+            else parse_block_condition(self.desc.guarded_when, self.scope, f"{self.where}: guarded_when")
+        )
         accesses = [self._access(t, AccessKind.LOAD, fields_, load_guard) for t in self.desc.loads]
         accesses += [self._access(t, AccessKind.STORE, fields_, domain) for t in self.desc.stores]
         if not any(a.kind is AccessKind.STORE for a in accesses):
@@ -309,7 +330,9 @@ def from_dict(data: dict, source: str = "description") -> CudaKernel:
     for i, entry in enumerate(data["arrays"]):
         entry = _checked(entry, Array, ("name", "dtype", "shape"), f"{source}: arrays[{i}]")
         strides = entry.get("strides")
-        arrays.append(Array(**{**entry, "shape": tuple(entry["shape"]), "strides": tuple(strides) if strides else None}))
+        arrays.append(
+            Array(**{**entry, "shape": tuple(entry["shape"]), "strides": tuple(strides) if strides else None})
+        )
     threads = data["threads"]
     values = {**data, "arrays": tuple(arrays), "threads": tuple(threads) if isinstance(threads, list) else (threads,)}
     for key in ("loads", "stores", "block_size_names"):
@@ -364,14 +387,19 @@ def spec_from_toml(path) -> dict | None:
     def kernel_for(params: dict) -> CudaKernel:
         missing = [p for p in mapping.values() if p not in params]
         if missing:
-            raise HarvestError(f"{where}: the data has no tunable parameter {missing[0]!r} (it has {', '.join(params)})")
+            raise HarvestError(
+                f"{where}: the data has no tunable parameter {missing[0]!r} (it has {', '.join(params)})"
+            )
         values = {c: params[p] for c, p in mapping.items()}
         wrong = [p for c, p in mapping.items() if type(values[c]) is not int]
         if wrong:
             raise HarvestError(f"{where}: tunable parameter {wrong[0]!r} = {params[wrong[0]]!r} is not an integer")
         label = " ".join(f"{p}={params[p]}" for p in mapping.values())
-        table = {**template, "constants": {**template.get("constants", {}), **values},
-                 "name": f"{template.get('name', 'kernel')} {label}".strip()}
+        table = {
+            **template,
+            "constants": {**template.get("constants", {}), **values},
+            "name": f"{template.get('name', 'kernel')} {label}".strip(),
+        }
         return from_dict(table, f"{path} [kernel] with {label}")
 
     namespace = {"kernel_for": kernel_for, "fixed_parameters": tuner.get("fixed_parameters", {})}

@@ -40,7 +40,9 @@ class Scope:
             return self.loops[name]
         if name in self.indices:
             if name in self._open:
-                raise HarvestError(f"{where}: index {name!r} is defined through itself ({' -> '.join(self._open + [name])})")
+                raise HarvestError(
+                    f"{where}: index {name!r} is defined through itself ({' -> '.join(self._open + [name])})"
+                )
             if name not in self._parsed:
                 self._open.append(name)
                 self._parsed[name] = parse(self.indices[name], self, f"{where}: index {name!r}")
@@ -49,7 +51,9 @@ class Scope:
         if name in _THREAD:
             raise HarvestError(f"{where}: write {name}.x, {name}.y or {name}.z")
         known = sorted(self.constants) + sorted(self.loops) + sorted(self.indices)
-        raise HarvestError(f"{where}: unknown name {name!r} (known: {', '.join(known) or 'none'}; and threadIdx, blockIdx, blockDim)")
+        raise HarvestError(
+            f"{where}: unknown name {name!r} (known: {', '.join(known) or 'none'}; and threadIdx, blockIdx, blockDim)"
+        )
 
 
 def _c_to_python(text: str) -> str:
@@ -78,8 +82,10 @@ def parse_block_condition(text: str, scope: Scope, where: str) -> sp.Basic:
     if not isinstance(condition, sp.logic.boolalg.Boolean):
         raise HarvestError(f"{where} is no condition")
     if condition.free_symbols - set(BDIM):
-        raise HarvestError(f"{where}: may depend on blockDim and constants only, not on "
-                           f"{', '.join(sorted(map(str, condition.free_symbols - set(BDIM))))}")
+        raise HarvestError(
+            f"{where}: may depend on blockDim and constants only, not on "
+            f"{', '.join(sorted(map(str, condition.free_symbols - set(BDIM))))}"
+        )
     return condition
 
 
@@ -90,8 +96,16 @@ _PARSED_ACCESSES: dict[tuple, tuple[str, tuple[sp.Expr, ...]]] = {}
 
 def parse_access(text: str, scope: Scope, where: str) -> tuple[str, tuple[sp.Expr, ...]]:
     """``name[i][j]`` or ``name[i, j]`` -> (name, index expressions); `where` names the access."""
-    key = (text, tuple(sorted(scope.constants.items())), tuple(sorted(scope.loops.items())),
-           tuple(sorted(scope.indices.items()))) if isinstance(text, str) else None
+    key = (
+        (
+            text,
+            tuple(sorted(scope.constants.items())),
+            tuple(sorted(scope.loops.items())),
+            tuple(sorted(scope.indices.items())),
+        )
+        if isinstance(text, str)
+        else None
+    )
     if key in _PARSED_ACCESSES:
         return _PARSED_ACCESSES[key]
     parsed = _parse_access(text, scope, where)
@@ -162,7 +176,11 @@ class _Converter:
             return a - b
         if isinstance(node.op, ast.Mult):
             return a * b
-        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and self.block_condition and not (a.is_Integer and b.is_Integer):
+        if (
+            isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod))
+            and self.block_condition
+            and not (a.is_Integer and b.is_Integer)
+        ):
             return sp.Mod(a, b) if isinstance(node.op, ast.Mod) else sp.floor(a / b)  # positive block sizes
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
             if not (a.is_Integer and b.is_Integer) or b == 0:

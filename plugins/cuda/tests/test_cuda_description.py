@@ -106,11 +106,20 @@ GOOD = dict(
 )
 MALFORMED = {
     "unknown array": (dict(loads=("c[i]",)), "load 'c[i]': unknown array 'c' (arrays: a, b)"),
-    "product of thread indices": (dict(loads=("a[threadIdx.x * threadIdx.y]",)), "is not affine in the thread and block indices"),
+    "product of thread indices": (
+        dict(loads=("a[threadIdx.x * threadIdx.y]",)),
+        "is not affine in the thread and block indices",
+    ),
     "index squared": (dict(stores=("b[i * i]",)), "store 'b[i * i]'"),
-    "division of a thread index": (dict(loads=("a[i / 2]",)), "integer division or remainder of a non-constant is not affine"),
+    "division of a thread index": (
+        dict(loads=("a[i / 2]",)),
+        "integer division or remainder of a non-constant is not affine",
+    ),
     "remainder of a thread index": (dict(loads=("a[i % 32]",)), "not affine"),
-    "unknown dtype": (dict(arrays=(Array("a", "real", ("n",)), Array("b", "double", ("n",)))), "array 'a': unknown dtype 'real'"),
+    "unknown dtype": (
+        dict(arrays=(Array("a", "real", ("n",)), Array("b", "double", ("n",)))),
+        "array 'a': unknown dtype 'real'",
+    ),
     "missing shape": (dict(arrays=(Array("a", "double", ()), Array("b", "double", ("n",)))), "array 'a' has no shape"),
     "unknown name": (dict(loads=("a[j]",)), "unknown name 'j' (known: n, i"),
     "unknown size": (dict(threads=("m",)), "threads: 'm': unknown name 'm'"),
@@ -141,9 +150,14 @@ def test_options_the_description_owns_are_refused():
 TOML_ERRORS = {
     "unknown key": ("name = 'k'\nthreads = [8]\narrays = []\nblock = [32]\n", "unknown key 'block'"),
     "missing key": ("name = 'k'\narrays = []\n", "missing key 'threads'"),
-    "array without shape": ("name = 'k'\nthreads = [8]\n[[arrays]]\nname = 'a'\ndtype = 'double'\n", "arrays[0]: missing key 'shape'"),
-    "unknown array key": ("name = 'k'\nthreads = [8]\n[[arrays]]\nname = 'a'\ndtype = 'double'\nshape = [8]\nlayout = 'C'\n",
-                          "arrays[0]: unknown key 'layout'"),
+    "array without shape": (
+        "name = 'k'\nthreads = [8]\n[[arrays]]\nname = 'a'\ndtype = 'double'\n",
+        "arrays[0]: missing key 'shape'",
+    ),
+    "unknown array key": (
+        "name = 'k'\nthreads = [8]\n[[arrays]]\nname = 'a'\ndtype = 'double'\nshape = [8]\nlayout = 'C'\n",
+        "arrays[0]: unknown key 'layout'",
+    ),
     "not TOML": ("name = \n", "not valid TOML"),
 }
 
@@ -165,10 +179,16 @@ def test_from_dict_needs_a_table():
 def _tiled_column(guard: str | None, guarded_when: str | None = None) -> CudaKernel:
     """Each thread sums a 3-point column window for 4 outputs one row apart: rows y..y+5 (6 distinct loads)."""
     return CudaKernel(
-        name="column window", arrays=(Array("a", "float", (1030, 256)), Array("b", "float", (1024, 256))),
-        threads=(256, 256), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "(blockIdx.y * blockDim.y + threadIdx.y) * 4 + t"},
-        loops={"t": (0, 4)}, loads=("a[y][x]", "a[y + 1][x]", "a[y + 2][x]"), stores=("b[y][x]",),
-        guard=guard, guarded_when=guarded_when)
+        name="column window",
+        arrays=(Array("a", "float", (1030, 256)), Array("b", "float", (1024, 256))),
+        threads=(256, 256),
+        indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", "y": "(blockIdx.y * blockDim.y + threadIdx.y) * 4 + t"},
+        loops={"t": (0, 4)},
+        loads=("a[y][x]", "a[y + 1][x]", "a[y + 2][x]"),
+        stores=("b[y][x]",),
+        guard=guard,
+        guarded_when=guarded_when,
+    )
 
 
 def _loads_per_thread(kernel, block):
@@ -198,12 +218,20 @@ def test_guarded_when_names_what_it_may_not_depend_on():
 def test_source_is_compiled_for_registers(tmp_path):
     """A described kernel with its source gets the registers ptxas allocates, with the defines applied."""
     source = tmp_path / "scale.cu"
-    source.write_text('extern "C" __global__ void scale(float *b, const float *a) {\n'
-                      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float s = 0;\n"
-                      "  #pragma unroll\n  for (int k = 0; k < TAPS; k++) s += a[i + k] * (k + 1);\n  b[i] = s;\n}\n")
-    kernel = CudaKernel(name="scale", arrays=(Array("a", "float", (4096 + 64,)), Array("b", "float", (4096,))),
-                        threads=(4096,), loads=tuple(f"a[blockIdx.x * blockDim.x + threadIdx.x + {k}]" for k in range(4)),
-                        stores=("b[blockIdx.x * blockDim.x + threadIdx.x]",), source=str(source), defines={"TAPS": 4})
+    source.write_text(
+        'extern "C" __global__ void scale(float *b, const float *a) {\n'
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  float s = 0;\n"
+        "  #pragma unroll\n  for (int k = 0; k < TAPS; k++) s += a[i + k] * (k + 1);\n  b[i] = s;\n}\n"
+    )
+    kernel = CudaKernel(
+        name="scale",
+        arrays=(Array("a", "float", (4096 + 64,)), Array("b", "float", (4096,))),
+        threads=(4096,),
+        loads=tuple(f"a[blockIdx.x * blockDim.x + threadIdx.x + {k}]" for k in range(4)),
+        stores=("b[blockIdx.x * blockDim.x + threadIdx.x]",),
+        source=str(source),
+        defines={"TAPS": 4},
+    )
     ranking = pp.rank(kernel, "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
     assert "registers per fold 1x1x1:" in ranking.resources_note and "sm_80" in ranking.resources_note
     assert ranking.best.metrics.registers_per_thread == ranking.resources[(1, 1, 1)].registers_per_thread
@@ -217,16 +245,23 @@ def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
     registers, which set that launch's occupancy, and a block whose code cannot run is rejected."""
     source = tmp_path / "live.cu"
     # blocks wider than 256 threads keep 96 loaded values live at once (about 100 registers), others two
-    source.write_text("#define LIVE (block_size_x > 256 ? 96 : 2)\n"
-                      'extern "C" __global__ void live(float *b, const float *a) {\n'
-                      "  int i = blockIdx.x * block_size_x + threadIdx.x;\n  float v[LIVE];\n"
-                      "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) v[k] = a[i + k * 4096];\n  float s = 0;\n"
-                      "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) s = s * v[k] + v[LIVE - 1 - k];\n  b[i] = s;\n}\n")
+    source.write_text(
+        "#define LIVE (block_size_x > 256 ? 96 : 2)\n"
+        'extern "C" __global__ void live(float *b, const float *a) {\n'
+        "  int i = blockIdx.x * block_size_x + threadIdx.x;\n  float v[LIVE];\n"
+        "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) v[k] = a[i + k * 4096];\n  float s = 0;\n"
+        "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) s = s * v[k] + v[LIVE - 1 - k];\n  b[i] = s;\n}\n"
+    )
     n = 4096
-    kernel = CudaKernel(name="live", arrays=(Array("a", "float", (97 * n,)), Array("b", "float", (n,))), threads=(n,),
-                        loads=tuple(f"a[blockIdx.x * blockDim.x + threadIdx.x + {k * n}]" for k in range(96)),
-                        stores=("b[blockIdx.x * blockDim.x + threadIdx.x]",), source=str(source),
-                        block_size_names=("block_size_x",))
+    kernel = CudaKernel(
+        name="live",
+        arrays=(Array("a", "float", (97 * n,)), Array("b", "float", (n,))),
+        threads=(n,),
+        loads=tuple(f"a[blockIdx.x * blockDim.x + threadIdx.x + {k * n}]" for k in range(96)),
+        stores=("b[blockIdx.x * blockDim.x + threadIdx.x]",),
+        source=str(source),
+        block_size_names=("block_size_x",),
+    )
     ranking = pp.rank(kernel, "A100", blocks=[(128, 1, 1), (512, 1, 1), (1024, 1, 1)], folds=[(1, 1, 1)])
     registers = {launch.block: r.registers_per_thread for launch, r in ranking.launch_resources.items()}
     assert registers[(512, 1, 1)] > 64 >= 2 * registers[(128, 1, 1)]
@@ -236,7 +271,8 @@ def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
     assert by_block[(128, 1, 1)].blocks_per_sm == 16  # threads and blocks limit it, not its few registers
     assert [reason for launch, reason in ranking.rejected] == [
         f"occupancy 0: {registers[(512, 1, 1)]} registers x 32 warps ({-(-registers[(512, 1, 1)] * 32 // 256) * 256} "
-        "per warp, allocated in units of 256, spread over 4 register files) exceed 65536 registers per SM"]
+        "per warp, allocated in units of 256, spread over 4 register files) exceed 65536 registers per SM"
+    ]
     assert "registers per launch (its block size compiled in)" in ranking.resources_note
     with pytest.raises(pp.HarvestError, match="block_size_names .* but the description gives no source"):
         pp.rank(replace(kernel, source=None), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
@@ -247,21 +283,28 @@ def _tile_copy(shared_memory_bytes="(blockDim.y + 2) * (blockDim.x + 2) * 4"):
     corner) into shared memory, then stores one point per thread: a 3x3 box filter's global accesses."""
     n = 256
     return CudaKernel(
-        name="box3 shared", arrays=(Array("a", "float", (n + 2, n + 2)), Array("b", "float", (n, n))),
+        name="box3 shared",
+        arrays=(Array("a", "float", (n + 2, n + 2)), Array("b", "float", (n, n))),
         threads=(n, n),
         indices={"row": "threadIdx.y + r * blockDim.y", "col": "threadIdx.x + c * blockDim.x"},
         load_loops={"r": (0, 3), "c": (0, 3)},  # ceil((blockDim + 2) / blockDim) <= 3 for blocks of 1 and more
         load_guard="row < blockDim.y + 2 && col < blockDim.x + 2",
         loads=("a[blockIdx.y * blockDim.y + row][blockIdx.x * blockDim.x + col]",),
         stores=("b[blockIdx.y * blockDim.y + threadIdx.y][blockIdx.x * blockDim.x + threadIdx.x]",),
-        shared_memory_bytes=shared_memory_bytes)
+        shared_memory_bytes=shared_memory_bytes,
+    )
 
 
 def _sectors_of_box(block, bid, width=258, sector_bytes=32):
     """Brute force: the sectors of the (by + 2) x (bx + 2) floats a block copies."""
     bx, by = block[:2]
-    return len({((bid[1] * by + r) * width + bid[0] * bx + c) * 4 // sector_bytes
-                for r in range(by + 2) for c in range(bx + 2)})
+    return len(
+        {
+            ((bid[1] * by + r) * width + bid[0] * bx + c) * 4 // sector_bytes
+            for r in range(by + 2)
+            for c in range(bx + 2)
+        }
+    )
 
 
 def test_load_loops_copy_a_tile_once_and_are_no_updates():
@@ -285,6 +328,7 @@ def test_load_loops_copy_a_tile_once_and_are_no_updates():
 
 def test_shared_memory_that_grows_with_the_block_sets_occupancy():
     from pystencils_perf.estimate.volumes import occupancy
+
     model = _tile_copy().model()
     assert model.shared_memory_for((32, 4, 1)) == 6 * 34 * 4
     a100 = pp.get_device("A100")
@@ -293,7 +337,9 @@ def test_shared_memory_that_grows_with_the_block_sets_occupancy():
     # 164 KiB per SM over 32640 B and the 1 KiB the runtime reserves per block (compute capability 8.0)
     assert occupancy(big, 128, a100, (32, 4, 1)).blocks_per_sm == 167936 // (32640 + 1024) == 4
     assert occupancy(big, 128, a100, (32, 4, 1)).limited_by == "shared memory"
-    with pytest.raises(pp.HarvestError, match="shared_memory_bytes 'threadIdx.x \\* 4' is not an expression of blockDim"):
+    with pytest.raises(
+        pp.HarvestError, match="shared_memory_bytes 'threadIdx.x \\* 4' is not an expression of blockDim"
+    ):
         _tile_copy("threadIdx.x * 4").model()
     with pytest.raises(pp.HarvestError, match="shared_memory_bytes = -4 is not a non-negative integer"):
         _tile_copy(-4).model()

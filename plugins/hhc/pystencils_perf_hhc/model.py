@@ -158,7 +158,9 @@ def tiles_per_sm(tile: TileSizes, device: HhcDevice, registers_per_tile: int | N
     k = min(device.shared_memory_per_sm_bytes // smem, device.max_blocks_per_sm)
     if registers_per_tile is not None:
         if registers_per_tile > device.registers_per_sm:
-            raise TileError(f"tile {tile.label}: {registers_per_tile} registers per block exceed {device.name}'s {device.registers_per_sm}")
+            raise TileError(
+                f"tile {tile.label}: {registers_per_tile} registers per block exceed {device.name}'s {device.registers_per_sm}"
+            )
         k = min(k, device.registers_per_sm // registers_per_tile)
     return k
 
@@ -177,7 +179,9 @@ def predict(
 ) -> HhcPrediction:
     """P6/P19/P29: T_alg = N_w T_sync + N_w T_k ceil(ceil(w / k) / n_SM)."""
     if tile.dims != problem.dims:
-        raise TileError(f"tile {tile.label} has {tile.dims} space dimension(s), the problem {problem.sizes} has {problem.dims}")
+        raise TileError(
+            f"tile {tile.label} has {tile.dims} space dimension(s), the problem {problem.sizes} has {problem.dims}"
+        )
     if not c_iter_seconds > 0:
         raise TileError(f"C_iter must be a positive number of seconds, got {c_iter_seconds!r}")
     n_w = wavefronts(problem.time_steps, tile.time)

@@ -17,7 +17,9 @@ MODEL_NAME = "hhc"
 
 @hookimpl
 def perf_models():
-    return {MODEL_NAME: "Prajapati et al. (PPoPP'17) time model of HHC-tiled stencils: tile sizes, not launches (search_tiles)"}
+    return {
+        MODEL_NAME: "Prajapati et al. (PPoPP'17) time model of HHC-tiled stencils: tile sizes, not launches (search_tiles)"
+    }
 
 
 @hookimpl

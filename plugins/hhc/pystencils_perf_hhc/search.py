@@ -78,7 +78,9 @@ def search_tiles(
     min_pitch: int | None = MIN_PITCH,
 ) -> list[HhcPrediction]:
     """T_alg of every feasible tile, fastest first; `min_pitch=None` drops the guard (the paper's search)."""
-    results = [predict(problem, tile, device, c_iter_seconds) for tile in space.feasible_tiles(problem.dims, device, min_pitch)]
+    results = [
+        predict(problem, tile, device, c_iter_seconds) for tile in space.feasible_tiles(problem.dims, device, min_pitch)
+    ]
     if not results:
         raise TileError(f"no feasible tile for problem {problem.sizes} x {problem.time_steps} on {device.name}")
     results.sort(key=lambda p: (p.seconds, p.tile))

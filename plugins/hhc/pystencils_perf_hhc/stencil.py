@@ -41,7 +41,9 @@ def _single_update(assignments) -> ps.Assignment:
             raise StencilError("the HHC model takes one update without subexpressions; inline them first")
     stores = [a for a in assignments if isinstance(a.lhs, ps.Field.Access)]
     if len(stores) != 1 or len(assignments) != 1:
-        raise StencilError(f"the HHC model takes a single field update A_t = f(A_t-1), got {len(assignments)} assignments")
+        raise StencilError(
+            f"the HHC model takes a single field update A_t = f(A_t-1), got {len(assignments)} assignments"
+        )
     return stores[0]
 
 
@@ -51,14 +53,20 @@ def stencil_from_assignments(assignments, name: str | None = None) -> HhcStencil
     reads = update.rhs.atoms(ps.Field.Access)
     fields_read = {a.field.name for a in reads}
     if len(fields_read) != 1:
-        raise StencilError(f"the HHC model's stencil reads one field (A_t-1), {update.lhs.field.name} reads {sorted(fields_read) or 'none'}")
+        raise StencilError(
+            f"the HHC model's stencil reads one field (A_t-1), {update.lhs.field.name} reads {sorted(fields_read) or 'none'}"
+        )
     if any(o != 0 for o in update.lhs.offsets):
-        raise StencilError(f"the update must store at offset 0, stores {update.lhs.field.name}{list(update.lhs.offsets)}")
+        raise StencilError(
+            f"the update must store at offset 0, stores {update.lhs.field.name}{list(update.lhs.offsets)}"
+        )
     offsets = {tuple(int(o) for o in a.offsets) for a in reads}
     dims = update.lhs.field.spatial_dimensions
     radius = max(max(abs(o) for o in off) for off in offsets)
     if radius != 1:
-        raise StencilError(f"the HHC model's footprints (P7, P15, P23) assume radius 1; {update.lhs.field.name}'s stencil has radius {radius}")
+        raise StencilError(
+            f"the HHC model's footprints (P7, P15, P23) assume radius 1; {update.lhs.field.name}'s stencil has radius {radius}"
+        )
     shape = "star" if all(sum(o != 0 for o in off) <= 1 for off in offsets) else "box"
     ops = count_operations([update.rhs], only_type=None)
     flops = sum(ops[k] for k in ("adds", "muls", "divs", "sqrts"))

@@ -74,7 +74,9 @@ def test_one_dimensional_tile_formulas(gtx980):
     p = predict(Problem((4096,), 64), TileSizes(32, 8), gtx980, 1e-8)
     assert p.compute_seconds == pytest.approx(8 * (1e-8 + gtx980.barrier_seconds))
     assert p.tiles_per_sm == 32  # M_tile = 2 (32 + 8) words: only M_TB_SM limits
-    assert p.tiles_seconds == pytest.approx(p.transfer_seconds + p.compute_seconds + 31 * max(p.transfer_seconds, p.compute_seconds))
+    assert p.tiles_seconds == pytest.approx(
+        p.transfer_seconds + p.compute_seconds + 31 * max(p.transfer_seconds, p.compute_seconds)
+    )
 
 
 def test_without_the_guard_the_search_picks_a_degenerate_tile(gtx980):

@@ -36,18 +36,35 @@ def main() -> int:
     out = np.zeros(image * image, dtype=np.float32)
     inp = rng.random((image + taps - 1) ** 2, dtype=np.float32)
     weights = rng.random(taps * taps, dtype=np.float32)
-    tune_params = {"block_size_x": [16, 32, 48, 64, 128, 256], "block_size_y": [1, 2, 4, 8, 16],
-                   "tile_size_x": [1, 2, 3, 4], "tile_size_y": [1, 2, 3, 4], "read_only": [0, 1]}
+    tune_params = {
+        "block_size_x": [16, 32, 48, 64, 128, 256],
+        "block_size_y": [1, 2, 4, 8, 16],
+        "tile_size_x": [1, 2, 3, 4],
+        "tile_size_y": [1, 2, 3, 4],
+        "read_only": [0, 1],
+    }
     strategy = ModelGuided(FOLDER / "convolution.py", args.device)
     results, _ = kernel_tuner.tune_kernel(
-        "convolution15", str(FOLDER / "convolution.cu"), (image, image), [out, inp], tune_params, lang="CUPY",
-        grid_div_x=["block_size_x", "tile_size_x"], grid_div_y=["block_size_y", "tile_size_y"],
-        cmem_args={"weights": weights}, restrictions=["block_size_x * block_size_y <= 1024"],
-        strategy=strategy, strategy_options={"max_fevals": args.budget}, quiet=True)
+        "convolution15",
+        str(FOLDER / "convolution.cu"),
+        (image, image),
+        [out, inp],
+        tune_params,
+        lang="CUPY",
+        grid_div_x=["block_size_x", "tile_size_x"],
+        grid_div_y=["block_size_y", "tile_size_y"],
+        cmem_args={"weights": weights},
+        restrictions=["block_size_x * block_size_y <= 1024"],
+        strategy=strategy,
+        strategy_options={"max_fevals": args.budget},
+        quiet=True,
+    )
     timed = [r for r in results if isinstance(r["time"], float)]
     best = min(timed, key=lambda r: r["time"])
-    print(f"{len(results)} configurations measured ({strategy.stop_reason}); best {best['time']:.4f} ms:",
-          {name: best[name] for name in tune_params})
+    print(
+        f"{len(results)} configurations measured ({strategy.stop_reason}); best {best['time']:.4f} ms:",
+        {name: best[name] for name in tune_params},
+    )
     return 0
 
 

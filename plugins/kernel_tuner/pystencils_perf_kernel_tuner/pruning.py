@@ -40,17 +40,23 @@ class TuneSpace:
 
     def __post_init__(self):
         if not isinstance(self.tune_params, dict) or not self.tune_params:
-            raise ConfigurationError(f"tune_params must be a non-empty dict of parameter lists, got {self.tune_params!r}")
+            raise ConfigurationError(
+                f"tune_params must be a non-empty dict of parameter lists, got {self.tune_params!r}"
+            )
         for name, values in self.tune_params.items():
             if not isinstance(values, (list, tuple)) or not values:
                 raise ConfigurationError(f"tune_params[{name!r}] must be a non-empty list, got {values!r}")
         if len(self.block_names) != 3:
             raise ConfigurationError(f"block_names must name the x, y and z parameters, got {self.block_names!r}")
         if self.block_names[0] not in self.tune_params:
-            raise ConfigurationError(f"tune_params has no {self.block_names[0]!r}: the block size in x is what is ranked")
+            raise ConfigurationError(
+                f"tune_params has no {self.block_names[0]!r}: the block size in x is what is ranked"
+            )
         for name, axis in self.fold_params.items():
             if name not in self.tune_params:
-                raise ConfigurationError(f"folding parameter {name!r} is not in tune_params ({', '.join(self.tune_params)})")
+                raise ConfigurationError(
+                    f"folding parameter {name!r} is not in tune_params ({', '.join(self.tune_params)})"
+                )
             if axis not in AXES:
                 raise ConfigurationError(f"folding parameter {name!r}: axis must be 'x', 'y' or 'z', got {axis!r}")
         axes = list(self.fold_params.values())
@@ -206,5 +212,7 @@ def prune(
     # the launches are the product of blocks and folds, as rank's candidates are
     ranking = pp.rank(TunableKernel(kernel, space), device, blocks=blocks, folds=folds, **rank_options)
     best = ranking.candidates[0].prediction.lups_per_second
-    kept = [c.launch for c in ranking.candidates if within is None or c.prediction.lups_per_second >= (1 - within) * best]
+    kept = [
+        c.launch for c in ranking.candidates if within is None or c.prediction.lups_per_second >= (1 - within) * best
+    ]
     return Pruned(space, ranking, tuple(kept[:top_k] if top_k is not None else kept))

@@ -19,8 +19,10 @@ def simulation_cache(path: str | Path, folder: str | Path | None = None) -> tupl
     """
     data = load_cache_json(Path(path))
     rows = list(data["cache"].values())
-    data["tune_params"] = {name: [v for v in values if any(row.get(name) == v for row in rows)]
-                           for name, values in data["tune_params"].items()}
+    data["tune_params"] = {
+        name: [v for v in values if any(row.get(name) == v for row in rows)]
+        for name, values in data["tune_params"].items()
+    }
     if folder is None:
         _kept.append(tempfile.TemporaryDirectory(prefix="pystencils-perf-simulation-"))
         folder = _kept[-1].name

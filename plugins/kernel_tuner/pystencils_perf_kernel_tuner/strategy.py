@@ -55,9 +55,17 @@ class ModelGuided:
         `predictions`), to rank a space once for several tuning runs (default: ranked by each `tune` call).
     """
 
-    def __init__(self, spec: TunableSpec | str | Path | None = None, device=None, *, model: str | None = None,
-                 batch: int = 1, early_stop: bool = True, settings: SearchSettings = SearchSettings(),
-                 predictions: SpecCandidates | None = None):
+    def __init__(
+        self,
+        spec: TunableSpec | str | Path | None = None,
+        device=None,
+        *,
+        model: str | None = None,
+        batch: int = 1,
+        early_stop: bool = True,
+        settings: SearchSettings = SearchSettings(),
+        predictions: SpecCandidates | None = None,
+    ):
         if spec is not None and device is None:
             raise ConfigurationError("ModelGuided needs the device its SPEC's kernel is predicted for")
         self.spec = spec if spec is None or isinstance(spec, TunableSpec) else load_tunable_spec(spec)
@@ -80,8 +88,9 @@ class ModelGuided:
         geometric mean; configurations the model says the device cannot run are left out. `meanwhile` is
         `spec_candidates`' (a measurement while a slow space is ranked)."""
         if self.predictions is None and self.spec is not None:
-            self.predictions = spec_candidates(configurations, self.spec, self.device, model=self.model,
-                                               meanwhile=meanwhile)
+            self.predictions = spec_candidates(
+                configurations, self.spec, self.device, model=self.model, meanwhile=meanwhile
+            )
         predicted = self.predictions or SpecCandidates([], [])
         keys = {params_key(p) for p in configurations}
         known = [c for c in predicted.candidates if params_key(c.params) in keys]
@@ -105,13 +114,14 @@ class ModelGuided:
         def measure_meanwhile(candidates: list[Candidate]) -> None:
             pick = min(candidates, key=lambda c: c.predicted_seconds, default=None)
             if pick is not None:
-                early[params_key(pick.params)] = cost_func.eval_all([tuple(pick.params[n] for n in names)],
-                                                                    check_restrictions=False)[0]
+                early[params_key(pick.params)] = cost_func.eval_all(
+                    [tuple(pick.params[n] for n in names)], check_restrictions=False
+                )[0]
 
-        self.candidates = self._candidates([dict(zip(names, config)) for config in searchspace.list],
-                                           measure_meanwhile)
-        search = ModelGuidedSearch([c.predicted_seconds for c in self.candidates],
-                                   [c.params for c in self.candidates], self.settings)
+        self.candidates = self._candidates([dict(zip(names, config)) for config in searchspace.list], measure_meanwhile)
+        search = ModelGuidedSearch(
+            [c.predicted_seconds for c in self.candidates], [c.params for c in self.candidates], self.settings
+        )
         for i, c in enumerate(self.candidates):
             if params_key(c.params) in early:
                 search.observe(i, as_time(early[params_key(c.params)]))
@@ -122,8 +132,9 @@ class ModelGuided:
                     self.stop_reason = "nothing better is likely"
                     break
                 picks = search.next_batch(self.batch)
-                costs = cost_func.eval_all([tuple(self.candidates[i].params[n] for n in names) for i in picks],
-                                           check_restrictions=False)
+                costs = cost_func.eval_all(
+                    [tuple(self.candidates[i].params[n] for n in names) for i in picks], check_restrictions=False
+                )
                 for i, cost in zip(picks, costs):
                     search.observe(i, as_time(cost))
         except StopCriterionReached:

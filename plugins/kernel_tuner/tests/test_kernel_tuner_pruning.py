@@ -37,7 +37,12 @@ def pruned(kernel):
 
 
 def test_keeps_the_models_top_launches_in_order(kernel, pruned):
-    ranking = pp.rank(kernel, "V100", blocks=sorted({launch.block for launch in pruned.space.launches()}), folds=[(1, 1, 1), (1, 1, 2)])
+    ranking = pp.rank(
+        kernel,
+        "V100",
+        blocks=sorted({launch.block for launch in pruned.space.launches()}),
+        folds=[(1, 1, 1), (1, 1, 2)],
+    )
     assert list(pruned.kept) == [c.launch for c in ranking.candidates[:5]]
     assert len(pruned.space.launches()) == 3 * 4 * 3 * 2 and pruned.space.size == 3 * 4 * 3 * 2 * 2
 
@@ -91,16 +96,23 @@ def test_launches_that_cannot_run_are_reported_not_kept(kernel):
 
 def test_the_plugin_applies_a_choice_as_kernel_tuner_parameters(kernel, pruned):
     chosen = pruned.ranking.best  # the configurations are in ranking order
-    params = pp.get_plugin_manager().hook.perf_apply(kernel=TunableKernel(kernel, pruned.space), launch=chosen.launch, options=None)
+    params = pp.get_plugin_manager().hook.perf_apply(
+        kernel=TunableKernel(kernel, pruned.space), launch=chosen.launch, options=None
+    )
     assert params == {k: v for k, v in pruned.configurations[0].items() if k != "use_ldg"}
 
 
 MALFORMED = {
     "no block_size_x": (dict(tune_params={"block_size_y": [1, 2]}), "tune_params has no 'block_size_x'"),
     "fold parameter missing": (dict(fold_params={"tile": "z"}), "folding parameter 'tile' is not in tune_params"),
-    "fold axis": (dict(tune_params={"block_size_x": [32], "tile": [1, 2]}, fold_params={"tile": "w"}),
-                  "folding parameter 'tile': axis must be 'x', 'y' or 'z', got 'w'"),
-    "non-integer block": (dict(tune_params={"block_size_x": [32, "64"]}), "tune_params['block_size_x']: '64' is not a positive integer"),
+    "fold axis": (
+        dict(tune_params={"block_size_x": [32], "tile": [1, 2]}, fold_params={"tile": "w"}),
+        "folding parameter 'tile': axis must be 'x', 'y' or 'z', got 'w'",
+    ),
+    "non-integer block": (
+        dict(tune_params={"block_size_x": [32, "64"]}),
+        "tune_params['block_size_x']: '64' is not a positive integer",
+    ),
     "empty values": (dict(tune_params={"block_size_x": []}), "tune_params['block_size_x'] must be a non-empty list"),
     "top_k": (dict(top_k=0), "top_k must be a positive integer or None"),
     "within": (dict(within=1.5), "within must be a fraction in [0, 1)"),
@@ -130,7 +142,11 @@ def _example():
 def test_example_dry_run_prints_the_pruned_space(monkeypatch, capsys):
     pytest.importorskip("pystencils_perf_cuda")
     example = _example()
-    monkeypatch.setattr(example, "TUNE_PARAMS", {"block_size_x": [32, 64], "block_size_y": [2, 4], "block_size_z": [4, 8], "tile_size_z": [1, 2]})
+    monkeypatch.setattr(
+        example,
+        "TUNE_PARAMS",
+        {"block_size_x": [32, 64], "block_size_y": [2, 4], "block_size_z": [4, 8], "tile_size_z": [1, 2]},
+    )
     example.main(["--dry-run", "--domain", "64x32x32", "--top-k", "3"])
     out = capsys.readouterr().out
     assert "star3d_r4 on V100-PCIe-32GB: tune_params spans 16 configurations" in out

@@ -10,7 +10,7 @@ kernel_tuner = pytest.importorskip("kernel_tuner")
 
 from pystencils_perf_kernel_tuner.strategy import ModelGuided  # noqa: E402
 
-SPEC = '''
+SPEC = """
 from pystencils_perf.catalog import jacobi_2d
 
 lattice_updates = 64 * 64
@@ -18,7 +18,7 @@ fixed_parameters = {"filter": 5}
 
 def kernel_for(params):
     return jacobi_2d((66, 66))
-'''
+"""
 TUNE_PARAMS = {"block_size_x": [8, 16, 32, 64], "block_size_y": [1, 2, 4, 8], "use_fma": [0, 1], "filter": [5]}
 
 
@@ -35,10 +35,23 @@ def files(tmp_path_factory):
         for by in TUNE_PARAMS["block_size_y"]:
             for fma in (0, 1):
                 time = "RuntimeFailedConfig" if (bx, by, fma) == (64, 8, 0) else synthetic_time_ms(bx, by, fma)
-                cache[f"{bx},{by},{fma},5"] = {"block_size_x": bx, "block_size_y": by, "use_fma": fma, "filter": 5,
-                                               "time": time, "times": [time] * 3 if time != "RuntimeFailedConfig" else []}
-    header = {"device_name": "Test GPU", "kernel_name": "stencil", "problem_size": [64, 64],
-              "tune_params_keys": list(TUNE_PARAMS), "tune_params": TUNE_PARAMS, "objective": "time", "cache": cache}
+                cache[f"{bx},{by},{fma},5"] = {
+                    "block_size_x": bx,
+                    "block_size_y": by,
+                    "use_fma": fma,
+                    "filter": 5,
+                    "time": time,
+                    "times": [time] * 3 if time != "RuntimeFailedConfig" else [],
+                }
+    header = {
+        "device_name": "Test GPU",
+        "kernel_name": "stencil",
+        "problem_size": [64, 64],
+        "tune_params_keys": list(TUNE_PARAMS),
+        "tune_params": TUNE_PARAMS,
+        "objective": "time",
+        "cache": cache,
+    }
     (folder / "cache.json").write_text(json.dumps(header))
     (folder / "spec.py").write_text(SPEC)
     return folder
@@ -47,9 +60,19 @@ def files(tmp_path_factory):
 def simulate(files, strategy, max_fevals):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results, _ = kernel_tuner.tune_kernel("stencil", "__global__ void stencil() {}", (64, 64), [], TUNE_PARAMS,
-                                              cache=str(files / "cache.json"), simulation_mode=True, strategy=strategy,
-                                              strategy_options={"max_fevals": max_fevals}, verbose=False, quiet=True)
+        results, _ = kernel_tuner.tune_kernel(
+            "stencil",
+            "__global__ void stencil() {}",
+            (64, 64),
+            [],
+            TUNE_PARAMS,
+            cache=str(files / "cache.json"),
+            simulation_mode=True,
+            strategy=strategy,
+            strategy_options={"max_fevals": max_fevals},
+            verbose=False,
+            quiet=True,
+        )
     return results
 
 
@@ -113,9 +136,14 @@ def test_a_simulation_cache_is_plain_json_whose_header_lists_only_what_its_rows_
 
     from pystencils_perf_kernel_tuner.simulation import simulation_cache
 
-    header = {"kernel_name": "k", "problem_size": [8], "tune_params_keys": ["block_size_x", "use_shmem"],
-              "tune_params": {"block_size_x": [16, 32, 64], "use_shmem": [0, 1]}, "objective": "time",
-              "cache": {f"{bx},0": {"block_size_x": bx, "use_shmem": 0, "time": 1.0} for bx in (16, 32)}}
+    header = {
+        "kernel_name": "k",
+        "problem_size": [8],
+        "tune_params_keys": ["block_size_x", "use_shmem"],
+        "tune_params": {"block_size_x": [16, 32, 64], "use_shmem": [0, 1]},
+        "objective": "time",
+        "cache": {f"{bx},0": {"block_size_x": bx, "use_shmem": 0, "time": 1.0} for bx in (16, 32)},
+    }
     gzipped = tmp_path / "reduced_cache.json.gz"
     gzipped.write_bytes(gzip.compress(json.dumps(header).encode()))
     path, tune_params = simulation_cache(gzipped, tmp_path)
@@ -138,8 +166,13 @@ def test_the_readmes_replay_example_is_the_example_file_and_finds_the_optimum(tm
     shown = readme.split("examples/tune_convolution.py --device A100` is the same search")[1]
     shown = shown.split("```python\n", 1)[1].split("```", 1)[0]
     assert shown == example.read_text()
-    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYSTENCILS_CACHE_DIR": str(tmp_path)})
+    done = subprocess.run(
+        [sys.executable, str(example)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYSTENCILS_CACHE_DIR": str(tmp_path)},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     found = re.fullmatch(r"(\d+) configurations measured \((.*)\); best ([0-9.]+) ms: \{.*\}\n", done.stdout)
     assert found, done.stdout

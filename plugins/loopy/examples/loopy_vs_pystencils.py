@@ -33,7 +33,9 @@ def main() -> None:
     knl = stencils.star_3d7(domain, block=(16, 4, 4))
     print(pp.harvest(knl).summary(), "\n")
     reference = star_3d(1, domain)
-    print(f"{'block':>9}  {'generator':>10}  {'DRAM ld':>8} {'L2 ld':>7} {'L2 st':>7} {'L1 cyc':>7}   (B or cycles per Lup)")
+    print(
+        f"{'block':>9}  {'generator':>10}  {'DRAM ld':>8} {'L2 ld':>7} {'L2 st':>7} {'L1 cyc':>7}   (B or cycles per Lup)"
+    )
     for block in ((16, 4, 4), (32, 4, 2), (64, 2, 1)):
         split = stencils.star_3d7(domain, block)
         for name, kernel in (("loopy", split), ("pystencils", reference)):

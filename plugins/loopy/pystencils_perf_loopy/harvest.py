@@ -28,7 +28,19 @@ from dataclasses import dataclass
 
 import sympy as sp
 from pystencils_perf.errors import HarvestError
-from pystencils_perf.kernel import BDIM, BID, TID, Access, AccessKind, Field, KernelModel, Loop, base_offset, interior_offsets, require_affine
+from pystencils_perf.kernel import (
+    BDIM,
+    BID,
+    TID,
+    Access,
+    AccessKind,
+    Field,
+    KernelModel,
+    Loop,
+    base_offset,
+    interior_offsets,
+    require_affine,
+)
 
 
 @dataclass(frozen=True)
@@ -77,7 +89,11 @@ class Harvester:
         for name in sorted(self.knl.all_inames()):
             tags = [t for t in self.knl.iname_tags(name) if isinstance(t, InameImplementationTag)]
             hardware = [t for t in tags if isinstance(t, (GroupInameTag, LocalInameTag))]
-            other = [t for t in tags if not isinstance(t, (GroupInameTag, LocalInameTag, UnrollTag, IlpBaseTag, ForceSequentialTag))]
+            other = [
+                t
+                for t in tags
+                if not isinstance(t, (GroupInameTag, LocalInameTag, UnrollTag, IlpBaseTag, ForceSequentialTag))
+            ]
             if other:
                 raise HarvestError(
                     f"{self.where}: iname {name!r} is tagged {other[0]}; only g.N, l.N, unr, ilp and for can be described"
@@ -132,7 +148,9 @@ class Harvester:
         aff = aff.set_coefficients_by_name({k: sign * v for k, v in coefficients.items()})
         value = dom.max_val(aff)
         if not value.is_int():
-            raise HarvestError(f"{self.where}: {coefficients} has no finite {'maximum' if maximum else 'minimum'} on {dom}")
+            raise HarvestError(
+                f"{self.where}: {coefficients} has no finite {'maximum' if maximum else 'minimum'} on {dom}"
+            )
         return sign * int(value.to_python())
 
     def _range(self, iname: str) -> tuple[int, int]:
@@ -284,7 +302,9 @@ class Harvester:
 
         if self.options.domain_shape is not None or self.options.field_strides:
             raise HarvestError(f"{self.where}: sizes and strides come from the kernel; fix them with lp.fix_parameters")
-        arrays = {a.name for a in self.knl.args if isinstance(a, lp.ArrayArg) and a.address_space == lp.AddressSpace.GLOBAL}
+        arrays = {
+            a.name for a in self.knl.args if isinstance(a, lp.ArrayArg) and a.address_space == lp.AddressSpace.GLOBAL
+        }
         self.accesses: list[Access] = []
         self.stores: list[tuple[frozenset, tuple]] = []  # (inames, index) of every store
         self.loops_used: set[str] = set()
@@ -293,7 +313,9 @@ class Harvester:
             if isinstance(insn, (lp.BarrierInstruction, lp.NoOpInstruction)):
                 continue
             if not isinstance(insn, lp.Assignment):
-                raise HarvestError(f"{self.where}: instruction {insn.id!r} is a {type(insn).__name__}; only assignments can be described")
+                raise HarvestError(
+                    f"{self.where}: instruction {insn.id!r} is a {type(insn).__name__}; only assignments can be described"
+                )
             self._instruction(insn, arrays)
             if _is_float(self.knl, insn):
                 _count_flops(insn.expression, insn.within_inames, flops)
@@ -341,7 +363,9 @@ class Harvester:
         if arg.shape is not None and len(index) != len(arg.shape):
             raise HarvestError(f"{where}: {len(index)} indices for {len(arg.shape)} dimensions")
         field = self.field(name)
-        address = sum(self.affine(self.to_sympy(i, where), f"{where}, index {i}") * s for i, s in zip(index, field.strides))
+        address = sum(
+            self.affine(self.to_sympy(i, where), f"{where}, index {i}") * s for i, s in zip(index, field.strides)
+        )
         return require_affine(address, f"{where}: address")
 
     def _count(self, inames) -> int:
@@ -394,7 +418,11 @@ def _subscripts(insn, arrays: set[str]):
     loads(insn.expression)
     assignee = insn.assignee
     out = []
-    if isinstance(assignee, Subscript) and isinstance(assignee.aggregate, Variable) and assignee.aggregate.name in arrays:
+    if (
+        isinstance(assignee, Subscript)
+        and isinstance(assignee.aggregate, Variable)
+        and assignee.aggregate.name in arrays
+    ):
         out.append((AccessKind.STORE, assignee))
         loads(assignee.index)
     for pred in insn.predicates:
@@ -436,4 +464,3 @@ def _count_flops(expr, inames: frozenset, out: Counter) -> None:
     elif isinstance(expr, p.Call):
         for child in expr.parameters:
             _count_flops(child, inames, out)
-

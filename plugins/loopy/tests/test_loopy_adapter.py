@@ -86,7 +86,9 @@ def test_unrolled_inner_iname_is_folding(pystencils_2d):
 def test_interior_alignment_matches_pystencils(pystencils_2d):
     knl = stencils.jacobi_2d(DOMAIN_2D, (16, 8, 1))
     assert {f.base_offset_bytes for f in pp.harvest(knl, align="interior").fields} == {(-(258 + 1) * 8) % 256}
-    assert_same_volumes(metrics(pystencils_2d, (16, 8, 1), align="interior"), metrics(knl, (16, 8, 1), align="interior"))
+    assert_same_volumes(
+        metrics(pystencils_2d, (16, 8, 1), align="interior"), metrics(knl, (16, 8, 1), align="interior")
+    )
 
 
 def test_default_ranking_predicts_like_pystencils(pystencils_2d):
@@ -145,8 +147,12 @@ def test_strides_and_offsets_come_from_the_arguments():
 A, B = _array("a", (80,)), _array("b", (80,))
 ERRORS = {
     "non-split index": (
-        dict(domain="{[g, l]: 0 <= g < 4 and 0 <= l < 16}", instructions="b[20*g + l] = a[20*g + l]",
-             args=[A, B], tags={"g": "g.0", "l": "l.0"}),
+        dict(
+            domain="{[g, l]: 0 <= g < 4 and 0 <= l < 16}",
+            instructions="b[20*g + l] = a[20*g + l]",
+            args=[A, B],
+            tags={"g": "g.0", "l": "l.0"},
+        ),
         "'g' (g.0) with coefficient 20 and 'l' (l.0, 16 threads) with coefficient 1",
     ),
     "non-affine index": (
@@ -154,8 +160,7 @@ ERRORS = {
         "load of array 'a' in instruction 'insn', index",
     ),
     "indirect index": (
-        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[idx[i]]",
-             args=[A, B, _array("idx", (64,), np.int32)]),
+        dict(domain="{[i]: 0 <= i < 64}", instructions="b[i] = a[idx[i]]", args=[A, B, _array("idx", (64,), np.int32)]),
         "depends on ['idx'], which are not inames",
     ),
     "unfixed parameter": (
@@ -171,8 +176,12 @@ ERRORS = {
         "iname 'i' is tagged l.auto",
     ),
     "two inames on one axis": (
-        dict(domain="{[i, j]: 0 <= i < 64 and 0 <= j < 8}", instructions="b[i] = a[i] {id=s1}\nb[j] = a[j] {id=s2}",
-             args=[A, B], tags={"i": "l.0", "j": "l.0"}),
+        dict(
+            domain="{[i, j]: 0 <= i < 64 and 0 <= j < 8}",
+            instructions="b[i] = a[i] {id=s1}\nb[j] = a[j] {id=s2}",
+            args=[A, B],
+            tags={"i": "l.0", "j": "l.0"},
+        ),
         "inames 'i' and 'j' are both tagged l.0",
     ),
     "array without shape": (

@@ -31,24 +31,33 @@ A100_CSV = DATA / "external" / "a100_convolution15_noshmem.csv"
 def v100_star() -> None:
     rows = list(csv.DictReader(open(V100_CSV)))
     measured = {
-        pp.LaunchConfig((int(r["bx"]), int(r["by"]), int(r["bz"])), (int(r["fx"]), int(r["fy"]), int(r["fz"]))): r for r in rows
+        pp.LaunchConfig((int(r["bx"]), int(r["by"]), int(r["bz"])), (int(r["fx"]), int(r["fy"]), int(r["fz"]))): r
+        for r in rows
     }
     model = pp.harvest(star_3d(radius=2, domain=(596, 596, 508)), align="interior")
-    ranking = pp.rank(model, "V100", blocks=sorted({l.block for l in measured}), folds=sorted({l.fold for l in measured}))
+    ranking = pp.rank(
+        model, "V100", blocks=sorted({l.block for l in measured}), folds=sorted({l.fold for l in measured})
+    )
     candidates = [c for c in ranking.candidates if c.launch in measured]
     result = prune_candidates(model, candidates)
     survivors = {c.launch for c in result.survivors}
-    print(f"V100 star3d r2 596x596x508: {len(candidates)} measured candidates, {len(survivors)} survive the Ryoo filter "
-          f"({result.reduction:.1%} removed)")
+    print(
+        f"V100 star3d r2 596x596x508: {len(candidates)} measured candidates, {len(survivors)} survive the Ryoo filter "
+        f"({result.reduction:.1%} removed)"
+    )
     print("  survivors: " + ", ".join(sorted(l.label for l in survivors)))
-    for what, columns in (("DRAM", ("meas_dram_load_B_per_lup", "meas_dram_store_B_per_lup")),
-                          ("L2", ("meas_l2_load_B_per_lup", "meas_l2_store_B_per_lup"))):
+    for what, columns in (
+        ("DRAM", ("meas_dram_load_B_per_lup", "meas_dram_store_B_per_lup")),
+        ("L2", ("meas_l2_load_B_per_lup", "meas_l2_store_B_per_lup")),
+    ):
         volume = {launch: sum(float(row[c]) for c in columns) for launch, row in measured.items()}
         ordered = sorted(measured, key=volume.get)
         best = ordered[0]
         ranks = ", ".join(f"{l.label} {volume[l]:.2f} B/Lup (rank {ordered.index(l) + 1})" for l in sorted(survivors))
-        print(f"  lowest measured {what} volume: {best.label} ({volume[best]:.2f} B/Lup): "
-              f"{'survives' if best in survivors else 'dropped'}; survivors: {ranks}")
+        print(
+            f"  lowest measured {what} volume: {best.label} ({volume[best]:.2f} B/Lup): "
+            f"{'survives' if best in survivors else 'dropped'}; survivors: {ranks}"
+        )
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,9 @@ class ConvolutionLaunch:
 
     @property
     def label(self) -> str:
-        return f"block {self.block[0]}x{self.block[1]} tile {self.tile[0]}x{self.tile[1]}{' ro' if self.read_only else ''}"
+        return (
+            f"block {self.block[0]}x{self.block[1]} tile {self.tile[0]}x{self.tile[1]}{' ro' if self.read_only else ''}"
+        )
 
 
 @dataclass(frozen=True)
@@ -89,32 +100,53 @@ def a100_convolution() -> None:
     rows = list(csv.DictReader(open(A100_CSV)))
     launches, seconds, metrics = [], {}, []
     for r in rows:
-        launch = ConvolutionLaunch((int(r["block_size_x"]), int(r["block_size_y"])),
-                                   (int(r["tile_size_x"]), int(r["tile_size_y"])), r["read_only"] == "1")
+        launch = ConvolutionLaunch(
+            (int(r["block_size_x"]), int(r["block_size_y"])),
+            (int(r["tile_size_x"]), int(r["tile_size_y"])),
+            r["read_only"] == "1",
+        )
         threads_per_block = math.prod(launch.block)
         occ = occupancy(_NoResourceUsage(), threads_per_block, device)
         launches.append(launch)
         seconds[launch] = float(r["time_ms_mean"]) / 1e3
-        metrics.append(ryoo_metrics(RyooInputs(launch.instructions_per_thread, 1, launch.threads,
-                                               warps_per_block(threads_per_block, device.warp_size), occ.blocks_per_sm)))
+        metrics.append(
+            ryoo_metrics(
+                RyooInputs(
+                    launch.instructions_per_thread,
+                    1,
+                    launch.threads,
+                    warps_per_block(threads_per_block, device.warp_size),
+                    occ.blocks_per_sm,
+                )
+            )
+        )
     result = pareto_filter(launches, metrics)
     survivors = set(result.survivors)
     ordered = sorted(launches, key=seconds.get)
     fastest = ordered[0]
     best_survivor = min(survivors, key=seconds.get)
-    print(f"A100 convolution 15x15 (no shared memory): {len(launches)} measured configurations on "
-          f"{rows[0]['device_name']}, occupancy of {device.name} (registers unknown), {len(survivors)} survive "
-          f"({result.reduction:.1%} removed)")
-    print("  survivors: " + ", ".join(f"{l.label} ({seconds[l] * 1e3:.3f} ms)" for l in sorted(survivors, key=seconds.get)))
-    print(f"  measured fastest: {fastest.label} ({seconds[fastest] * 1e3:.3f} ms): "
-          f"{'survives' if fastest in survivors else 'dropped'}; fastest survivor {best_survivor.label} "
-          f"({seconds[best_survivor] * 1e3:.3f} ms, {seconds[best_survivor] / seconds[fastest]:.2f}x the fastest, "
-          f"measured rank {ordered.index(best_survivor) + 1} of {len(ordered)})")
+    print(
+        f"A100 convolution 15x15 (no shared memory): {len(launches)} measured configurations on "
+        f"{rows[0]['device_name']}, occupancy of {device.name} (registers unknown), {len(survivors)} survive "
+        f"({result.reduction:.1%} removed)"
+    )
+    print(
+        "  survivors: "
+        + ", ".join(f"{l.label} ({seconds[l] * 1e3:.3f} ms)" for l in sorted(survivors, key=seconds.get))
+    )
+    print(
+        f"  measured fastest: {fastest.label} ({seconds[fastest] * 1e3:.3f} ms): "
+        f"{'survives' if fastest in survivors else 'dropped'}; fastest survivor {best_survivor.label} "
+        f"({seconds[best_survivor] * 1e3:.3f} ms, {seconds[best_survivor] / seconds[fastest]:.2f}x the fastest, "
+        f"measured rank {ordered.index(best_survivor) + 1} of {len(ordered)})"
+    )
 
 
 if __name__ == "__main__":
     for path in (V100_CSV, A100_CSV):
         if not path.is_file():
-            sys.exit(f"measured data {path} not found: this example reads the pystencils-perf checkout's validation/data")
+            sys.exit(
+                f"measured data {path} not found: this example reads the pystencils-perf checkout's validation/data"
+            )
     v100_star()
     a100_convolution()

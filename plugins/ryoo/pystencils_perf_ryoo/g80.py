@@ -71,7 +71,9 @@ def g80_occupancy(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
     if isinstance(shared_memory_bytes, bool) or not isinstance(shared_memory_bytes, int) or shared_memory_bytes < 0:
-        raise ConfigurationError(f"shared memory per block must be a non-negative integer of bytes, got {shared_memory_bytes!r}")
+        raise ConfigurationError(
+            f"shared memory per block must be a non-negative integer of bytes, got {shared_memory_bytes!r}"
+        )
     if threads_per_block > device.max_threads_per_block:
         raise ConfigurationError(
             f"{threads_per_block} threads per block exceed the {device.name}'s {device.max_threads_per_block}"

@@ -13,7 +13,9 @@ from pystencils_perf.errors import ConfigurationError
 
 
 def _positive(name: str, value, integer: bool = False) -> None:
-    bad_type = isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int))
+    bad_type = (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int))
+    )
     if bad_type or not value > 0:
         kind = "a positive integer" if integer else "a positive number"
         raise ConfigurationError(f"{name} must be {kind}, got {value!r}")
@@ -66,19 +68,27 @@ def efficiency(instructions_per_thread: float, threads: int) -> float:
     return 1.0 / (instructions_per_thread * threads)
 
 
-def utilization(instructions_per_thread: float, regions_per_thread: int, warps_per_block: int, blocks_per_sm: int) -> float:
+def utilization(
+    instructions_per_thread: float, regions_per_thread: int, warps_per_block: int, blocks_per_sm: int
+) -> float:
     """Eq. 2: (Instr / Regions) x ((W_TB - 1) / 2 + (B_SM - 1) x W_TB).
 
     Instr / Regions is how far a warp runs before it blocks; the bracket counts the
     warps that can run meanwhile: half the others of its block (at a barrier, half of
     them are still running on average) and all warps of the other resident blocks.
     """
-    return instructions_per_thread / regions_per_thread * ((warps_per_block - 1) / 2 + (blocks_per_sm - 1) * warps_per_block)
+    return (
+        instructions_per_thread
+        / regions_per_thread
+        * ((warps_per_block - 1) / 2 + (blocks_per_sm - 1) * warps_per_block)
+    )
 
 
 def ryoo_metrics(inputs: RyooInputs) -> RyooMetrics:
     return RyooMetrics(
         efficiency(inputs.instructions_per_thread, inputs.threads),
-        utilization(inputs.instructions_per_thread, inputs.regions_per_thread, inputs.warps_per_block, inputs.blocks_per_sm),
+        utilization(
+            inputs.instructions_per_thread, inputs.regions_per_thread, inputs.warps_per_block, inputs.blocks_per_sm
+        ),
         inputs,
     )

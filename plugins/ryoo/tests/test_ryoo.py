@@ -86,7 +86,9 @@ def test_pareto_keeps_the_front_and_duplicates_and_names_a_dominator():
     assert result.survivors == ["a", "b", "c", "e"]  # b and e are exact duplicates: both kept
     by = {d.item: d.by for d in result.dominated}
     assert by == {"d": "b", "f": "a"}  # d: (1, 2) <= (2, 2); f: equal Efficiency, less Utilization
-    assert "Ryoo-dominated: Efficiency 1, Utilization 2 <= Efficiency 2, Utilization 2 of b" in result.dominated[0].reason
+    assert (
+        "Ryoo-dominated: Efficiency 1, Utilization 2 <= Efficiency 2, Utilization 2 of b" in result.dominated[0].reason
+    )
     assert result.reduction == pytest.approx(2 / 6)
 
 
@@ -96,13 +98,21 @@ def test_pareto_equals_brute_force_on_random_points_with_ties():
     result = pareto_filter(list(range(300)), metrics)
 
     def dominated(p):
-        return any(q.efficiency >= p.efficiency and q.utilization >= p.utilization and
-                   (q.efficiency > p.efficiency or q.utilization > p.utilization) for q in metrics)
+        return any(
+            q.efficiency >= p.efficiency
+            and q.utilization >= p.utilization
+            and (q.efficiency > p.efficiency or q.utilization > p.utilization)
+            for q in metrics
+        )
 
     assert result.survivors == [i for i, p in enumerate(metrics) if not dominated(p)]
     for d in result.dominated:
         q, p = d.by_metrics, d.metrics
-        assert q.efficiency >= p.efficiency and q.utilization >= p.utilization and (q.efficiency, q.utilization) != (p.efficiency, p.utilization)
+        assert (
+            q.efficiency >= p.efficiency
+            and q.utilization >= p.utilization
+            and (q.efficiency, q.utilization) != (p.efficiency, p.utilization)
+        )
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@
 ranks candidates by the simulated time (the analytic metrics stay in the table).
 """
 
-
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 
 use_temporary_pystencils_cache("tracesim-example-")
@@ -22,8 +21,10 @@ launches = [pp.LaunchConfig((32, 4, 8)), pp.LaunchConfig((128, 8, 1)), pp.Launch
 print(f"{'candidate':>16} {'DRAM ld':>8} {'DRAM st':>8} {'L2 ld':>7} {'L2 st':>7} {'GLup/s':>7}  limiter")
 for launch in launches:
     r = simulate(model, launch, "V100")
-    print(f"{launch.label:>16} {r.dram_load_bytes_per_lup:>8.2f} {r.dram_store_bytes_per_lup:>8.2f} "
-          f"{r.l2_load_bytes_per_lup:>7.2f} {r.l2_store_bytes_per_lup:>7.2f} {r.lups_per_second / 1e9:>7.2f}  {r.limiter}")
+    print(
+        f"{launch.label:>16} {r.dram_load_bytes_per_lup:>8.2f} {r.dram_store_bytes_per_lup:>8.2f} "
+        f"{r.l2_load_bytes_per_lup:>7.2f} {r.l2_store_bytes_per_lup:>7.2f} {r.lups_per_second / 1e9:>7.2f}  {r.limiter}"
+    )
 
 ranking = pp.rank(model, "V100", blocks=[launch.block for launch in launches], folds=[(1, 1, 1)], model="tracesim")
 print(ranking.table())

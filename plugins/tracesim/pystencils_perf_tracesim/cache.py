@@ -19,7 +19,8 @@ def fetch_expansion(sectors_per_line: int, sectors_per_fetch: int) -> list[int]:
     """For every sector mask, the mask of the whole fetch groups it touches (a miss fetches whole groups)."""
     if sectors_per_fetch < 1 or sectors_per_line % sectors_per_fetch:
         raise ConfigurationError(
-            f"a fetch of {sectors_per_fetch} sectors does not divide a line of {sectors_per_line} sectors")
+            f"a fetch of {sectors_per_fetch} sectors does not divide a line of {sectors_per_line} sectors"
+        )
     group = (1 << sectors_per_fetch) - 1
     table = []
     for mask in range(1 << sectors_per_line):

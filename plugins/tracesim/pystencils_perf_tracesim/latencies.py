@@ -38,18 +38,33 @@ class MemoryLatencies:
 
 LATENCIES: dict[str, MemoryLatencies] = {
     "volta": MemoryLatencies(
-        30.1, 215.0, 435.7, 8, 4,
-        f"{_GPU_BENCHES}v100.txt (V100, 1380 MHz); {_DFMA}; {_SCHEDULERS}"),
+        30.1, 215.0, 435.7, 8, 4, f"{_GPU_BENCHES}v100.txt (V100, 1380 MHz); {_DFMA}; {_SCHEDULERS}"
+    ),
     "ampere": MemoryLatencies(
-        36.1, 211.1, 571.2, 8, 4,
-        f"{_GPU_BENCHES}a100_80.txt (A100 80GB, 1410 MHz); DFMA: V100's value, {_DFMA}; {_SCHEDULERS}"),
+        36.1,
+        211.1,
+        571.2,
+        8,
+        4,
+        f"{_GPU_BENCHES}a100_80.txt (A100 80GB, 1410 MHz); DFMA: V100's value, {_DFMA}; {_SCHEDULERS}",
+    ),
     "hopper": MemoryLatencies(
-        34.2, 265.5, 650.0, 8, 4,
+        34.2,
+        265.5,
+        650.0,
+        8,
+        4,
         f"{_GPU_BENCHES}h100_pcie.txt (H100 PCIe at 1755 MHz, used for SXM5 and H200 too); "
-        f"DFMA: V100's value, {_DFMA}; {_SCHEDULERS}"),
+        f"DFMA: V100's value, {_DFMA}; {_SCHEDULERS}",
+    ),
     "ada": MemoryLatencies(
-        36.2, 276.5, 631.9, 8, 4,
-        f"{_GPU_BENCHES}l40.txt (L40, the L40S's AD102 die, 2490 MHz); DFMA: V100's value, {_DFMA}; {_SCHEDULERS}"),
+        36.2,
+        276.5,
+        631.9,
+        8,
+        4,
+        f"{_GPU_BENCHES}l40.txt (L40, the L40S's AD102 die, 2490 MHz); DFMA: V100's value, {_DFMA}; {_SCHEDULERS}",
+    ),
 }
 
 

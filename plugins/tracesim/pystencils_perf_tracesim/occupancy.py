@@ -75,13 +75,15 @@ class ActiveWorkGroups:
     by_shared_memory: int  # Eq. 5
 
 
-def active_work_groups(limits: OccupancyLimits, work_items_per_wg: int, registers_per_work_item: int,
-                       shared_bytes_per_wg: int = 0) -> ActiveWorkGroups:
+def active_work_groups(
+    limits: OccupancyLimits, work_items_per_wg: int, registers_per_work_item: int, shared_bytes_per_wg: int = 0
+) -> ActiveWorkGroups:
     """Eqs. 1-7 of Wang et al. for one work-group size, register count and shared-memory use."""
     if work_items_per_wg < 1 or registers_per_work_item < 0 or shared_bytes_per_wg < 0:
         raise ConfigurationError(
             f"occupancy needs a positive work-group size and non-negative registers and shared memory, got "
-            f"{work_items_per_wg}, {registers_per_work_item}, {shared_bytes_per_wg}")
+            f"{work_items_per_wg}, {registers_per_work_item}, {shared_bytes_per_wg}"
+        )
     warps_per_wg = -(-work_items_per_wg // limits.warp_size)  # Eq. 2
     by_arch = min(limits.wg_per_sm, limits.warps_per_sm // warps_per_wg)  # Eq. 1
     if registers_per_work_item > limits.registers_per_work_item:  # Eq. 3

@@ -50,8 +50,15 @@ TABLE_IV = (
 )
 
 #: the paper's printed average row of Table IV and its overall MAPE (abstract): what the rows must give
-TABLE_IV_PRINTED = {"K600": 15.39, "GTX645": 21.43, "K620": 14.63, "940M": 16.71, "overall": 17.04,
-                    "configurations": 306_558, "ms_per_run": 931.33}
+TABLE_IV_PRINTED = {
+    "K600": 15.39,
+    "GTX645": 21.43,
+    "K620": 14.63,
+    "940M": 16.71,
+    "overall": 17.04,
+    "configurations": 306_558,
+    "ms_per_run": 931.33,
+}
 
 #: Table V: simulation time (ms) of GPGPU-Sim and of Wang et al.'s simulator per Rodinia application
 TABLE_V_MS = {

@@ -73,7 +73,8 @@ class SimulationOptions:
     def __post_init__(self):
         if self.warmup_waves < 0 or self.measured_waves < 1:
             raise ConfigurationError(
-                f"tracesim needs warmup_waves >= 0 and measured_waves >= 1, got {self.warmup_waves} and {self.measured_waves}")
+                f"tracesim needs warmup_waves >= 0 and measured_waves >= 1, got {self.warmup_waves} and {self.measured_waves}"
+            )
 
 
 @dataclass(frozen=True)
@@ -326,8 +327,9 @@ class _Machine:
 WAVE_SEARCH_RADIUS = 4
 
 
-def _waves(compiled, block, grid, lattice_updates: int, wave_blocks: int,
-           options: SimulationOptions) -> tuple[list[int], list[int]]:
+def _waves(
+    compiled, block, grid, lattice_updates: int, wave_blocks: int, options: SimulationOptions
+) -> tuple[list[int], list[int]]:
     """First block ids of the warm-up waves and of the measured waves.
 
     The measured waves are full waves near the middle of the launch whose share
@@ -364,8 +366,9 @@ def _model_for(model_or_kernel, launch: LaunchConfig, harvest_options: dict) -> 
     return model.folded(launch.fold)
 
 
-def simulate(model_or_kernel, launch, device, options: SimulationOptions = SimulationOptions(),
-             **harvest_options) -> SimulationResult:
+def simulate(
+    model_or_kernel, launch, device, options: SimulationOptions = SimulationOptions(), **harvest_options
+) -> SimulationResult:
     """Simulate `launch` (a `LaunchConfig` or a block triple) of a kernel or `KernelModel` on `device`.
 
     `harvest_options` (``domain_shape``, ``align``, ...) go to `pystencils_perf.harvest` for a kernel object.
@@ -377,7 +380,9 @@ def simulate(model_or_kernel, launch, device, options: SimulationOptions = Simul
     block = launch.block
     occ = occupancy(model, launch.threads_per_block, dev, block)
     if occ.blocks_per_sm < 1:
-        raise PerfError(f"kernel {model.name!r}, block {block}: no block fits on an SM of {dev.name} ({occ.limited_by})")
+        raise PerfError(
+            f"kernel {model.name!r}, block {block}: no block fits on an SM of {dev.name} ({occ.limited_by})"
+        )
     grid = launch.grid(model.work_items)
     total_blocks = math.prod(grid)
     wave_blocks = min(dev.sm_count * occ.blocks_per_sm, total_blocks)
@@ -398,7 +403,9 @@ def simulate(model_or_kernel, launch, device, options: SimulationOptions = Simul
     return _result(model, launch, dev, occ, grid, wave_blocks, total_blocks, tally, len(warmup) + len(measured))
 
 
-def _result(model, launch, dev, occ, grid, wave_blocks, total_blocks, tally: _Tally, simulated_waves) -> SimulationResult:
+def _result(
+    model, launch, dev, occ, grid, wave_blocks, total_blocks, tally: _Tally, simulated_waves
+) -> SimulationResult:
     lups = max(tally.lattice_updates, 1)
     sector = dev.l1_sector_bytes
     wave_cycles = tally.pipeline_cycles / tally.waves

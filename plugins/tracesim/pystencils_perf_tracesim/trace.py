@@ -127,8 +127,9 @@ class _WaveCoords:
         return self._active[instr.guards]
 
 
-def _instruction_trace(instr: Instruction, wave: _WaveCoords, base_bytes: int, element_bytes: int,
-                       timed_rows: np.ndarray, device) -> InstructionTrace:
+def _instruction_trace(
+    instr: Instruction, wave: _WaveCoords, base_bytes: int, element_bytes: int, timed_rows: np.ndarray, device
+) -> InstructionTrace:
     active = wave.active(instr)
     byte_addr = base_bytes + element_bytes * (wave.linear(instr.address.coeffs) + instr.address.offset)
     sectors = np.where(active, byte_addr // device.l1_sector_bytes, INACTIVE)
@@ -141,16 +142,24 @@ def _instruction_trace(instr: Instruction, wave: _WaveCoords, base_bytes: int, e
     return InstructionTrace(instr.kind, starts.tolist(), lines.tolist(), masks.tolist(), cycles)
 
 
-def wave_trace(compiled: CompiledKernel, fields: dict[str, Field], bases: dict[str, int], block, grid,
-               linear_ids: np.ndarray, device) -> WaveTrace:
+def wave_trace(
+    compiled: CompiledKernel,
+    fields: dict[str, Field],
+    bases: dict[str, int],
+    block,
+    grid,
+    linear_ids: np.ndarray,
+    device,
+) -> WaveTrace:
     """The trace of the blocks `linear_ids` (one wave): loads in harvested order, then stores (W11, 2(f) item 1).
 
     L1 cycles are computed for the timed warps only: those of SM 0's blocks (the wave's blocks 0, N_SM, 2 N_SM, ...).
     """
     coords, lane_exists = warp_coords(block, block_ids(linear_ids, grid), device.warp_size)
     warps_per_block = len(coords) // len(linear_ids)
-    timed_rows = (np.arange(0, len(linear_ids), device.sm_count)[:, None] * warps_per_block
-                  + np.arange(warps_per_block)).ravel()
+    timed_rows = (
+        np.arange(0, len(linear_ids), device.sm_count)[:, None] * warps_per_block + np.arange(warps_per_block)
+    ).ravel()
     wave = _WaveCoords(coords, lane_exists)
     traces = {AccessKind.LOAD: [], AccessKind.STORE: []}
     for instr in compiled.instructions:
@@ -159,5 +168,10 @@ def wave_trace(compiled: CompiledKernel, fields: dict[str, Field], bases: dict[s
     lups = np.zeros(coords.shape[:2], dtype=np.int64)
     for conjunction in compiled.points:
         lups += satisfies(conjunction, coords) & lane_exists
-    return WaveTrace(tuple(traces[AccessKind.LOAD]), tuple(traces[AccessKind.STORE]), lups.sum(axis=1).tolist(),
-                     warps_per_block, len(linear_ids))
+    return WaveTrace(
+        tuple(traces[AccessKind.LOAD]),
+        tuple(traces[AccessKind.STORE]),
+        lups.sum(axis=1).tolist(),
+        warps_per_block,
+        len(linear_ids),
+    )

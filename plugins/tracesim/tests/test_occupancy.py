@@ -35,8 +35,12 @@ def test_too_many_registers_or_shared_memory_allow_no_work_group():
 def test_agrees_with_the_core_occupancy(name):
     device = get_device(name)
     limits = OccupancyLimits.of_device(device)
-    for threads, registers, shared in itertools.product((32, 96, 128, 256, 512, 1024), (0, 24, 40, 64, 128), (0, 4096, 40000)):
-        model = KernelModel("k", (), (), (1, 1, 1), 1, registers_per_thread=registers or None, shared_memory_bytes=shared)
+    for threads, registers, shared in itertools.product(
+        (32, 96, 128, 256, 512, 1024), (0, 24, 40, 64, 128), (0, 4096, 40000)
+    ):
+        model = KernelModel(
+            "k", (), (), (1, 1, 1), 1, registers_per_thread=registers or None, shared_memory_bytes=shared
+        )
         core = occupancy(model, threads, device).blocks_per_sm
         assert active_work_groups(limits, threads, registers, shared).active == core, (threads, registers, shared)
 

@@ -29,7 +29,14 @@ def test_table_iv_average_row_follows_from_the_kernels():
 
 def test_table_v_speedups_and_the_geometric_mean_slip():
     speedups = table_v_speedups()
-    expected = {"bfs": 64_080.01, "hotspot": 48.43, "lud": 3_725.06, "nn": 497.51, "nw": 12_942.91, "pathfinder": 265.16}
+    expected = {
+        "bfs": 64_080.01,
+        "hotspot": 48.43,
+        "lud": 3_725.06,
+        "nn": 497.51,
+        "nw": 12_942.91,
+        "pathfinder": 265.16,
+    }
     assert {app: round(s, 2) for app, s in speedups.items()} == expected
     gpgpusim_ms, ours_ms, printed_speedup = TABLE_V_PRINTED_GEOMEAN
     assert round(geometric_mean(t for t, _ in TABLE_V_MS.values()), 2) == gpgpusim_ms

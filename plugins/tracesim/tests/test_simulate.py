@@ -35,8 +35,11 @@ def _brute_force_sectors(model, block, kind):
     tid = [t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1])]
     fields = {f.name: f for f in model.fields}
     symbols = [*TID, *BID, *BDIM]
-    accesses = [(acc, sp.lambdify(symbols, acc.address, "numpy"), sp.lambdify(symbols, acc.predicate, "numpy"))
-                for acc in model.accesses if acc.kind.value == kind]
+    accesses = [
+        (acc, sp.lambdify(symbols, acc.address, "numpy"), sp.lambdify(symbols, acc.predicate, "numpy"))
+        for acc in model.accesses
+        if acc.kind.value == kind
+    ]
     out = {}
     for linear in range(int(np.prod(grid))):
         bid = [linear % grid[0], (linear // grid[0]) % grid[1], linear // (grid[0] * grid[1])]

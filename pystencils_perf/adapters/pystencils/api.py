@@ -61,8 +61,11 @@ class KernelChoice:
         compilers = toolchain.names if (toolchain := toolchain_for(self.device)) else "compiler"
         unmeasured = f"no {compilers}" if self.compiled else "nvcc=False"
         registers = str(usage) if usage else f"registers not measured ({unmeasured})"
-        measured = (f", {self.tuning.best_ms:.4f} ms measured (best of {len(self.tuning.record.measured)})"
-                    if self.tuning else "")
+        measured = (
+            f", {self.tuning.best_ms:.4f} ms measured (best of {len(self.tuning.record.measured)})"
+            if self.tuning
+            else ""
+        )
         return (
             f"{self.ranking.kernel} on {self.device.name}: block {'x'.join(map(str, c.launch.block))}, "
             f"fold {'x'.join(map(str, c.launch.fold))}, {c.prediction.glups:.2f} GLup/s predicted "
@@ -176,7 +179,18 @@ def choose_launch(
     kernel, recipe: ApplyOptions, device: Device, options: RankOptions, *, align="base", domain_shape=None, nvcc=True
 ) -> KernelChoice:
     """Rank `kernel`'s candidates (each fold's registers from `recipe` through `perf_resources`) and select."""
-    ranking = rank(kernel, device, threads=options.threads, blocks=options.blocks, folds=options.folds,
-                   backend=options.backend, model=options.model, prune=options.prune, align=align,
-                   domain_shape=domain_shape, recipe=recipe, compile_resources=nvcc)
+    ranking = rank(
+        kernel,
+        device,
+        threads=options.threads,
+        blocks=options.blocks,
+        folds=options.folds,
+        backend=options.backend,
+        model=options.model,
+        prune=options.prune,
+        align=align,
+        domain_shape=domain_shape,
+        recipe=recipe,
+        compile_resources=nvcc,
+    )
     return KernelChoice(device, select(ranking), ranking, ranking.resources, compiled=nvcc)

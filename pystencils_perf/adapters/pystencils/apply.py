@@ -74,8 +74,10 @@ def perf_resources_unavailable(kernel, device):
 
         wanted = target_for(device)
         if isinstance(kernel, GpuKernel) and kernel.target != wanted:
-            return (f"kernel {kernel.name!r} is {target_name(kernel.target)} code, and {device.name}, an "
-                    f"{VENDORS[device.vendor].name} GPU, runs {target_name(wanted)} code")
+            return (
+                f"kernel {kernel.name!r} is {target_name(kernel.target)} code, and {device.name}, an "
+                f"{VENDORS[device.vendor].name} GPU, runs {target_name(wanted)} code"
+            )
     toolchain = toolchain_for(device)
     if toolchain is None:
         return f"pystencils-perf compiles for no GPU of vendor {device.vendor!r}"
@@ -113,6 +115,7 @@ def perf_resources(kernel, recipe, model, folds, device):
         # else: a generated kernel cannot be folded, nor retargeted, without its assignments
     # the compilers run side by side: each fold's is a process of its own (a third of a second each with NVRTC)
     with ThreadPoolExecutor(max_workers=max(1, min(len(variants), available_cores()))) as pool:
-        compiled = {fold: pool.submit(toolchain.kernel_resources, variant, arch, compiler)
-                    for fold, variant in variants.items()}
+        compiled = {
+            fold: pool.submit(toolchain.kernel_resources, variant, arch, compiler) for fold, variant in variants.items()
+        }
         return {fold: future.result() for fold, future in compiled.items()}

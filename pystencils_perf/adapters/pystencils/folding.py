@@ -141,7 +141,9 @@ class FoldingAxes:
         statements = []
         for k in points:  # each load declared right before the first point that needs it: shorter live ranges
             statements += [
-                self._type_fold(PsDeclaration(PsSymbolExpr(symbol), self._guarded_load(cube, guarded_axes, access, users)))
+                self._type_fold(
+                    PsDeclaration(PsSymbolExpr(symbol), self._guarded_load(cube, guarded_axes, access, users))
+                )
                 for symbol, access, users in hoisted.values()
                 if min(users) == k
             ]
@@ -171,11 +173,16 @@ class FoldingAxes:
         thread whose first point is inside can lie beyond, and that axis adds nothing to the guards: they would
         be instructions that are always true, and they change what ptxas allocates, which can decide the blocks
         per SM (docs/model/index.md, "Occupancy and waves")."""
-        terms = [PsLt(self._shifted(r, kk), r.stop.clone())
-                 for r, guarded, kk in zip(cube.ranges, guarded_axes, k) if kk and guarded]
+        terms = [
+            PsLt(self._shifted(r, kk), r.stop.clone())
+            for r, guarded, kk in zip(cube.ranges, guarded_axes, k)
+            if kk and guarded
+        ]
         return self._type_fold(reduce(PsAnd, terms)) if terms else None
 
-    def _guarded_load(self, cube: PsAxesCube, guarded_axes: list[bool], access: PsBufferAcc, users: set) -> PsExpression:
+    def _guarded_load(
+        self, cube: PsAxesCube, guarded_axes: list[bool], access: PsBufferAcc, users: set
+    ) -> PsExpression:
         """The load, executed if any point that uses it is active."""
         minimal = [k for k in users if not any(o != k and all(a <= b for a, b in zip(o, k)) for o in users)]
         guards = [self._point_guard(cube, guarded_axes, k) for k in sorted(minimal)]
@@ -240,8 +247,10 @@ def create_folded_kernel(assignments, config=None, *, fold=NO_FOLD, block=None, 
     try:
         return driver(assignments)
     except _pystencils_errors() as e:  # pystencils' own complaint about the assignments
-        raise HarvestError(f"pystencils cannot generate a {target_name(cfg.target)} kernel from these assignments: "
-                           f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+        raise HarvestError(
+            f"pystencils cannot generate a {target_name(cfg.target)} kernel from these assignments: "
+            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        ) from None
 
 
 def _set_block(cfg, block) -> None:
@@ -293,15 +302,19 @@ def _check_accesses(assignments) -> None:
     for assignment in listed:
         for access in sorted(assignment.atoms(ps.Field.Access), key=str):
             if access.field.spatial_dimensions > 3:
-                raise HarvestError(f"field {access.field.name!r} has {access.field.spatial_dimensions} spatial "
-                                   "dimensions: a GPU kernel's threads span at most 3 (declare the others as index "
-                                   "dimensions, e.g. ps.fields('f(4): double[16, 16, 16]'))")
+                raise HarvestError(
+                    f"field {access.field.name!r} has {access.field.spatial_dimensions} spatial "
+                    "dimensions: a GPU kernel's threads span at most 3 (declare the others as index "
+                    "dimensions, e.g. ps.fields('f(4): double[16, 16, 16]'))"
+                )
             variable = [o for o in access.offsets if not sp.sympify(o).is_Integer]
             if variable and not access.is_absolute_access:
                 text = f"{access.field.name}[{', '.join(map(str, access.offsets))}]"
-                raise HarvestError(f"access {text} in the assignment to {assignment.lhs} has a non-constant offset "
-                                   f"({', '.join(map(str, variable))}): stencil offsets must be integers known when "
-                                   "the kernel is generated")
+                raise HarvestError(
+                    f"access {text} in the assignment to {assignment.lhs} has a non-constant offset "
+                    f"({', '.join(map(str, variable))}): stencil offsets must be integers known when "
+                    "the kernel is generated"
+                )
 
 
 def _check_fold(fold) -> tuple[int, int, int]:

@@ -25,7 +25,6 @@ from ...launch import LaunchConfig
 from ...plugins import get_plugin_manager
 
 
-
 def require_cupy(command: str = "measure", otherwise: str = ""):
     """The cupy module with at least one CUDA device, or a MeasurementError that says what is missing, which
     `command` needs it, and (`otherwise`) what can be done without it."""
@@ -40,8 +39,9 @@ def require_cupy(command: str = "measure", otherwise: str = ""):
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # cupy's CUDARuntimeError when there is no driver or device
-        raise MeasurementError(f"{command} needs a CUDA GPU, but cupy finds none ({type(e).__name__}: {e})"
-                               f"{otherwise}") from None
+        raise MeasurementError(
+            f"{command} needs a CUDA GPU, but cupy finds none ({type(e).__name__}: {e}){otherwise}"
+        ) from None
     if count < 1:
         raise MeasurementError(f"{command} needs a CUDA GPU, but cupy finds none{otherwise}")
     return cupy
@@ -58,7 +58,7 @@ def run_info(cp) -> dict[str, str]:
     return {
         "device": name,
         "driver": f"CUDA driver {version(cp.cuda.runtime.driverGetVersion())}, "
-                  f"runtime {version(cp.cuda.runtime.runtimeGetVersion())}",
+        f"runtime {version(cp.cuda.runtime.runtimeGetVersion())}",
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
 
@@ -81,7 +81,7 @@ def aligned_field(xp, field: Field):
     span_bytes = (1 + sum((n - 1) * s for n, s in zip(field.shape, field.strides))) * dtype.itemsize
     buffer = xp.empty(span_bytes + ALIGNMENT_BYTES, dtype=np.uint8)
     start = (field.base_offset_bytes - _address(buffer)) % ALIGNMENT_BYTES
-    flat = buffer[start:start + span_bytes].view(dtype)
+    flat = buffer[start : start + span_bytes].view(dtype)
     strides = tuple(s * dtype.itemsize for s in field.strides)
     return xp.lib.stride_tricks.as_strided(flat, shape=field.shape, strides=strides)
 
@@ -222,8 +222,10 @@ class GpuSession:
     def __init__(self, kernel, model: KernelModel, launches: list[LaunchConfig], apply_options=None, seed=0):
         self.cp = require_cupy()
         self.model, self.launches = model, launches
-        self.kernels = {fold: apply_fold(kernel, LaunchConfig(launches[0].block, fold), apply_options)
-                        for fold in sorted({l.fold for l in launches})}
+        self.kernels = {
+            fold: apply_fold(kernel, LaunchConfig(launches[0].block, fold), apply_options)
+            for fold in sorted({l.fold for l in launches})
+        }
         self.work_items = {fold: model.folded(fold).work_items for fold in self.kernels}
         self.arrays = allocate_fields(self.cp, model, seed)
 

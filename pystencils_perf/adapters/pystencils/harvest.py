@@ -14,12 +14,26 @@ from dataclasses import replace
 import sympy as sp
 
 from ...errors import HarvestError
-from ...kernel import BDIM, BID, THREAD_SYMBOLS, TID, Access, AccessKind, Field, HarvestOptions, KernelModel, Loop, interior_offsets, require_affine
+from ...kernel import (
+    BDIM,
+    BID,
+    THREAD_SYMBOLS,
+    TID,
+    Access,
+    AccessKind,
+    Field,
+    HarvestOptions,
+    KernelModel,
+    Loop,
+    interior_offsets,
+    require_affine,
+)
 from .apply import ApplyOptions, is_assignments
 from .compat import counter_name
 from .expressions import ps_to_sympy
 from .folding import FoldedLaunchConfiguration, create_folded_kernel
 from .targets import target_name
+
 
 def _pystencils():
     try:
@@ -114,8 +128,10 @@ class _Harvester:
         if f.has_fixed_shape:
             spatial = tuple(int(s) for s in f.spatial_shape)
             if domain is not None and tuple(domain) != spatial:
-                raise HarvestError(f"field {f.name!r} has the fixed shape {spatial}: the domain shape {tuple(domain)} "
-                                   "does not apply to it (leave it out, or create the field with variable size)")
+                raise HarvestError(
+                    f"field {f.name!r} has the fixed shape {spatial}: the domain shape {tuple(domain)} "
+                    "does not apply to it (leave it out, or create the field with variable size)"
+                )
             return tuple(int(s) for s in f.shape), tuple(int(s) for s in f.strides)
         if domain is None:
             raise HarvestError(

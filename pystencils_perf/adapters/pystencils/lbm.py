@@ -44,7 +44,8 @@ def create_lb_kernel(lbm_config=None, lbm_optimisation=None, config=None, *, dev
     from lbmpy import LBMConfig, create_lb_update_rule
 
     if lbm_config is not None and not isinstance(lbm_config, LBMConfig):  # else a TypeError deep in lbmpy
-        raise ConfigurationError(f"lbm_config must be an lbmpy LBMConfig or None, got the "
-                                 f"{type(lbm_config).__name__} {lbm_config!r:.40}")
+        raise ConfigurationError(
+            f"lbm_config must be an lbmpy LBMConfig or None, got the {type(lbm_config).__name__} {lbm_config!r:.40}"
+        )
     update_rule = create_lb_update_rule(lbm_config=lbm_config, lbm_optimisation=lbm_optimisation)
     return create_kernel(update_rule, config, device=device, **choice)

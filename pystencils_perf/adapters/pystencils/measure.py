@@ -48,13 +48,26 @@ def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, app
     kernel, recipe = runnable(kernel)
     recipe = apply_options or recipe
     model = harvest(kernel, domain_shape=domain_shape, align=align)
-    model, space, _, _ = with_measured_resources(get_plugin_manager(), kernel, recipe, model, get_device(device),
-                                                 RankOptions.of(threads, blocks, folds))
+    model, space, _, _ = with_measured_resources(
+        get_plugin_manager(), kernel, recipe, model, get_device(device), RankOptions.of(threads, blocks, folds)
+    )
     return GpuSession(kernel, model, sorted(space.accepted), recipe)
 
 
-def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), align="base", domain_shape=None,
-            apply_options=None, warmup: int = DEFAULT_WARMUP, repeats: int = MIN_REPEATS, progress=None) -> MeasureRun:
+def measure(
+    kernel,
+    device,
+    *,
+    threads=None,
+    blocks=None,
+    folds=((1, 1, 1),),
+    align="base",
+    domain_shape=None,
+    apply_options=None,
+    warmup: int = DEFAULT_WARMUP,
+    repeats: int = MIN_REPEATS,
+    progress=None,
+) -> MeasureRun:
     """Time every candidate: median of `repeats` CUDA-event times after `warmup` launches.
 
     Arguments as for `rank`; `folds` defaults to no folding, and other foldings
@@ -62,8 +75,16 @@ def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), al
     """
     if repeats < MIN_REPEATS:
         raise ConfigurationError(f"measure needs at least {MIN_REPEATS} timed runs per candidate, got {repeats}")
-    session = _session(kernel, device, threads=threads, blocks=blocks, folds=folds, align=align,
-                       domain_shape=domain_shape, apply_options=apply_options)
+    session = _session(
+        kernel,
+        device,
+        threads=threads,
+        blocks=blocks,
+        folds=folds,
+        align=align,
+        domain_shape=domain_shape,
+        apply_options=apply_options,
+    )
     info = {**run_info(session.cp), **kernel_record(session.model)}
     lups = session.model.lattice_updates
     rows = []
@@ -73,11 +94,28 @@ def measure(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), al
     return MeasureRun(rows, session.launches, session.kernel_names, lups)
 
 
-def launch_each_once(kernel, device, *, threads=None, blocks=None, folds=((1, 1, 1),), align="base",
-                     domain_shape=None, apply_options=None) -> None:
+def launch_each_once(
+    kernel,
+    device,
+    *,
+    threads=None,
+    blocks=None,
+    folds=((1, 1, 1),),
+    align="base",
+    domain_shape=None,
+    apply_options=None,
+) -> None:
     """The `--ncu-pass` child: every candidate once, in `measure`'s order."""
-    session = _session(kernel, device, threads=threads, blocks=blocks, folds=folds, align=align,
-                       domain_shape=domain_shape, apply_options=apply_options)
+    session = _session(
+        kernel,
+        device,
+        threads=threads,
+        blocks=blocks,
+        folds=folds,
+        align=align,
+        domain_shape=domain_shape,
+        apply_options=apply_options,
+    )
     session.launch_each_once(session.launches)
 
 

@@ -24,8 +24,10 @@ def target_for(device):
 
     vendor = VENDORS.get(device.vendor)
     if vendor is None:
-        raise ConfigurationError(f"{device.name} is a GPU of vendor {device.vendor!r}: pystencils-perf generates "
-                                 f"kernels for {' and '.join(v.name for v in VENDORS.values())} GPUs only")
+        raise ConfigurationError(
+            f"{device.name} is a GPU of vendor {device.vendor!r}: pystencils-perf generates "
+            f"kernels for {' and '.join(v.name for v in VENDORS.values())} GPUs only"
+        )
     return getattr(ps.Target, vendor.runtime)
 
 
@@ -49,14 +51,18 @@ def gpu_config(config, device=None):
     import pystencils as ps
 
     if config is not None and not isinstance(config, ps.CreateKernelConfig):  # else: "'str' has no attribute 'copy'"
-        raise ConfigurationError(f"config must be a pystencils CreateKernelConfig or None, got the "
-                                 f"{type(config).__name__} {config!r:.40}: the device is the keyword argument "
-                                 "device=..., and the kernel's target follows it")
+        raise ConfigurationError(
+            f"config must be a pystencils CreateKernelConfig or None, got the "
+            f"{type(config).__name__} {config!r:.40}: the device is the keyword argument "
+            "device=..., and the kernel's target follows it"
+        )
     cfg = ps.CreateKernelConfig() if config is None else config.copy()
     asked = cfg.target
     if asked is not None and not asked.is_gpu():
-        raise ConfigurationError(f"the CreateKernelConfig targets {target_name(asked)}, not a GPU: pystencils-perf "
-                                 "chooses GPU launches; leave the target out or set target=Target.CUDA or Target.HIP")
+        raise ConfigurationError(
+            f"the CreateKernelConfig targets {target_name(asked)}, not a GPU: pystencils-perf "
+            "chooses GPU launches; leave the target out or set target=Target.CUDA or Target.HIP"
+        )
     if device is None:
         cfg.target = asked if asked in gpu_targets() else ps.Target.CUDA
         return cfg

@@ -18,21 +18,32 @@ from .measure import DEFAULT_WARMUP, MIN_REPEATS
 
 def launch_params(launch: LaunchConfig) -> dict[str, int]:
     """A launch as tunable parameters, with Kernel Tuner's names for the block."""
-    return {**{f"block_size_{a}": n for a, n in zip("xyz", launch.block)},
-            **{f"fold_{a}": n for a, n in zip("xyz", launch.fold)}}
+    return {
+        **{f"block_size_{a}": n for a, n in zip("xyz", launch.block)},
+        **{f"fold_{a}": n for a, n in zip("xyz", launch.fold)},
+    }
 
 
 def ranking_candidates(ranking: Ranking) -> list[Candidate]:
     """The ranked launches as tuning candidates: the model's time per update is the search's prior."""
-    return [Candidate(launch_params(c.launch), 1.0 / c.prediction.lups_per_second, c.launch)
-            for c in ranking.candidates]
+    return [
+        Candidate(launch_params(c.launch), 1.0 / c.prediction.lups_per_second, c.launch) for c in ranking.candidates
+    ]
 
 
 class GpuTimer:
     """Times candidates on this machine's GPU: median of `repeats` CUDA-event times after `warmup` launches."""
 
-    def __init__(self, kernel, model, launches: list[LaunchConfig], recipe, *, warmup: int = DEFAULT_WARMUP,
-                 repeats: int = MIN_REPEATS):
+    def __init__(
+        self,
+        kernel,
+        model,
+        launches: list[LaunchConfig],
+        recipe,
+        *,
+        warmup: int = DEFAULT_WARMUP,
+        repeats: int = MIN_REPEATS,
+    ):
         self.session = GpuSession(kernel, model, launches, recipe)
         self.warmup, self.repeats = warmup, repeats
 
@@ -42,8 +53,12 @@ class GpuTimer:
         cp = self.session.cp
         props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
         info = run_info(cp)
-        return {"name": info["device"], "compute_capability": f"{props['major']}.{props['minor']}",
-                "driver_and_runtime": info["driver"], **software_versions()}
+        return {
+            "name": info["device"],
+            "compute_capability": f"{props['major']}.{props['minor']}",
+            "driver_and_runtime": info["driver"],
+            **software_versions(),
+        }
 
     def time_ms(self, candidate: Candidate) -> float:
         return self.session.time(candidate.launch, self.warmup, self.repeats).median_ms
@@ -54,8 +69,17 @@ def kernel_key(kernel, candidates: list[Candidate], domain_shape, align: str) ->
     return kernel_hash(kernel.get_c_code(), [c.params for c in candidates], list(domain_shape or ()), align)
 
 
-def tune_on_gpu(kernel, recipe, ranking: Ranking, *, budget: int, domain_shape=None, align: str = "base",
-                store: RecordStore | None = None, source=None) -> TuneResult:
+def tune_on_gpu(
+    kernel,
+    recipe,
+    ranking: Ranking,
+    *,
+    budget: int,
+    domain_shape=None,
+    align: str = "base",
+    store: RecordStore | None = None,
+    source=None,
+) -> TuneResult:
     """Measure `ranking`'s candidates of `kernel` (unfolded; `recipe` regenerates the folds) on the GPU.
 
     :param store: the record store (default: the user's cache directory, see `tune.record`).
@@ -65,5 +89,10 @@ def tune_on_gpu(kernel, recipe, ranking: Ranking, *, budget: int, domain_shape=N
     if source is None:
         model = harvest(kernel, domain_shape=domain_shape, align=align)
         source = GpuTimer(kernel, model, [c.launch for c in candidates], recipe)
-    return tune(candidates, source, budget=budget, kernel=kernel_key(kernel, candidates, domain_shape, align),
-                store=store or RecordStore())
+    return tune(
+        candidates,
+        source,
+        budget=budget,
+        kernel=kernel_key(kernel, candidates, domain_shape, align),
+        store=store or RecordStore(),
+    )

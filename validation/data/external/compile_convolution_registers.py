@@ -94,9 +94,16 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
         row = dict(zip(header, map(float, line.split(","))))
         kept = row.get("spill_kept_bytes")
         rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
-            arch, int(row["registers"]), int(row["spill_store_bytes"]), int(row["spill_load_bytes"]), 0, compiler,
-            spill_kept_bytes=None if kept is None else int(kept), load_waits_per_thread=row.get("load_waits_per_thread"),
-            instructions_per_thread=row.get("instructions_per_thread"))
+            arch,
+            int(row["registers"]),
+            int(row["spill_store_bytes"]),
+            int(row["spill_load_bytes"]),
+            0,
+            compiler,
+            spill_kept_bytes=None if kept is None else int(kept),
+            load_waits_per_thread=row.get("load_waits_per_thread"),
+            instructions_per_thread=row.get("instructions_per_thread"),
+        )
     return rows
 
 
@@ -106,7 +113,9 @@ def trips_per_thread(counts, tile_points: int) -> float:
     if not counts.looped:
         return 1.0
     if not counts.fma_instructions:
-        raise SystemExit("the compiled kernel has a loop but no FMA to count its trips by: its counts per thread are unknown")
+        raise SystemExit(
+            "the compiled kernel has a loop but no FMA to count its trips by: its counts per thread are unknown"
+        )
     return tile_points * FILTER_TAPS / counts.fma_instructions
 
 
@@ -133,8 +142,10 @@ def check(table: Path, caches: list[Path], device) -> str:
                     failed, failed_predicted = failed + 1, failed_predicted + fails
                 elif isinstance(entry["time"], (int, float)):
                     ran, ran_predicted = ran + 1, ran_predicted + fails
-        lines.append(f"{path.name}: {failed_predicted} of {failed} launches that failed at run time need more "
-                     f"registers than an SM has; {ran_predicted} of {ran} that ran would too")
+        lines.append(
+            f"{path.name}: {failed_predicted} of {failed} launches that failed at run time need more "
+            f"registers than an SM has; {ran_predicted} of {ran} that ran would too"
+        )
     return "\n".join(lines)
 
 
@@ -145,18 +156,31 @@ def main(argv=None) -> int:
     parser.add_argument("out", type=Path, help="the CSV to write")
     parser.add_argument("caches", type=Path, nargs="+", help="Kernel Tuner cache files whose configurations to compile")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--cubins", type=Path, metavar="DIR",
-                        help="NVIDIA: keep each configuration's cubin in DIR as BX_BY_TX_TY_RO.cubin, "
-                             "the binaries validation/hopper/convolution_on_gpu.py times")
-    parser.add_argument("--tiles", metavar="TXxTY,...",
-                        help="only configurations with these tiles (tile_size_x x tile_size_y), e.g. 1x1,2x4: "
-                             "the table of a long compile in parts")
-    parser.add_argument("--sass", action="store_true",
-                        help="NVIDIA: also read each launch's instructions and waits for its loads in its SASS "
-                             "(nvdisasm), which the throughput model then uses; a study, not the committed tables "
-                             "(see the README of this folder)")
-    parser.add_argument("--check", action="store_true",
-                        help="compile nothing: compare the table `out` with the caches' launches that failed")
+    parser.add_argument(
+        "--cubins",
+        type=Path,
+        metavar="DIR",
+        help="NVIDIA: keep each configuration's cubin in DIR as BX_BY_TX_TY_RO.cubin, "
+        "the binaries validation/hopper/convolution_on_gpu.py times",
+    )
+    parser.add_argument(
+        "--tiles",
+        metavar="TXxTY,...",
+        help="only configurations with these tiles (tile_size_x x tile_size_y), e.g. 1x1,2x4: "
+        "the table of a long compile in parts",
+    )
+    parser.add_argument(
+        "--sass",
+        action="store_true",
+        help="NVIDIA: also read each launch's instructions and waits for its loads in its SASS "
+        "(nvdisasm), which the throughput model then uses; a study, not the committed tables "
+        "(see the README of this folder)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compile nothing: compare the table `out` with the caches' launches that failed",
+    )
     args = parser.parse_args(argv)
     if args.check:
         print(check(args.out, args.caches, get_device("A100-PCIe-40GB")))
@@ -184,11 +208,17 @@ def main(argv=None) -> int:
         if amd:
             usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
             trips = trips_per_thread(counts, config[2] * config[3])
-            return replace(usage, spill_store_bytes=round(counts.spill_store_bytes * trips),
-                           spill_load_bytes=round(counts.spill_load_bytes * trips),
-                           load_waits_per_thread=counts.waits * trips)
-        with contextlib.nullcontext(args.cubins) if args.cubins else tempfile.TemporaryDirectory(
-                prefix="convolution-cubin-") as folder:
+            return replace(
+                usage,
+                spill_store_bytes=round(counts.spill_store_bytes * trips),
+                spill_load_bytes=round(counts.spill_load_bytes * trips),
+                load_waits_per_thread=counts.waits * trips,
+            )
+        with (
+            contextlib.nullcontext(args.cubins)
+            if args.cubins
+            else tempfile.TemporaryDirectory(prefix="convolution-cubin-") as folder
+        ):
             cubin = Path(folder) / ("_".join(map(str, config)) + ".cubin")
             report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
             counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm) if nvdisasm else None
@@ -196,8 +226,9 @@ def main(argv=None) -> int:
         if counts is None:
             return usage
         trips = trips_per_thread(counts, config[2] * config[3])
-        return replace(usage, load_waits_per_thread=counts.waits * trips,
-                       instructions_per_thread=counts.instructions * trips)
+        return replace(
+            usage, load_waits_per_thread=counts.waits * trips, instructions_per_thread=counts.instructions * trips
+        )
 
     if args.cubins:
         if amd:
@@ -211,17 +242,21 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(compiled, configs))
     with replacing_file(args.out) as fh:
-        fh.write(f"# {args.source.name} compiled for {arch} by {compiler.name} on {date.today().isoformat()} "
-                 f"(validation/data/external/compile_convolution_registers.py{' --sass' if args.sass else ''}); "
-                 f"configurations of "
-                 f"{', '.join(p.name for p in args.caches)}\n")
+        fh.write(
+            f"# {args.source.name} compiled for {arch} by {compiler.name} on {date.today().isoformat()} "
+            f"(validation/data/external/compile_convolution_registers.py{' --sass' if args.sass else ''}); "
+            f"configurations of "
+            f"{', '.join(p.name for p in args.caches)}\n"
+        )
         writer = csv.writer(fh, lineterminator="\n")
         # the assembly's counts: AMD always, NVIDIA with --sass
         extra = ((AMD_COLUMNS if amd else SASS_COLUMNS) + ("load_waits_per_thread",)) if amd or args.sass else ()
         writer.writerow(COLUMNS + extra)
         for config, r in zip(configs, results):
-            writer.writerow((*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
-                            + tuple(EXTRA_VALUES[column](r) for column in extra))
+            writer.writerow(
+                (*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
+                + tuple(EXTRA_VALUES[column](r) for column in extra)
+            )
     print(f"{len(configs)} configurations written to {args.out}")
     return 0
 

@@ -21,8 +21,11 @@ DESCRIPTION = Path(__file__).resolve().parents[2] / "a100_convolution" / "convol
 
 def described_rows(cache: dict, fixed: dict) -> dict:
     """The cache entries that ran (numeric time) with every fixed parameter at its described value."""
-    return {key: entry for key, entry in cache.items()
-            if isinstance(entry.get("time"), (int, float)) and all(entry.get(k) == v for k, v in fixed.items())}
+    return {
+        key: entry
+        for key, entry in cache.items()
+        if isinstance(entry.get("time"), (int, float)) and all(entry.get(k) == v for k, v in fixed.items())
+    }
 
 
 def main(argv=None) -> int:
