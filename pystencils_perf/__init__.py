@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # what the names below are, for type checkers and editors
     from .launch import LaunchConfig
     from .metrics import Metrics
     from .plugins import get_plugin_manager
-    from .rank import Ranking, harvest, rank, select
+    from .rank import harvest, rank, select
+    from .ranking import Ranking
 
 __version__ = "0.1.0"
 
@@ -45,7 +46,7 @@ _PUBLIC = {
     "LaunchConfig": ".launch",
     "Metrics": ".metrics",
     "get_plugin_manager": ".plugins",
-    "Ranking": ".rank",
+    "Ranking": ".ranking",
     "harvest": ".rank",
     "rank": ".rank",
     "select": ".rank",

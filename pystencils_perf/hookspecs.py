@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .launch import LaunchConfig, RankOptions
     from .metrics import Metrics
     from .predict import Prediction
-    from .rank import RankedCandidate, Ranking
+    from .ranking import RankedCandidate, Ranking
     from .resources import ResourceUsage
 
 PROJECT_NAME = "pystencils_perf"

@@ -27,7 +27,8 @@ from .launch import DEFAULT_MODEL, LaunchConfig
 from .measure.dataset import METRICS, Dataset, Measurement, Metric, kernel_record, other_gpu
 from .measure.kernel_tuner import TunableSpec, TunerData, variants
 from .outputs import replacing_folder
-from .rank import RankedCandidate, Ranking, rank
+from .rank import rank
+from .ranking import RankedCandidate, Ranking
 
 #: how many of the measured-fastest candidates top-k recall looks for among the predicted-fastest
 TOP_K = 5

@@ -430,7 +430,7 @@ def test_ctrl_c_is_one_line(capsys, monkeypatch, tmp_path, command):
 
 def test_ctrl_c_keeps_the_outputs_written_whole(capsys, monkeypatch, tmp_path):
     """Interrupted between --json and --csv: the JSON is complete, the CSV as it was, nothing half-written beside."""
-    from pystencils_perf.rank import Ranking
+    from pystencils_perf.ranking import Ranking
 
     def interrupted(self):
         raise KeyboardInterrupt

@@ -133,7 +133,7 @@ def test_api_reference_documents_the_public_api():
     api = (DOCS / "api.md").read_text()
     for name in pystencils_perf.__all__:
         assert re.search(rf"^\.\. auto\w+:: pystencils_perf\.{name}\b", api, re.M), name
-    for qualified in ("pystencils_perf.predict.Prediction", "pystencils_perf.rank.RankedCandidate"):
+    for qualified in ("pystencils_perf.predict.Prediction", "pystencils_perf.ranking.RankedCandidate"):
         assert f":: {qualified}" in api
 
 

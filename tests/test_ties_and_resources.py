@@ -8,7 +8,7 @@ import pystencils_perf as pp
 from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.catalog import star_3d_assignments, star_3d_recipe
 from pystencils_perf.models.limiters import LIMITERS_RELATIVE_ERROR
-from pystencils_perf.selection import TIE_BREAK, idle_lanes, tie_break
+from pystencils_perf.ranking import TIE_BREAK, idle_lanes, tie_break
 
 BLOCKS = [(32, 4, 2), (16, 8, 2), (64, 2, 2), (8, 8, 4)]
 
@@ -169,7 +169,7 @@ def test_create_kernel_refuses_the_same_fold():
 
 def test_the_table_and_the_json_name_the_pick_of_an_installed_selection_plugin(ranking):
     """A third-party `perf_select` plugin: the tie line, the row marked > and the JSON's "selected" all name its
-    pick, not the built-in tie-break's."""
+    pick, not the built-in tie-break's; a ranking keeps the pick of the plugins `rank` (or `select`) asked."""
     assert len(ranking.tied) > 1
     default = tie_break(ranking.tied, 32)
     other = next(c for c in ranking.tied if c is not default)
@@ -177,24 +177,36 @@ def test_the_table_and_the_json_name_the_pick_of_an_installed_selection_plugin(r
     class PickOther:
         @pp.hookspecs.hookimpl(tryfirst=True)
         def perf_select(self, ranking):
-            return other
+            return next(c for c in ranking.tied if c.launch == other.launch)
 
     pm = pp.get_plugin_manager()
     plugin = PickOther()
     pm.register(plugin)
     try:
-        table = ranking.table()
-        selected = ranking.as_json()["selected"]
+        ranked_with_it = pp.rank(
+            star_3d_assignments(1, (64, 32, 16)),
+            "V100",
+            blocks=BLOCKS,
+            folds=[(1, 1, 1), (1, 2, 1)],
+            compile_resources=False,
+            model="limiters",
+            jobs=1,
+        )
+        chosen = pp.select(ranking)  # the fixture's ranking, asked again
     finally:
         pm.unregister(plugin)
-    assert f"select() takes {other.launch.label} as an installed selection plugin (perf_select) chooses" in table
-    marked = [line for line in table.splitlines() if line.startswith(">")]
-    assert len(marked) == 1 and marked[0][1:].split()[1:3] == [
-        "x".join(map(str, other.launch.block)),
-        "x".join(map(str, other.launch.fold)),
-    ]
-    assert (tuple(selected["block"]), tuple(selected["fold"])) == (other.launch.block, other.launch.fold)
-    assert TIE_BREAK in ranking.table()  # the built-in rule again once the plugin is gone
+    assert chosen is other
+    for either in (ranked_with_it, ranking):
+        table, selected = either.table(), either.as_json()["selected"]
+        assert f"select() takes {other.launch.label} as an installed selection plugin (perf_select) chooses" in table
+        marked = [line for line in table.splitlines() if line.startswith(">")]
+        assert len(marked) == 1 and marked[0][1:].split()[1:3] == [
+            "x".join(map(str, other.launch.block)),
+            "x".join(map(str, other.launch.fold)),
+        ]
+        assert (tuple(selected["block"]), tuple(selected["fold"])) == (other.launch.block, other.launch.fold)
+    assert pp.select(ranking) is default  # the plugin is gone: the built-in rule again
+    assert TIE_BREAK in ranking.table()
 
 
 def _jacobi_2d_assignments():

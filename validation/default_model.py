@@ -56,7 +56,7 @@ from pystencils_perf.measure.kernel_tuner import (  # noqa: E402
     variants,
 )
 from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
-from pystencils_perf.rank import Ranking  # noqa: E402
+from pystencils_perf.ranking import Ranking  # noqa: E402
 from pystencils_perf.spec import load_spec  # noqa: E402
 from pystencils_perf.validate import spearman, validate, validate_tuned  # noqa: E402
 

@@ -47,7 +47,7 @@ from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.launch import DEFAULT_MODEL  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.outputs import replacing_file  # noqa: E402
-from pystencils_perf.rank import Ranking  # noqa: E402
+from pystencils_perf.ranking import Ranking  # noqa: E402
 from pystencils_perf.validate import metric_errors, ranking_quality, validate_tuned, write_report  # noqa: E402
 
 #: issue 27's targets on AMD measurements

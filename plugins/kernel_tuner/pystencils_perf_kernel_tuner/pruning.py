@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pystencils_perf as pp
 from pystencils_perf.errors import ConfigurationError
 from pystencils_perf.launch import DEFAULT_DEVICE, LaunchConfig
-from pystencils_perf.rank import Ranking
+from pystencils_perf.ranking import Ranking
 
 BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 AXES = ("x", "y", "z")

@@ -18,7 +18,8 @@ from ...devices import Device, get_device
 from ...errors import ConfigurationError
 from ...launch import DEFAULT_DEVICE, DEFAULT_MODEL, LaunchConfig, RankOptions
 from ...plugins import get_plugin_manager
-from ...rank import RankedCandidate, Ranking, rank, select
+from ...rank import rank, select
+from ...ranking import RankedCandidate, Ranking
 from ...resources import ResourceUsage
 from ...tune.tuner import TuneResult
 from ..compilers import toolchain_for

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...rank import harvest
 from ...launch import LaunchConfig
-from ...rank import Ranking
+from ...ranking import Ranking
 from ...tune.record import RecordStore, kernel_hash, software_versions
 from ...tune.tuner import Candidate, TuneResult, tune
 from .gpu import GpuSession, run_info
