@@ -502,3 +502,45 @@ def test_a_lone_candidate_is_named_in_the_best_line(tmp_path):
     """With one candidate every parameter is shared, and the best line named none of them."""
     result = tune(candidates()[:1], FakeSource(), budget=3, kernel="k", store=None)
     assert result.table().splitlines()[-1].startswith("best: bx=8 by=1 fma=0 at ")
+
+
+def _space_with_times():
+    """A 2D space of block sizes and a switch, with a smooth measured time whose best lies in its middle."""
+    import itertools
+
+    params, times = [], []
+    for bx, by, switch in itertools.product([2**i for i in range(1, 9)], [2**i for i in range(0, 6)], [0, 1]):
+        params.append({"bx": bx, "by": by, "switch": switch})
+        times.append(1.0 + 0.1 * (math.log2(bx) - 5) ** 2 + 0.2 * (math.log2(by) - 2) ** 2 + 0.3 * switch)
+    return params, times
+
+
+def _search_until_done(predicted, params, times, cap):
+    search = ModelGuidedSearch(predicted, params)
+    measured = 0
+    while measured < cap and not search.done():
+        index = search.next_batch(1)[0]
+        search.observe(index, times[index])
+        measured += 1
+    return search, measured
+
+
+def test_the_stop_rule_trusts_a_model_that_was_right_on_this_gpu():
+    """Predictions a constant factor off (with 3 % scatter) order the space right: the search stops early, at the
+    optimum, once 8 measurements showed it."""
+    params, times = _space_with_times()
+    scatter = [1.0 + 0.03 * math.sin(7.0 * i) for i in range(len(times))]
+    predicted = [2.0 * t * s for t, s in zip(times, scatter)]
+    search, measured = _search_until_done(predicted, params, times, cap=len(times))
+    assert search.model_trusted() and 8 <= measured < len(times) // 2
+    assert search.best()[1] == min(times)
+
+
+def test_the_stop_rule_does_not_stop_on_a_model_that_was_wrong_here():
+    """Inverted predictions (issue 56: the rule stopped after 5-50 measurements at 12-99 % of the optimum on the
+    repository's caches with wrong predictions): the measured times scatter far about the model's, so the search
+    makes no claim and runs to its budget; nor does one without predictions."""
+    params, times = _space_with_times()
+    for predicted in ([1.0 / t for t in times], [1.0] * len(times)):
+        search, measured = _search_until_done(predicted, params, times, cap=40)
+        assert measured == 40 and not search.model_trusted()

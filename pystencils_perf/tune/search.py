@@ -6,7 +6,8 @@ on this GPU, which changes no order) and a smooth part (it is off by more for wi
 ...), which reorders the unmeasured candidates after each measurement. The next candidate is the one with the
 lowest corrected time (minus `exploration` standard deviations, none by default), raised where measured
 neighbours failed to run (`failure_chance`), and the search stops when no unmeasured candidate has a probability
-above `stop_probability` of beating the measured best by more than `stop_within`. docs/tuning.md says how the
+above `stop_probability` of beating the measured best by more than `stop_within`, once the model has been right
+on this GPU (`model_trusted`). docs/tuning.md says how the
 constants were chosen.
 """
 
@@ -29,6 +30,11 @@ MEASUREMENT_LOG_NOISE = 0.05
 FAILURE_PRIOR_RUNS = 1.0
 #: how many log2 steps of a parameter (a doubling of the block width) keep the model's error alike
 LENGTH_SCALE_LOG2 = 1.5
+#: timed measurements before the model's claim that nothing better is likely may stop the search ...
+TRUST_AFTER_MEASUREMENTS = 8
+#: ... and the most the measured times may scatter about the model's (standard deviation of log measured over
+#: predicted, its constant factor taken out): half the error the search assumes, a model shown right on this GPU
+TRUSTED_LOG_ERROR = MODEL_LOG_ERROR / 2
 
 
 def _is_number(value) -> bool:
@@ -79,6 +85,11 @@ class SearchSettings:
     stop_within: float = 0.01
     #: ... with more than this probability
     stop_probability: float = 0.02
+    #: the rule stops a search only where the model has been right on this GPU: after this many timed
+    #: measurements ...
+    trust_after: int = TRUST_AFTER_MEASUREMENTS
+    #: ... that scatter about the model's times by at most this much (`model_scatter`)
+    trusted_log_error: float = TRUSTED_LOG_ERROR
 
 
 class ModelGuidedSearch:
@@ -178,6 +189,28 @@ class ModelGuidedSearch:
         chance = 0.5 * np.array([math.erfc(-z / math.sqrt(2)) for z in (threshold - mean) / sd])
         return float((chance * (1.0 - self.failure_chance(left))).max())
 
+    def model_scatter(self) -> float | None:
+        """How far the measured times scatter about the model's: the standard deviation of log measured over
+        predicted time (a constant factor between the two taken out), or None before two timed measurements or
+        without predictions (all alike)."""
+        timed = [(i, math.log(t)) for i, t in self.measured.items() if t is not None]
+        if len(timed) < 2 or not np.ptp(self.prior) > 0:
+            return None
+        return float(np.std([value - self.prior[i] for i, value in timed], ddof=1))
+
+    def model_trusted(self) -> bool:
+        """Whether the model has been right on this GPU (`SearchSettings.trust_after`, `trusted_log_error`): its
+        claim that nothing better is likely rests on its own order, which a wrong model (another kernel's
+        predictions, shared memory it does not see) gets wrong while the search still believes it. Without
+        predictions there is no claim: the search runs to its budget."""
+        s = self.settings
+        scatter = self.model_scatter()
+        timed = sum(t is not None for t in self.measured.values())
+        return scatter is not None and timed >= s.trust_after and scatter <= s.trusted_log_error
+
     def done(self) -> bool:
-        """Everything measured, or nothing left that is likely to be better (see the module docstring)."""
-        return not self.unmeasured.size or self.chance_to_improve() <= self.settings.stop_probability
+        """Everything measured, or, where the model has been right so far (`model_trusted`), nothing left that is
+        likely to be better (see the module docstring)."""
+        if not self.unmeasured.size:
+            return True
+        return self.model_trusted() and self.chance_to_improve() <= self.settings.stop_probability
