@@ -6,8 +6,8 @@ PATH (`Nvcc`), a CUDA toolkit, and NVRTC and ptxas from NVIDIA's pip wheels
 (`Nvrtc`), which is how pystencils' cupy JIT builds a kernel it runs and needs no
 toolkit. Per architecture the first compiler that builds exactly it is used,
 nvcc before NVRTC, else the nearest architecture one builds, and the ranking
-says that it stands in (`compiler_for`). Compilation takes about a second per
-kernel, so results are cached per source text, architecture and compiler.
+says that it stands in (`compiler_for`). Compiling takes up to a second per
+kernel, so what ptxas reports is kept in memory and on disk (`compiler_cache`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PerfError
+from .compiler_cache import compiler_output
 from ..resources import ResourceUsage
 
 #: the architecture used where a device names none
@@ -252,8 +253,10 @@ def kernel_resources(kernel, arch: str, compiler: CudaCompiler) -> ResourceUsage
 def compile_resources(
     source: str, function: str, arch: str, compiler: CudaCompiler, include_dirs: tuple[str, ...] = ()
 ) -> ResourceUsage:
-    """Compile `source` for `arch` and read ptxas' resource report of `function`."""
-    report = compiler.ptxas_report(source, function, arch, include_dirs)
+    """Compile `source` for `arch` and read ptxas' resource report of `function` (kept on disk: `compiler_cache`)."""
+    (report,) = compiler_output(
+        compiler, arch, function, source, lambda: (compiler.ptxas_report(source, function, arch, include_dirs),)
+    )
     return parse_resource_usage(report, function, arch, compiler.name)
 
 

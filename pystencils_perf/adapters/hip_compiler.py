@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import PerfError
+from .compiler_cache import compiler_output
 from ..resources import AssemblyCounts, ResourceUsage
 from .cuda_compiler import translation_unit
 
@@ -148,7 +149,9 @@ def compile_code(
     """Compile `source` for `arch`: the backend's resource remarks of `function`, with the spill bytes and the
     loads' waits its assembly shows. Code without a loop runs each once per thread; in a loop they are a
     lower bound, and the waits are left unknown (`ResourceUsage.load_waits_per_thread`)."""
-    report, assembly = compiler.compile(source, function, arch, include_dirs)
+    report, assembly = compiler_output(
+        compiler, arch, function, source, lambda: compiler.compile(source, function, arch, include_dirs)
+    )
     counts = assembly_counts(assembly, function)
     usage = parse_resource_usage(report, function, arch, compiler.name)
     return replace(

@@ -1,0 +1,69 @@
+"""What a compiler printed about a kernel, kept on disk beside pystencils' own cache: compiling each fold for its
+registers takes a third of a second to a second, and a script that calls `create_kernel` runs again and again.
+
+The key is everything the output depends on: the compiler (its name with its version, and its fields: where it is
+installed), the architecture, the kernel's function name and source, and the pystencils version whose runtime
+headers the source includes. What is kept is the compiler's text, not what was read from it, so that a reader fixed later
+reads old entries afresh. An entry that cannot be read or written is compiled again, as without the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import PerfError
+from ..outputs import write_text
+
+#: the first key of every entry; another value is an entry of another format, compiled again
+ENTRY_FORMAT = "pystencils-perf compiler output 1"
+
+
+def cache_folder() -> Path:
+    """``pystencils-perf/compiler-output`` in pystencils' cache folder (``$PYSTENCILS_CACHE_DIR``, else the user's
+    cache directory): tests and tools that keep pystencils' cache out of the home directory keep this one too."""
+    root = os.environ.get("PYSTENCILS_CACHE_DIR")
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("pystencils")
+    return Path(root) / "pystencils-perf" / "compiler-output"
+
+
+def _pystencils_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pystencils")
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def compiler_output(
+    compiler, arch: str, function: str, source: str, compile_: Callable[[], tuple[str, ...]]
+) -> tuple[str, ...]:
+    """The texts `compile_` returns for `source` (a report, an assembly listing), from the disk where an earlier
+    call kept them, else compiled now and kept."""
+    key = json.dumps([ENTRY_FORMAT, repr(compiler), compiler.name, arch, function, _pystencils_version(), source])
+    path = cache_folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+    try:
+        entry = json.loads(path.read_text())
+        if entry.get("format") == ENTRY_FORMAT and entry.get("key") == key:
+            return tuple(entry["texts"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    texts = tuple(compile_())
+    _keep(path, {"format": ENTRY_FORMAT, "key": key, "texts": list(texts)})
+    return texts
+
+
+def _keep(path: Path, entry: dict) -> None:
+    """Write `entry` whole or not at all (`outputs.write_text`); a folder that takes no files keeps none."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps(entry))
+    except (OSError, PerfError):
+        pass
