@@ -289,6 +289,7 @@ def _create_kernel_call(best, args, domain) -> str:
 
 
 def _cmd_rank(args) -> int:
+    from .launch import RankOptions
     from .rank import rank, select
 
     _check_threads(args)
@@ -297,16 +298,17 @@ def _cmd_rank(args) -> int:
         from .estimate.footprint_isl import COST_NOTE
 
         print(COST_NOTE, file=sys.stderr)
+    options = RankOptions.of(
+        args.threads, args.blocks, args.fold, args.backend, args.model, args.prune or (), _plugin_options(args)
+    )
     ranking = rank(
         spec.kernel,
         args.device,
-        backend=args.backend,
-        model=args.model,
-        prune=args.prune or (),
-        plugin_options=_plugin_options(args),
+        options=options,
+        align=args.align,
+        domain_shape=domain,
         progress=_progress,
         jobs=args.jobs,
-        **_candidate_options(args, domain),
     )
     print(_ranking_table(ranking, args.head))
     print(f"best: {_best_line(select(ranking), spec.kernel, args, domain)}")

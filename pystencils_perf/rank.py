@@ -200,6 +200,7 @@ def rank(
     compile_resources: bool = True,
     progress=None,
     jobs: int | None = None,
+    options: RankOptions | None = None,
 ) -> Ranking:
     """Rank the launch candidates of a kernel for a device, best predicted first.
 
@@ -255,6 +256,10 @@ def rank(
     jobs : int, optional
         Worker processes that estimate the candidates (forked from this one): None or 0 every core, 1 none.
         The ranking is the same whatever their number.
+    options : RankOptions, optional
+        The candidate space and model as one object (`launch.RankOptions`, what the plugins receive), in place
+        of the keywords threads, blocks, folds, backend, model, prune and plugin_options; `create_kernel` and
+        the command line pass theirs on.
 
     Returns
     -------
@@ -296,8 +301,15 @@ def rank(
 
     dev = get_device(device)
     kernel_model = harvest(kernel, domain_shape=domain_shape, align=align)
-    options = RankOptions.of(threads, blocks, folds, backend, model, prune, plugin_options)
-    get_backend(backend)  # fail early on an unknown name
+    asked = (threads, blocks, folds, backend, model, tuple(prune), plugin_options)
+    if options is None:
+        options = RankOptions.of(threads, blocks, folds, backend, model, prune, plugin_options)
+    elif asked != (None, None, None, "auto", DEFAULT_MODEL, (), None):
+        raise ConfigurationError(
+            "give the candidate space and model as keywords (threads, blocks, folds, backend, model, prune, "
+            "plugin_options) or as options=RankOptions(...), not both"
+        )
+    get_backend(options.backend)  # fail early on an unknown name
     pm = get_plugin_manager()
     check_names("performance model", (options.model,), pm.hook.perf_models())
     check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())

@@ -243,3 +243,27 @@ def test_one_default_device_everywhere():
 
     for function in (pp.rank, pp.create_kernel, pp.create_lb_kernel, prune):
         assert inspect.signature(function).parameters["device"].default == DEFAULT_DEVICE, function.__name__
+
+
+def test_rank_takes_one_options_object_or_the_keywords_not_both():
+    """create_kernel packed its RankOptions, unpacked them into rank's keywords, and rank packed them again (issue
+    57, item 2): the object is passed on as it is."""
+    from pystencils_perf.catalog import star_3d_assignments
+    from pystencils_perf.errors import ConfigurationError
+    from pystencils_perf.launch import RankOptions
+
+    assignments = star_3d_assignments(1, (64, 32, 16))
+    options = RankOptions.of(blocks=[(32, 2, 1), (16, 4, 1)], folds=[(1, 1, 1)], model="limiters")
+    by_object = pp.rank(assignments, "V100", options=options, compile_resources=False, jobs=1)
+    by_keywords = pp.rank(
+        assignments,
+        "V100",
+        blocks=[(32, 2, 1), (16, 4, 1)],
+        folds=[(1, 1, 1)],
+        model="limiters",
+        compile_resources=False,
+        jobs=1,
+    )
+    assert [c.prediction for c in by_object.candidates] == [c.prediction for c in by_keywords.candidates]
+    with pytest.raises(ConfigurationError, match="not both"):
+        pp.rank(assignments, "V100", options=options, threads=64)

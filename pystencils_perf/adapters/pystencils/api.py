@@ -183,12 +183,7 @@ def choose_launch(
     ranking = rank(
         kernel,
         device,
-        threads=options.threads,
-        blocks=options.blocks,
-        folds=options.folds,
-        backend=options.backend,
-        model=options.model,
-        prune=options.prune,
+        options=options,
         align=align,
         domain_shape=domain_shape,
         recipe=recipe,
