@@ -392,3 +392,26 @@ def test_ci_lints_and_checks_the_format_with_the_pinned_ruff():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert any(re.fullmatch(r"ruff==[\d.]+", d) for d in project["project"]["optional-dependencies"]["test"])
     assert project["tool"]["ruff"]["line-length"] == 120
+
+
+def test_every_autodoc_target_in_the_docs_imports():
+    """A module split left `.. autodata:: pystencils_perf.rank.TIE_BREAK` pointing where the name no longer is;
+    only the (slow) Sphinx build saw it."""
+    import importlib
+
+    pages = [p for p in DOCS.rglob("*.md") if "_build" not in p.parts]
+    targets = {t for p in pages for t in re.findall(r"^\s*\.\. auto\w+:: (pystencils_perf[\w.]*)", p.read_text(), re.M)}
+    assert targets
+    for target in sorted(targets):
+        parts = target.split(".")
+        for split in range(len(parts), 0, -1):  # the longest prefix that is a module, then attributes
+            try:
+                obj = importlib.import_module(".".join(parts[:split]))
+            except ImportError:
+                continue
+            for name in parts[split:]:
+                assert hasattr(obj, name), f"{target}: {'.'.join(parts[:split])} has no {name}"
+                obj = getattr(obj, name)
+            break
+        else:
+            raise AssertionError(f"{target}: no module")
