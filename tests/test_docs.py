@@ -415,3 +415,12 @@ def test_every_autodoc_target_in_the_docs_imports():
             break
         else:
             raise AssertionError(f"{target}: no module")
+
+
+def test_the_plugins_page_names_every_hook():
+    """The page lists the hooks in its first paragraph; a new hook (perf_resources_unavailable) was left out."""
+    from pystencils_perf import hookspecs
+
+    hooks = {name for name in dir(hookspecs) if name.startswith("perf_")}
+    page = (DOCS / "plugins" / "index.md").read_text()
+    assert hooks and not {h for h in hooks if f"`{h}`" not in page}
