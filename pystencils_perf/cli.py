@@ -290,7 +290,7 @@ def _create_kernel_call(best, args, domain) -> str:
 
 def _cmd_rank(args) -> int:
     from .launch import RankOptions
-    from .rank import rank, select
+    from .rank import rank
 
     _check_threads(args)
     spec, domain = _load(args)
@@ -311,7 +311,7 @@ def _cmd_rank(args) -> int:
         jobs=args.jobs,
     )
     print(_ranking_table(ranking, args.head))
-    print(f"best: {_best_line(select(ranking), spec.kernel, args, domain)}")
+    print(f"best: {_best_line(ranking.pick, spec.kernel, args, domain)}")  # what rank asked the plugins
     if args.json:
         ranking.write_json(args.json)
     if args.csv:

@@ -33,21 +33,16 @@ def cache_folder() -> Path:
     return Path(root) / "pystencils-perf" / "compiler-output"
 
 
-def _pystencils_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pystencils")
-    except PackageNotFoundError:
-        return "not installed"
-
-
 def compiler_output(
     compiler, arch: str, function: str, source: str, compile_: Callable[[], tuple[str, ...]]
 ) -> tuple[str, ...]:
     """The texts `compile_` returns for `source` (a report, an assembly listing), from the disk where an earlier
     call kept them, else compiled now and kept."""
-    key = json.dumps([ENTRY_FORMAT, repr(compiler), compiler.name, arch, function, _pystencils_version(), source])
+    from ..tune.record import software_versions  # here: the tune package imports numpy, which loading a plugin must not
+
+    key = json.dumps(
+        [ENTRY_FORMAT, repr(compiler), compiler.name, arch, function, software_versions()["pystencils"], source]
+    )
     path = cache_folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
     try:
         entry = json.loads(path.read_text())

@@ -18,7 +18,7 @@ from ...devices import Device, get_device
 from ...errors import ConfigurationError
 from ...launch import DEFAULT_DEVICE, DEFAULT_MODEL, LaunchConfig, RankOptions
 from ...plugins import get_plugin_manager
-from ...rank import rank, select
+from ...rank import rank
 from ...ranking import RankedCandidate, Ranking
 from ...resources import ResourceUsage
 from ...tune.tuner import TuneResult
@@ -189,4 +189,4 @@ def choose_launch(
         recipe=recipe,
         compile_resources=nvcc,
     )
-    return KernelChoice(device, select(ranking), ranking, ranking.resources, compiled=nvcc)
+    return KernelChoice(device, ranking.pick, ranking, ranking.resources, compiled=nvcc)  # rank asked the plugins
