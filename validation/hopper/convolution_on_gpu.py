@@ -1,6 +1,7 @@
 """Time the convolution of the Kernel Tuner caches on this machine's GPU and write a Kernel Tuner cache of our own.
 
     python3 validation/hopper/convolution_on_gpu.py CUBIN_DIR OUT.json.gz [--seconds 330]
+    python3 validation/hopper/convolution_on_gpu.py CUBIN_DIR OUT.json.gz --shmem --sample SAMPLE.csv
 
 The binaries come from `validation/data/external/compile_convolution_registers.py ... sm_90 ... --cubins
 CUBIN_DIR`: one per configuration (block_size_x, block_size_y, tile_size_x, tile_size_y, read_only; use_shmem
@@ -9,6 +10,11 @@ code Kernel Tuner would have built for it. Each one is launched as Kernel Tuner 
 ceil(4096 / (block * tile)) per dimension, arguments output, input, filter, the weights in the constant
 `d_filter`), checked against a float64 reference on fresh random data (output poisoned with NaN first), and
 timed like Kernel Tuner's default runner: one CUDA-event pair per launch, `time` the mean of `times` in ms.
+
+With ``--shmem`` the binaries are the shared-memory rows (``compile_convolution_registers.py --shmem``, named
+BX_BY_TX_TY_RO_PAD: use_shmem 1, use_padding tuned); ``--sample`` names the configurations chosen before
+timing (`convolution_shmem_sample.py`), so that one without a binary (its shared tile over the 48 KiB a
+static array may take) is recorded as ``CompilationFailedConfig``, as Kernel Tuner records it.
 
 Two sweeps, each in its own random order: the first with 32 timed launches per configuration (the
 caches' count), the second with 10, written beside the first as ``*_rerun.json.gz`` for the run-to-run
@@ -20,12 +26,14 @@ numpy only, so it runs on the lent GPU image without wheels.
 from __future__ import annotations
 
 import argparse
+import csv
 import gzip
 import json
 import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -39,15 +47,37 @@ INPUT = IMAGE + FILTER - 1
 #: guarded tiles read up to FILTER - 1 rows past the input: those rows are allocated (and random)
 INPUT_ROWS_ALLOCATED = INPUT + FILTER
 FUNCTION = "_Z18convolution_kernelPfS_S_"
-KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only")
-FIXED = {"use_padding": 0, "use_shmem": 0, "use_cmem": 1, "filter_height": FILTER, "filter_width": FILTER}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The tuned parameters a binary's name gives (`key`) and those every binary shares (`fixed`)."""
+
+    key: tuple[str, ...]
+    fixed: dict
+
+
+GLOBAL = Layout(
+    ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only"),
+    {"use_padding": 0, "use_shmem": 0, "use_cmem": 1, "filter_height": FILTER, "filter_width": FILTER},
+)
+SHARED = Layout(
+    ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding"),
+    {"use_shmem": 1, "use_cmem": 1, "filter_height": FILTER, "filter_width": FILTER},
+)
 #: ‖out - ref‖ / ‖ref‖ of a right float32 result: 225 products summed in another order stay near 1e-7
 TOLERANCE = 1e-5
 
 
-def configurations(cubin_dir: Path) -> dict[tuple[int, ...], Path]:
-    """The configurations whose binaries `cubin_dir` holds, by KEY."""
+def configurations(cubin_dir: Path, sample: Path | None, layout: Layout) -> dict[tuple[int, ...], Path | None]:
+    """The configurations to time, by `layout.key`: those of `sample` (None where `cubin_dir` has no binary of
+    it), or else those whose binaries `cubin_dir` holds."""
     found = {tuple(int(n) for n in path.stem.split("_")): path for path in sorted(cubin_dir.glob("*.cubin"))}
+    if any(len(config) != len(layout.key) for config in found):
+        raise SystemExit(f"{cubin_dir}: binaries not named {'_'.join(layout.key)}.cubin (--shmem?)")
+    if sample is not None:
+        with open(sample, newline="") as fh:
+            return {c: found.get(c) for c in (tuple(int(row[k]) for k in layout.key) for row in csv.DictReader(fh))}
     if not found:
         raise SystemExit(f"no .cubin files in {cubin_dir}")
     return found
@@ -73,10 +103,15 @@ class Problem:
         return float(cp.linalg.norm(self.output.astype(np.float64) - self.reference)) / self.reference_norm
 
 
-def time_configuration(config: tuple[int, ...], cubin: Path, problem: Problem, iterations: int) -> dict:
+def time_configuration(
+    config: tuple[int, ...], cubin: Path | None, problem: Problem, iterations: int, layout: Layout
+) -> dict:
     """One cache entry: the parameters, then `time` and `times` (ms), or the reason it has none."""
-    bx, by, tx, ty, _ = config
-    entry = {**dict(zip(KEY, config)), **FIXED}
+    bx, by, tx, ty = config[:4]
+    entry = {**dict(zip(layout.key, config)), **layout.fixed}
+    if cubin is None:
+        entry["time"] = "CompilationFailedConfig"
+        return entry
     loading = time.perf_counter()
     module = cp.RawModule(path=str(cubin))
     kernel = module.get_function(FUNCTION)
@@ -119,23 +154,23 @@ def time_configuration(config: tuple[int, ...], cubin: Path, problem: Problem, i
     return entry
 
 
-def cache_key(entry: dict) -> str:
+def cache_key(entry: dict, layout: Layout) -> str:
     """Kernel Tuner's key: the tunable parameters' values, in the order of `tune_params_keys`."""
-    return ",".join(str(entry[k]) for k in (*KEY, *FIXED))
+    return ",".join(str(entry[k]) for k in (*layout.key, *layout.fixed))
 
 
-def write_cache(path: Path, entries: list[dict], provenance: dict) -> None:
+def write_cache(path: Path, entries: list[dict], provenance: dict, layout: Layout) -> None:
     """A Kernel Tuner cache file (gzipped JSON) of `entries`, replacing `path` whole."""
-    tune_params = {k: sorted({e[k] for e in entries}) for k in KEY} | {k: [v] for k, v in FIXED.items()}
+    tune_params = {k: sorted({e[k] for e in entries}) for k in layout.key} | {k: [v] for k, v in layout.fixed.items()}
     cache = {
         "device_name": provenance["device"],
         "kernel_name": "convolution_kernel",
         "problem_size": [IMAGE, IMAGE],
-        "tune_params_keys": [*KEY, *FIXED],
+        "tune_params_keys": [*layout.key, *layout.fixed],
         "tune_params": tune_params,
         "objective": "time",
         "provenance": provenance,
-        "cache": {cache_key(e): e for e in sorted(entries, key=lambda e: tuple(e[k] for k in KEY))},
+        "cache": {cache_key(e, layout): e for e in sorted(entries, key=lambda e: tuple(e[k] for k in layout.key))},
     }
     partial = path.with_name(path.name + ".partial")
     with gzip.open(partial, "wt") as fh:
@@ -143,7 +178,9 @@ def write_cache(path: Path, entries: list[dict], provenance: dict) -> None:
     os.replace(partial, path)
 
 
-def sweep(configs: dict, problem: Problem, iterations: int, order_seed: int, deadline: float) -> list[dict]:
+def sweep(
+    configs: dict, problem: Problem, iterations: int, order_seed: int, deadline: float, layout: Layout
+) -> list[dict]:
     """Every configuration once, in a seeded random order, until `deadline` (time.monotonic) or Ctrl-C."""
     entries = []
     order = np.random.default_rng(order_seed).permutation(len(configs))
@@ -153,7 +190,7 @@ def sweep(configs: dict, problem: Problem, iterations: int, order_seed: int, dea
             if time.monotonic() > deadline:
                 print(f"deadline reached after {len(entries)} of {len(configs)} configurations", flush=True)
                 break
-            entries.append(time_configuration(keys[n], configs[keys[n]], problem, iterations))
+            entries.append(time_configuration(keys[n], configs[keys[n]], problem, iterations, layout))
     except KeyboardInterrupt:
         print(f"interrupted after {len(entries)} of {len(configs)} configurations", flush=True)
     return entries
@@ -171,9 +208,12 @@ def main(argv=None) -> int:
     parser.add_argument("out", type=Path, help="the cache to write (.json.gz); the rerun goes beside it")
     parser.add_argument("--seconds", type=float, default=330.0, help="stop timing after this long (both sweeps)")
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--shmem", action="store_true", help="the shared-memory rows: binaries BX_BY_TX_TY_RO_PAD")
+    parser.add_argument("--sample", type=Path, help="the configurations chosen before timing (a CSV by name)")
     args = parser.parse_args(argv)
     deadline = time.monotonic() + args.seconds
-    configs = configurations(args.cubins)
+    layout = SHARED if args.shmem else GLOBAL
+    configs = configurations(args.cubins, args.sample, layout)
     provenance = {
         "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
         "driver": nvidia_smi("driver_version"),
@@ -182,7 +222,8 @@ def main(argv=None) -> int:
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "clocks_before_mhz": nvidia_smi("clocks.sm,clocks.mem"),
         "command": " ".join(sys.argv),
-        "binaries": "validation/data/external/compile_convolution_registers.py --cubins (nvcc, sm_90)",
+        "binaries": "validation/data/external/compile_convolution_registers.py --cubins (nvcc, sm_90)"
+        + (" --shmem" if args.shmem else ""),
         "timing": "one CUDA-event pair per launch after an untimed checked launch; time = mean of times (ms)",
     }
     print(provenance, flush=True)
@@ -191,10 +232,10 @@ def main(argv=None) -> int:
         (32, args.seed, args.out),
         (10, args.seed + 1, args.out.with_name(args.out.name.replace(".json", "_rerun.json"))),
     ):
-        entries = sweep(configs, problem, iterations, order_seed, deadline)
+        entries = sweep(configs, problem, iterations, order_seed, deadline, layout)
         provenance["clocks_after_mhz"] = nvidia_smi("clocks.sm,clocks.mem")
         timed = [e["time"] for e in entries if isinstance(e["time"], float)]
-        write_cache(path, entries, {**provenance, "iterations": iterations})
+        write_cache(path, entries, {**provenance, "iterations": iterations}, layout)
         failed = sorted({e["time"] for e in entries if not isinstance(e["time"], float)})
         print(
             f"{path.name}: {len(timed)} timed of {len(entries)} ({', '.join(failed) or 'none failed'}); "

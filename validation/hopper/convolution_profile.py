@@ -18,19 +18,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import cupy as cp  # noqa: E402
 
-from convolution_on_gpu import FUNCTION, configurations, time_configuration, Problem  # noqa: E402
+from convolution_on_gpu import FUNCTION, GLOBAL, configurations, time_configuration, Problem  # noqa: E402
 
 
 def main(argv=None) -> int:
     folder = Path((argv or sys.argv[1:])[0])
     problem = Problem(np.random.default_rng(2026))
-    for config, cubin in configurations(folder).items():
+    for config, cubin in configurations(folder, None, GLOBAL).items():
         # a launch the driver refuses stops the profiled program under ncu: skip what cannot run (the driver's own
         # limit for this binary, its registers included)
         if cp.RawModule(path=str(cubin)).get_function(FUNCTION).max_threads_per_block < config[0] * config[1]:
             print(config, "skipped: more threads than the binary can launch", file=sys.stderr)
             continue
-        entry = time_configuration(config, cubin, problem, iterations=1)
+        entry = time_configuration(config, cubin, problem, 1, GLOBAL)
         print(config, entry["time"], entry.get("relative_error"), file=sys.stderr)
     return 0
 

@@ -29,7 +29,7 @@ from pystencils_perf.kernel import (
     require_affine,
 )
 
-from .expressions import Scope, parse, parse_access, parse_block_condition
+from .expressions import Scope, parse, parse_access, parse_block_condition, parse_block_expression
 
 #: element size in bytes of the CUDA and numpy type names a description may use
 DTYPE_BYTES = {
@@ -235,7 +235,7 @@ class _Builder:
             if type(value) is not int or value < 0:
                 raise HarvestError(f"{where} = {value!r} is not a non-negative integer or an expression of blockDim")
             return {"shared_memory_bytes": value}
-        expr = parse(value, self.scope, where)
+        expr = parse_block_expression(value, self.scope, where)
         if isinstance(expr, sp.logic.boolalg.Boolean) or expr.free_symbols - set(BDIM):
             raise HarvestError(f"{where} {value!r} is not an expression of blockDim and constants")
         return {"block_shared_memory_bytes": expr}

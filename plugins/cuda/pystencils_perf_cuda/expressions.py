@@ -4,7 +4,8 @@
 constants, ``x < n && y < n`` for guards. Integer division and remainder are
 allowed between constants only: of a thread index they are not affine. A block
 condition (`parse_block_condition`, Kernel Tuner's ``#if`` on the block size)
-may also divide by ``blockDim`` and join comparisons with ``||``.
+may also divide by ``blockDim`` and join comparisons with ``||``; so may a number of the block
+(`parse_block_expression`, e.g. shared memory per block).
 """
 
 from __future__ import annotations
@@ -73,6 +74,13 @@ def parse(text: str, scope: Scope, where: str) -> sp.Expr:
     """An integer expression or a guard (comparisons joined by ``and``/``&&``) as sympy."""
     where = f"{where}: {text!r}"
     return _Converter(scope, where).convert(_tree(text, where))
+
+
+def parse_block_expression(text: str, scope: Scope, where: str) -> sp.Expr:
+    """A number of ``blockDim`` and constants, e.g. shared memory per block, which may divide and take remainders
+    of ``blockDim`` (a padding that depends on the block's width): no index, so it need not be affine."""
+    where = f"{where}: {text!r}"
+    return _Converter(scope, where, block_condition=True).convert(_tree(text, where))
 
 
 def parse_block_condition(text: str, scope: Scope, where: str) -> sp.Basic:

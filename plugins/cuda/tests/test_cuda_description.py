@@ -345,6 +345,17 @@ def test_shared_memory_that_grows_with_the_block_sets_occupancy():
         _tile_copy(-4).model()
 
 
+def test_shared_memory_may_take_remainders_of_the_block_as_a_padding_does():
+    # Kernel Tuner's convolution pads each shared row where the block's width is no multiple of 32
+    padded = _tile_copy(
+        "(blockDim.y + 2) * (blockDim.x + 2 + (32 - (blockDim.x + 2) % 32) % 32 * (blockDim.x % 32 / 16)) * 4"
+    )
+    model = padded.model()
+    assert model.shared_memory_for((16, 4, 1)) == 6 * 32 * 4  # 18 columns padded to 32
+    assert model.shared_memory_for((48, 4, 1)) == 6 * 64 * 4  # 50 columns padded to 64
+    assert model.shared_memory_for((32, 4, 1)) == 6 * 34 * 4  # a multiple of 32: no padding
+
+
 def test_load_loops_are_refused_where_they_would_change_updates_or_lose_bounds():
     with pytest.raises(pp.HarvestError, match="guarded_when would compile the load loops' bounds in load_guard out"):
         replace(_tile_copy(), guarded_when="256 % blockDim.x != 0").model()

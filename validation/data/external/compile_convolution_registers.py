@@ -47,6 +47,7 @@ from pathlib import Path
 
 from pystencils_perf.adapters import cuda_compiler, hip_compiler, sass
 from pystencils_perf.devices import get_device
+from pystencils_perf.errors import PerfError
 from pystencils_perf.resources import ResourceUsage
 from pystencils_perf.outputs import replacing_file
 
@@ -54,13 +55,16 @@ from pystencils_perf.outputs import replacing_file
 FUNCTION = "_Z18convolution_kernelPfS_S_"
 FIXED = {"use_shmem": 0, "use_padding": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
 KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only")
-COLUMNS = (*KEY, "registers", "spill_store_bytes", "spill_load_bytes")
+#: with --shmem: the caches' shared-memory rows, where use_padding is tuned too
+SHMEM_FIXED = {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+SHMEM_KEY = (*KEY, "use_padding")
+RESOURCE_COLUMNS = ("registers", "spill_store_bytes", "spill_load_bytes")
 #: AMD tables only: the scratch a thread keeps its spills in; AMD tables, and NVIDIA ones with --sass, end with how
 #: often a thread's warp waits for its outstanding loads (`hip_compiler.assembly_counts`, `sass.sass_counts`)
 AMD_COLUMNS = ("spill_kept_bytes",)
 #: NVIDIA tables with --sass: the instructions a thread issues, counted in the SASS (`sass.sass_counts`)
 SASS_COLUMNS = ("instructions_per_thread",)
-#: how a configuration's `ResourceUsage` gives each column past COLUMNS
+#: how a configuration's `ResourceUsage` gives each column past RESOURCE_COLUMNS
 EXTRA_VALUES = {
     "spill_kept_bytes": lambda r: r.spill_footprint_bytes,
     "instructions_per_thread": lambda r: f"{r.instructions_per_thread:.6g}",
@@ -69,15 +73,15 @@ EXTRA_VALUES = {
 FILTER_TAPS = 15 * 15
 
 
-def configurations(caches: list[Path]) -> list[tuple[int, ...]]:
-    """The distinct (block_size_x, block_size_y, tile_size_x, tile_size_y, read_only) of the caches' described rows,
-    timed or failed: a failed launch is compiled too, so that its registers can be checked against the failure."""
+def configurations(caches: list[Path], fixed: dict = FIXED, key: tuple[str, ...] = KEY) -> list[tuple[int, ...]]:
+    """The distinct values of `key` (block size, tile, read_only) of the caches' rows with `fixed`, timed or
+    failed: a failed launch is compiled too, so that its registers can be checked against the failure."""
     found = set()
     for path in caches:
         with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as fh:
             for entry in json.load(fh)["cache"].values():
-                if all(entry.get(k) == v for k, v in FIXED.items()):
-                    found.add(tuple(int(entry[k]) for k in KEY))
+                if all(entry.get(k) == v for k, v in fixed.items()):
+                    found.add(tuple(int(entry[k]) for k in key))
     return sorted(found)
 
 
@@ -89,11 +93,12 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
     compiler = lines[0].split(" by ", 1)[1].split(" on ", 1)[0]
     arch = path.stem.split("_registers_", 1)[1]
     header = lines[1].split(",")
+    key = header[: header.index(RESOURCE_COLUMNS[0])]  # KEY, or SHMEM_KEY in a --shmem table
     rows = {}
     for line in lines[2:]:
         row = dict(zip(header, map(float, line.split(","))))
         kept = row.get("spill_kept_bytes")
-        rows[tuple(int(row[k]) for k in KEY)] = ResourceUsage(
+        rows[tuple(int(row[k]) for k in key)] = ResourceUsage(
             arch,
             int(row["registers"]),
             int(row["spill_store_bytes"]),
@@ -177,6 +182,19 @@ def main(argv=None) -> int:
         "(see the README of this folder)",
     )
     parser.add_argument(
+        "--shmem",
+        action="store_true",
+        help="the caches' shared-memory rows (use_shmem 1, use_padding tuned): a table keyed by use_padding too, "
+        "cubins named BX_BY_TX_TY_RO_PAD",
+    )
+    parser.add_argument(
+        "--configurations",
+        type=Path,
+        metavar="CSV",
+        help="only the configurations of this CSV (columns named as the key: block_size_x, ..., read_only"
+        "[, use_padding]), e.g. a sample chosen before timing",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="compile nothing: compare the table `out` with the caches' launches that failed",
@@ -202,8 +220,10 @@ def main(argv=None) -> int:
         print("--sass needs nvdisasm (a CUDA toolkit's, or pip install nvidia-cuda-nvdisasm)", file=sys.stderr)
         return 2
 
+    fixed, key = (SHMEM_FIXED, SHMEM_KEY) if args.shmem else (FIXED, KEY)
+
     def compiled(config):
-        macros = {**FIXED, **dict(zip(KEY, config))}
+        macros = {**fixed, **dict(zip(key, config))}
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
         if amd:
             usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
@@ -220,7 +240,13 @@ def main(argv=None) -> int:
             else tempfile.TemporaryDirectory(prefix="convolution-cubin-") as folder
         ):
             cubin = Path(folder) / ("_".join(map(str, config)) + ".cubin")
-            report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
+            try:
+                report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
+            except PerfError as error:  # e.g. a shared tile over the 48 KiB a static array may take
+                if not args.shmem:
+                    raise
+                print(f"{'_'.join(map(str, config))}: {error}", file=sys.stderr)
+                return None  # no row: Kernel Tuner's CompilationFailedConfig
             counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm) if nvdisasm else None
         usage = cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
         if counts is None:
@@ -235,7 +261,11 @@ def main(argv=None) -> int:
             print("--cubins needs an sm_XY architecture", file=sys.stderr)
             return 2
         args.cubins.mkdir(parents=True, exist_ok=True)
-    configs = configurations(args.caches)
+    configs = configurations(args.caches, fixed, key)
+    if args.configurations:
+        with open(args.configurations, newline="") as fh:
+            chosen_configs = {tuple(int(row[k]) for k in key) for row in csv.DictReader(fh)}
+        configs = [c for c in configs if c in chosen_configs]
     if args.tiles:
         tiles = {tuple(int(n) for n in tile.split("x")) for tile in args.tiles.split(",")}
         configs = [c for c in configs if (c[2], c[3]) in tiles]
@@ -251,13 +281,19 @@ def main(argv=None) -> int:
         writer = csv.writer(fh, lineterminator="\n")
         # the assembly's counts: AMD always, NVIDIA with --sass
         extra = ((AMD_COLUMNS if amd else SASS_COLUMNS) + ("load_waits_per_thread",)) if amd or args.sass else ()
-        writer.writerow(COLUMNS + extra)
+        writer.writerow(key + RESOURCE_COLUMNS + extra)
         for config, r in zip(configs, results):
+            if r is None:
+                continue
             writer.writerow(
                 (*config, r.registers_per_thread, r.spill_store_bytes, r.spill_load_bytes)
                 + tuple(EXTRA_VALUES[column](r) for column in extra)
             )
-    print(f"{len(configs)} configurations written to {args.out}")
+    failed = sum(r is None for r in results)
+    print(
+        f"{len(configs) - failed} configurations written to {args.out}"
+        + (f", {failed} failed to compile" if failed else "")
+    )
     return 0
 
 

@@ -1,0 +1,59 @@
+"""SPEC: the 15x15 convolution of Kernel Tuner's caches with shared memory (use_shmem = 1), as a CUDA description.
+
+Described from `cache_scripts/convolution/convolution.cu` of MiloLurati/AutoTuning_AMD_vs_Nvidia_GPUs
+(9a7dcca284d81c4f7c005268a7e9968d905f0b1a), read, not copied; the global accesses are those of KTT's port
+(`validation/rtx2080ti_convolution/convolution_shmem.py`, whose docstring explains the copy loops and guards),
+with Kernel Tuner's parameter names. ``use_padding = 1`` widens each shared row, where the block's width is no
+multiple of 32, by ``(32 - (14 + block_size_x * (tile_size_x - 1))) & 31`` columns: only the shared memory
+per block changes. Global memory sees only the copy and the stores: the 225 FMAs per output read shared
+memory, which this description leaves out, so the default model ranks these launches blind to their
+main cost (issue 56).
+"""
+
+from pystencils_perf_cuda import Array, CudaKernel
+
+IMAGE = 4096
+HALO = 14
+INPUT = IMAGE + HALO
+
+fixed_parameters = {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+#: useful outputs per launch (Kernel Tuner's problem_size)
+lattice_updates = IMAGE * IMAGE
+
+
+def kernel_for(params: dict) -> CudaKernel:
+    """The description for one tile size, read_only and use_padding setting."""
+    tsx, tsy = int(params["tile_size_x"]), int(params["tile_size_y"])
+    read_only, padding = int(params["read_only"]), int(params["use_padding"])
+    # blockDim.x is a multiple of 16 in every cache: (blockDim.x % 32) / 16 is 1 exactly where padding applies
+    padding_columns = f"((32 - ({HALO} + blockDim.x * (tsx - 1)) % 32) % 32) * ((blockDim.x % 32) / 16)"
+    width = f"(blockDim.x * tsx + {HALO}{' + ' + padding_columns if padding else ''})"
+    return CudaKernel(
+        name=f"convolution15 shared-memory tile {tsx}x{tsy}{' read_only' if read_only else ''}"
+        f"{' padded' if padding else ''}",
+        arrays=(
+            Array("input", "float", (INPUT * INPUT,), read_only=bool(read_only)),
+            Array("output", "float", (IMAGE * IMAGE,)),
+        ),
+        threads=(-(-IMAGE // tsx), -(-IMAGE // tsy)),
+        indices={
+            "bx": "blockIdx.x * blockDim.x * tsx",
+            "by": "blockIdx.y * blockDim.y * tsy",
+            "row": "threadIdx.y + ci * blockDim.y",
+            "col": "threadIdx.x + cj * blockDim.x",
+            "x": "bx + threadIdx.x + xi * blockDim.x",
+            "y": "by + threadIdx.y + yi * blockDim.y",
+        },
+        guard=f"x < {IMAGE} && y < {IMAGE}",
+        load_guard=(
+            f"row < blockDim.y * tsy + {HALO} && col < blockDim.x * tsx + {HALO} "
+            f"&& by + row < {INPUT} && bx + col < {INPUT}"
+        ),
+        loops={"yi": (0, tsy), "xi": (0, tsx)},
+        load_loops={"ci": (0, tsy + HALO), "cj": (0, tsx + HALO)},
+        loads=(f"input[(by + row) * {INPUT} + bx + col]",),
+        stores=(f"output[y * {IMAGE} + x]",),
+        constants={"tsx": tsx, "tsy": tsy},
+        shared_memory_bytes=f"(blockDim.y * tsy + {HALO}) * {width} * 4",
+        flops_per_lup=2.0 * 225,
+    )

@@ -1,0 +1,96 @@
+"""Choose, before timing, the shared-memory convolution configurations a lent GPU times, and predict them blind.
+
+    python3 validation/hopper/convolution_shmem_sample.py DEVICE OUT_DIR [--size 320] [--seed 2026]
+
+The space is the shared-memory half of Kernel Tuner's A100 cache (`use_shmem = 1`: 2442 configurations,
+blocks 16-256 x 1-16, tiles 1x1 to 4x4, read_only and use_padding). The sample covers every block shape and
+every tile (each at least once, chosen at random among its configurations), then is filled at random to
+`--size`. Writes ``OUT_DIR/convolution_shmem_sample.csv`` (the configurations, the list the GPU script
+compiles and times) and ``OUT_DIR/convolution_shmem_blind_predictions.csv``: the default model's time per
+launch for DEVICE through `validation/a100_convolution/convolution_shmem.py`, as `pystencils-perf tune
+--replay` ranks them (occupancy from threads and shared memory per block; no compiled registers), or why
+the model rejects the launch. Committed before the GPU run, they make its first scores blind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+from pystencils_perf.outputs import replacing_file
+from pystencils_perf.tune.replay import spec_candidates
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / "validation/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
+SPEC = ROOT / "validation/a100_convolution/convolution_shmem.py"
+KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding")
+FIXED = {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+
+
+def space() -> list[tuple[int, ...]]:
+    """The cache's shared-memory configurations, by KEY, in a fixed order."""
+    with gzip.open(CACHE, "rt") as fh:
+        entries = json.load(fh)["cache"].values()
+    return sorted({tuple(int(e[k]) for k in KEY) for e in entries if all(e.get(k) == v for k, v in FIXED.items())})
+
+
+def sample(configs: list[tuple[int, ...]], size: int, seed: int) -> list[tuple[int, ...]]:
+    """Every block shape and every tile at least once, the rest at random, `size` in all (sorted)."""
+    rng = np.random.default_rng(seed)
+    order = [configs[i] for i in rng.permutation(len(configs))]
+    chosen: list[tuple[int, ...]] = []
+    for part in (lambda c: c[:2], lambda c: c[2:4]):  # block shapes, then tiles
+        covered = {part(c) for c in chosen}
+        for config in order:
+            if part(config) not in covered:
+                chosen.append(config)
+                covered.add(part(config))
+    rest = [c for c in order if c not in set(chosen)]
+    chosen += rest[: max(0, size - len(chosen))]
+    return sorted(chosen)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("device", help="the device key of the GPU to be timed, e.g. H200")
+    parser.add_argument("out", type=Path, help="folder for the sample and the predictions")
+    parser.add_argument("--size", type=int, default=320)
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("PYSTENCILS_CACHE_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "pystencils-perf-cache"))
+    chosen = sample(space(), args.size, args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with replacing_file(args.out / "convolution_shmem_sample.csv") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(KEY)
+        writer.writerows(chosen)
+    spec = load_tunable_spec(SPEC)
+    params = [{**dict(zip(KEY, c)), **FIXED} for c in chosen]
+    predicted = spec_candidates(params, spec, args.device, source=CACHE.name)
+    by_key = {tuple(c.params[k] for k in KEY): c.predicted_seconds for c in predicted.candidates}
+    reasons = {tuple(p[k] for k in KEY): why for p, why in predicted.rejected}
+    with replacing_file(args.out / "convolution_shmem_blind_predictions.csv") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow((*KEY, "predicted_ms", "rejected_because"))
+        for config in chosen:
+            seconds = by_key.get(config)
+            writer.writerow((*config, "" if seconds is None else f"{1000 * seconds:.6g}", reasons.get(config, "")))
+    tiles = len({c[2:4] for c in chosen})
+    blocks = len({c[:2] for c in chosen})
+    print(
+        f"{len(chosen)} configurations ({blocks} block shapes, {tiles} tiles), {len(by_key)} predicted for "
+        f"{args.device}, {len(reasons)} rejected by the model; written to {args.out}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Score predictions of the shared-memory convolution against a lent GPU's cache of it, and the run-to-run noise.
+
+    python3 validation/hopper/score_convolution_shmem.py PREDICTIONS.csv CACHE.json.gz [RERUN.json.gz]
+
+PREDICTIONS is `convolution_shmem_sample.py`'s file (written before the timing: blind). Prints, over the
+configurations both timed and predicted: Spearman of predicted against measured time, the measured share of
+the best of the predicted best (ties at their worst), the measured best's predicted rank, MAPE of the
+predicted time, and the median and 90th percentile of |first - rerun| / first over the configurations timed
+twice.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import sys
+
+import numpy as np
+from scipy.stats import spearmanr
+
+KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding")
+
+
+def measured(path: str) -> tuple[dict[tuple[int, ...], float], dict[str, int]]:
+    """Time per launch (ms) of the shared-memory rows by KEY, and how many of them failed by reason."""
+    with gzip.open(path, "rt") as fh:
+        entries = json.load(fh)["cache"].values()
+    times, failed = {}, {}
+    for e in entries:
+        if e.get("use_shmem") != 1:
+            continue
+        if isinstance(e["time"], (int, float)):
+            times[tuple(int(e[k]) for k in KEY)] = float(e["time"])
+        else:
+            failed[e["time"]] = failed.get(e["time"], 0) + 1
+    return times, failed
+
+
+def main(argv=None) -> int:
+    args = argv or sys.argv[1:]
+    with open(args[0], newline="") as fh:
+        predicted = {
+            tuple(int(r[k]) for k in KEY): float(r["predicted_ms"]) for r in csv.DictReader(fh) if r["predicted_ms"]
+        }
+    times, failed = measured(args[1])
+    both = sorted(set(times) & set(predicted))
+    p = np.array([predicted[c] for c in both])
+    m = np.array([times[c] for c in both])
+    rho = spearmanr(p, m).statistic
+    best = m.min()
+    tied = p <= p.min()
+    pick = best / m[tied].max()
+    rank = int(np.sum(p <= p[np.argmin(m)]))
+    mape = float(np.mean(np.abs(p - m) / m) * 100)
+    print(f"{len(times)} timed, failed: {failed or 'none'}; {len(both)} timed and predicted")
+    print(
+        f"Spearman {rho:.3f}, predicted best at {100 * pick:.1f} % of the measured best "
+        f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(p))]))}), measured best "
+        f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(m))]))}, {best:.4f} ms) at predicted rank "
+        f"{rank} of {len(both)}, MAPE {mape:.1f} %, predicted / measured time median {np.median(p / m):.3f}"
+    )
+    if len(args) > 2:
+        rerun, _ = measured(args[2])
+        twice = sorted(set(rerun) & set(times))
+        spread = np.array([abs(rerun[c] - times[c]) / times[c] for c in twice]) * 100
+        print(
+            f"noise over {len(twice)} timed twice: median {np.median(spread):.1f} %, p90 {np.percentile(spread, 90):.1f} %"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
