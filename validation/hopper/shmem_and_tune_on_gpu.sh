@@ -7,13 +7,13 @@
 set -u
 source validation/hopper/gpu_env.sh
 
-step 150 create_kernel_quickstart python3 validation/hopper/create_kernel_tune.py quickstart "$DEVICE" \
+step 120 create_kernel_quickstart python3 validation/hopper/create_kernel_tune.py quickstart "$DEVICE" \
   "$OUT/create_kernel_tune_quickstart.json"
-step 200 create_kernel_d3q19 python3 validation/hopper/create_kernel_tune.py d3q19 "$DEVICE" \
+step 170 create_kernel_d3q19 python3 validation/hopper/create_kernel_tune.py d3q19 "$DEVICE" \
   "$OUT/create_kernel_tune_d3q19.json"
-step 260 convolution_shmem python3 validation/hopper/convolution_on_gpu.py .gpu/cubins \
+step 230 convolution_shmem python3 validation/hopper/convolution_on_gpu.py .gpu/cubins \
   "$OUT/convolution15_shmem_kernel_tuner_cache.json.gz" --shmem \
-  --sample validation/hopper/data/h200/convolution_shmem_sample.csv --seconds 240
+  --sample validation/hopper/data/h200/convolution_shmem_sample.csv --seconds 200
 grep "^===" "$LOG"
 grep -h "^call\|^{" "$LOG"
 tail -4 "$LOG"
