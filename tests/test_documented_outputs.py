@@ -75,6 +75,12 @@ DOCUMENTED = [
     ),
     ("plugins/an5d/README.md", "`compare.py` prints", "python3 plugins/an5d/examples/compare.py", 0),
     (
+        "validation/rtx2080ti_convolution/shared_wavefronts.md",
+        "shared_wavefronts_study.py` prints",
+        "python3 validation/rtx2080ti_convolution/shared_wavefronts_study.py",
+        0,
+    ),
+    (
         "plugins/hhc/README.md",
         "## What `examples/paper_numbers.py` prints",
         "python3 plugins/hhc/examples/paper_numbers.py",
