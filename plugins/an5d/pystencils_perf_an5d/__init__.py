@@ -6,7 +6,7 @@ non-temporally-blocked kernel `pystencils_perf.rank` predicts.
 """
 
 from .compare import Comparison, compare
-from .devices import An5dDevice, an5d_devices, get_an5d_device
+from .devices import An5dParameters, an5d_parameters, get_an5d_device, parameters_of
 from .errors import An5dDeviceError, An5dError, An5dParameterError, StencilShapeError
 from .model import Config, Prediction, ThreadCounts, predict, thread_counts
 from .search import registers_per_thread, search, search_space
@@ -22,8 +22,8 @@ from .stencil import (
 )
 
 __all__ = [
-    "An5dDevice",
     "An5dDeviceError",
+    "An5dParameters",
     "An5dError",
     "An5dParameterError",
     "Comparison",
@@ -34,13 +34,14 @@ __all__ = [
     "Stencil",
     "StencilShapeError",
     "ThreadCounts",
-    "an5d_devices",
+    "an5d_parameters",
     "benchmark",
     "compare",
     "get_an5d_device",
     "op_mix",
     "paper_benchmarks",
     "paper_problem",
+    "parameters_of",
     "predict",
     "problem_from_assignments",
     "registers_per_thread",

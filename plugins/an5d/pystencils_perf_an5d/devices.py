@@ -1,8 +1,10 @@
-"""AN5D's device table (Table 4 of the paper and the authors' spreadsheets), keyed by library names.
+"""AN5D's parameters per GPU (Table 4 of the paper and the authors' spreadsheets), keyed by library names.
 
-The numbers live in ``data/devices.toml``, each with its source. A name is looked up
-in that table first (its keys and aliases), then resolved through the core device
-library, so ``"V100"`` and ``"V100-PCIe-32GB"`` find the same entry.
+The GPU is the core's `pystencils_perf.devices.Device` (SMs, threads and registers per SM); this table adds
+what AN5D's model was calibrated with and the device files do not hold: the artifact's boost clock and FP32
+lanes, Table 4's peaks, and measured DRAM and shared-memory bandwidths per precision. The numbers live in
+``data/devices.toml``, each with its source. A name is looked up among the table's aliases (the paper's
+cards) first, then resolved through the core device library, so ``"V100"`` and ``"V100-PCIe-32GB"`` agree.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
 
+from pystencils_perf.devices import Device, get_device
+from pystencils_perf.errors import DeviceError
+
 from .errors import An5dDeviceError, An5dParameterError
 
 DATA_FILE = Path(__file__).parent / "data" / "devices.toml"
@@ -19,13 +24,11 @@ PRECISIONS = ("float", "double")
 
 
 @dataclass(frozen=True)
-class An5dDevice:
-    """What AN5D's model needs of a GPU; bandwidths are measured ones (BabelStream, gpumembench)."""
+class An5dParameters:
+    """What AN5D's model needs beyond the core `Device`; bandwidths are measured ones (BabelStream, gpumembench)."""
 
-    name: str
     card: str
     aliases: tuple[str, ...]
-    sm_count: int
     boost_clock_mhz: float
     fp32_lanes_per_sm: int
     table4_float_peak_gflops: float
@@ -34,16 +37,13 @@ class An5dDevice:
     dram_double_gbs: float
     shared_float_gbs: float
     shared_double_gbs: float
-    max_threads_per_sm: int
-    registers_per_sm: int
-    max_registers_per_thread: int
     sources: dict[str, str]
 
-    def peak_gflops(self, precision: str, *, from_clock: bool = True) -> float:
+    def peak_gflops(self, device: Device, precision: str, *, from_clock: bool = True) -> float:
         """FP peak: the artifact's 2 * lanes * SMs * clock (double = half), or Table 4's rounded value."""
         if not from_clock:
             return getattr(self, f"table4_{precision}_peak_gflops")
-        float_peak = 2 * self.fp32_lanes_per_sm * self.sm_count * self.boost_clock_mhz / 1000
+        float_peak = 2 * self.fp32_lanes_per_sm * device.sm_count * self.boost_clock_mhz / 1000
         return float_peak if precision == "float" else float_peak / 2
 
     def dram_gbs(self, precision: str) -> float:
@@ -53,10 +53,10 @@ class An5dDevice:
         return getattr(self, f"shared_{precision}_gbs")
 
 
-_QUANTITIES = [f.name for f in fields(An5dDevice) if f.name not in ("name", "card", "aliases", "sources")]
+_QUANTITIES = [f.name for f in fields(An5dParameters) if f.name not in ("card", "aliases", "sources")]
 
 
-def _entry(name: str, raw: dict) -> An5dDevice:
+def _entry(name: str, raw: dict) -> An5dParameters:
     values, sources = {}, {}
     for key in _QUANTITIES:
         item = raw.get(key)
@@ -67,14 +67,12 @@ def _entry(name: str, raw: dict) -> An5dDevice:
         if not str(item.get("source", "")).strip():
             raise An5dDeviceError(f"AN5D device table {DATA_FILE}: '{name}.{key}' has no source")
         values[key], sources[key] = item["value"], item["source"]
-    return An5dDevice(
-        name=name, card=raw.get("card", name), aliases=tuple(raw.get("aliases", ())), sources=sources, **values
-    )
+    return An5dParameters(card=raw.get("card", name), aliases=tuple(raw.get("aliases", ())), sources=sources, **values)
 
 
 @cache
-def an5d_devices() -> dict[str, An5dDevice]:
-    """Every device of AN5D's table by library name."""
+def an5d_parameters() -> dict[str, An5dParameters]:
+    """AN5D's parameters by library device name."""
     with open(DATA_FILE, "rb") as fh:
         raw = tomllib.load(fh)
     return {name: _entry(name, entry) for name, entry in raw["devices"].items()}
@@ -84,27 +82,29 @@ def _normalise(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
-def get_an5d_device(name: str | An5dDevice) -> An5dDevice:
-    """The AN5D device for a library name or alias; `An5dDeviceError` names the device if AN5D has no data for it."""
-    if isinstance(name, An5dDevice):
-        return name
-    table = an5d_devices()
-    key = _normalise(str(name))
-    for dev in table.values():
-        if key in {_normalise(n) for n in (dev.name, *dev.aliases)}:
-            return dev
-    import pystencils_perf
+def get_an5d_device(name: str | Device) -> Device:
+    """The library device for a name or alias; `An5dDeviceError` names the device if AN5D has no data for it."""
+    table = an5d_parameters()
+    if isinstance(name, Device):
+        device, name = name, name.name
+    else:
+        key = _normalise(name)
+        paper_card = next((lib for lib, p in table.items() if key in {_normalise(n) for n in (lib, *p.aliases)}), name)
+        try:
+            device = get_device(paper_card)
+        except DeviceError:
+            device = None
+    if device is None or device.name not in table:
+        raise An5dDeviceError(
+            f"no AN5D device data for {name!r}: AN5D's model needs measured DRAM and shared-memory bandwidths "
+            f"per precision (paper Table 4); known: {', '.join(table)}"
+        )
+    return device
 
-    try:
-        library_name = pystencils_perf.get_device(name).name
-    except pystencils_perf.DeviceError:
-        library_name = None
-    if library_name in table:
-        return table[library_name]
-    raise An5dDeviceError(
-        f"no AN5D device data for {name!r}: AN5D's model needs measured DRAM and shared-memory bandwidths "
-        f"per precision (paper Table 4); known: {', '.join(table)}"
-    )
+
+def parameters_of(device: Device) -> An5dParameters:
+    """AN5D's parameters of a device `get_an5d_device` returned."""
+    return an5d_parameters()[device.name]
 
 
 def check_precision(precision: str) -> str:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .devices import An5dDevice, get_an5d_device
+from pystencils_perf.devices import Device
+
+from .devices import get_an5d_device, parameters_of
 from .errors import An5dParameterError
 from .stencil import Problem
 
@@ -169,7 +171,7 @@ def _shared_accesses(problem: Problem, config: Config, block_counts, stream_bloc
     return writes, reads
 
 
-def sm_efficiency(problem: Problem, config: Config, device: An5dDevice, *, paper_exact: bool = True) -> float:
+def sm_efficiency(problem: Problem, config: Config, device: Device, *, paper_exact: bool = True) -> float:
     """A11: how well the thread blocks fill whole waves of n_SM * (2048 / n_thr) blocks."""
     stencil = problem.stencil
     halo = stencil.radius * config.b_t
@@ -178,9 +180,10 @@ def sm_efficiency(problem: Problem, config: Config, device: An5dDevice, *, paper
     return (math.floor(waves) if paper_exact else waves) / math.ceil(waves)
 
 
-def predict(problem: Problem, device: str | An5dDevice, config: Config, *, paper_exact: bool = True) -> Prediction:
+def predict(problem: Problem, device: str | Device, config: Config, *, paper_exact: bool = True) -> Prediction:
     """GFLOP/s AN5D's model predicts for `config` (A12-A13, A24)."""
     device = get_an5d_device(device)
+    parameters = parameters_of(device)
     reason = config_error(problem, config)
     if reason:
         raise An5dParameterError(reason)
@@ -198,11 +201,11 @@ def predict(problem: Problem, device: str | An5dDevice, config: Config, *, paper
     shared_bytes = (
         (threads.shared_reads * stencil.shared_reads_per_cell + threads.shared_writes) * problem.word_bytes * calls
     )
-    peak_gflops = device.peak_gflops(precision, from_clock=paper_exact)
+    peak_gflops = parameters.peak_gflops(device, precision, from_clock=paper_exact)
     seconds_by_resource = {
         "compute": compute_flop / (peak_gflops * 1e9 * stencil.ops.alu_efficiency),  # A9
-        "global": global_bytes / (device.dram_gbs(precision) * 1e9),  # A10
-        "shared": shared_bytes / (device.shared_gbs(precision) * 1e9),
+        "global": global_bytes / (parameters.dram_gbs(precision) * 1e9),  # A10
+        "shared": shared_bytes / (parameters.shared_gbs(precision) * 1e9),
     }
     bottleneck = max(BOTTLENECKS, key=seconds_by_resource.__getitem__)
     seconds = seconds_by_resource[bottleneck] / sm_eff  # A12

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import itertools
 
-from .devices import An5dDevice, get_an5d_device
+from pystencils_perf.devices import Device
+
+from .devices import get_an5d_device
 from .errors import An5dParameterError
 from .model import Config, Prediction, config_error, predict, sm_efficiency
 from .stencil import Problem
@@ -50,7 +52,7 @@ def registers_per_thread(b_t: int, radius: int, precision: str) -> int:
     return 2 * b_t * (2 * radius + 1) + b_t + 30
 
 
-def fits_registers(problem: Problem, config: Config, device: An5dDevice) -> bool:
+def fits_registers(problem: Problem, config: Config, device: Device) -> bool:
     """A14's pruning: at most 255 registers per thread and 65,536 per block."""
     registers = registers_per_thread(config.b_t, problem.stencil.radius, problem.precision)
     return (
@@ -58,7 +60,7 @@ def fits_registers(problem: Problem, config: Config, device: An5dDevice) -> bool
     )
 
 
-def _runs(problem: Problem, config: Config, device: An5dDevice, paper_exact: bool) -> bool:
+def _runs(problem: Problem, config: Config, device: Device, paper_exact: bool) -> bool:
     """A17's validity (compute region left, b_S1 >= b_S2), A14, and at least one full wave (A11)."""
     return (
         config_error(problem, config) is None
@@ -69,7 +71,7 @@ def _runs(problem: Problem, config: Config, device: An5dDevice, paper_exact: boo
 
 
 def search(
-    problem: Problem, device: str | An5dDevice, *, space: str = "artifact", top: int = TOP, paper_exact: bool = True
+    problem: Problem, device: str | Device, *, space: str = "artifact", top: int = TOP, paper_exact: bool = True
 ) -> list[Prediction]:
     """The `top` configurations by predicted GFLOP/s, best first (ties: smaller b_T, b_S, h_SN first)."""
     device = get_an5d_device(device)

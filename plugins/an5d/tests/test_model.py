@@ -10,6 +10,7 @@ from pystencils_perf_an5d import (
     Problem,
     benchmark,
     get_an5d_device,
+    parameters_of,
     paper_problem,
     predict,
 )
@@ -100,10 +101,11 @@ def test_devices_by_library_name_and_paper_name():
     assert get_an5d_device("V100").name == "V100-PCIe-32GB"
     assert get_an5d_device("v100-pcie-32gb").name == "V100-PCIe-32GB"
     p100 = get_an5d_device("P100")
-    assert (p100.name, p100.sm_count) == ("P100-SXM2-16GB", 56)
-    assert p100.peak_gflops("float") == pytest.approx(10608.64)
-    assert p100.peak_gflops("double", from_clock=False) == 5300
-    assert all(source.strip() for source in p100.sources.values())
+    assert (p100.name, p100.sm_count) == ("P100-PCIe-16GB", 56)
+    parameters = parameters_of(p100)
+    assert parameters.peak_gflops(p100, "float") == pytest.approx(10608.64)
+    assert parameters.peak_gflops(p100, "double", from_clock=False) == 5300
+    assert all(source.strip() for source in parameters.sources.values())
 
 
 @pytest.mark.parametrize("device", ["H100", "no-such-gpu"])

@@ -11,6 +11,7 @@ from pystencils_perf_hhc import (  # noqa: E402
     MIN_PITCH,
     ExperimentSet,
     Problem,
+    c_iter_of,
     compute_floor_seconds,
     get_hhc_device,
     paper_stencils,
@@ -38,7 +39,7 @@ print("  3D sizes: " + ", ".join(f"{p.sizes[0]}^3 x {p.time_steps}" for p in pro
 print(f"programs: {exp.points_per_experiment} x ({n2} + {n3}) = {exp.programs:,}")
 
 gtx = get_hhc_device("GTX 980")
-c_iter = gtx.c_iter("gradient2d")
+c_iter = c_iter_of(gtx, "gradient2d")
 problem = Problem((8192, 8192), 8192)
 floor = compute_floor_seconds(problem, gtx, c_iter)
 print(

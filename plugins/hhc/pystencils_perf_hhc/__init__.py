@@ -4,9 +4,11 @@ from pystencils_perf.lazy import lazy_names
 
 #: public name -> the module that defines it
 _PUBLIC = {
-    "HhcDevice": ".devices",
+    "HhcParameters": ".devices",
+    "c_iter_of": ".devices",
     "get_hhc_device": ".devices",
-    "hhc_devices": ".devices",
+    "hhc_parameters": ".devices",
+    "parameters_of": ".devices",
     "StencilError": ".errors",
     "TileError": ".errors",
     "ExperimentSet": ".experiment",
@@ -32,7 +34,7 @@ __getattr__, __dir__ = lazy_names(__name__, _PUBLIC)
 __all__ = [
     "MIN_PITCH",
     "ExperimentSet",
-    "HhcDevice",
+    "HhcParameters",
     "HhcPrediction",
     "HhcStencil",
     "Problem",
@@ -40,11 +42,13 @@ __all__ = [
     "StencilError",
     "TileError",
     "TileSizes",
+    "c_iter_of",
     "compute_floor_seconds",
     "get_hhc_device",
-    "hhc_devices",
+    "hhc_parameters",
     "paper_stencil",
     "paper_stencils",
+    "parameters_of",
     "predict",
     "problems",
     "search_tiles",

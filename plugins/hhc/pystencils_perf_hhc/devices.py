@@ -1,16 +1,19 @@
-"""The GPUs of Prajapati et al. (PPoPP'17): Tables 2 and 3, and C_iter per benchmark (Table 4).
+"""The HHC model's parameters of Prajapati et al.'s (PPoPP'17) GPUs: n_V, Table 3, and C_iter per benchmark (Table 4).
 
-C_iter is a micro-benchmarked constant per (stencil, GPU) (sec. 5.2); only the
-paper's six benchmarks on its two GPUs have one. Other pairs must be calibrated
-(P31) and passed explicitly.
+A GPU is the core's `pystencils_perf.devices.Device` (Table 2's SMs, shared memory, registers and blocks per SM);
+``data/devices.toml`` adds the model's own parameters, keyed by device name. C_iter is a micro-benchmarked constant
+per (stencil, GPU) (sec. 5.2); only the paper's six benchmarks on its two GPUs have one. Other pairs must be
+calibrated (P31) and passed explicitly.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, fields
+from functools import cache
 from pathlib import Path
 
+from pystencils_perf.devices import Device, get_device, load_device_file
 from pystencils_perf.errors import DeviceError
 
 DATA_FILE = Path(__file__).parent / "data" / "devices.toml"
@@ -19,15 +22,12 @@ WORD_BYTES = 4
 
 
 @dataclass(frozen=True)
-class HhcDevice:
-    name: str
-    sm_count: int
+class HhcParameters:
+    """What the HHC model needs beyond the core `Device`, each with its source in `sources`."""
+
+    device: Device
+    aliases: tuple[str, ...]
     vector_units_per_sm: int
-    shared_memory_per_sm_bytes: int
-    shared_memory_per_block_bytes: int
-    registers_per_sm: int
-    shared_memory_banks: int
-    max_blocks_per_sm: int
     #: L of Table 3: seconds per GB of global-memory traffic (GB = 1e9 B assumed; the paper does not say)
     global_seconds_per_gb: float
     #: tau_sync: one __syncthreads
@@ -42,22 +42,13 @@ class HhcDevice:
     def seconds_per_word(self) -> float:
         return self.global_seconds_per_gb * WORD_BYTES / 1e9
 
-    def c_iter(self, stencil_name: str) -> float:
-        """C_iter of a benchmark of Table 4 on this GPU; anything else must be calibrated (P31)."""
-        try:
-            return self.c_iter_seconds[stencil_name]
-        except KeyError:
-            known = ", ".join(sorted(self.c_iter_seconds))
-            raise DeviceError(
-                f"no C_iter for stencil {stencil_name!r} on {self.name} (Table 4 has {known}); "
-                "measure it as in P31 and pass c_iter_seconds"
-            ) from None
+
+_QUANTITIES = [
+    f.name for f in fields(HhcParameters) if f.name not in ("device", "aliases", "c_iter_seconds", "sources")
+]
 
 
-_QUANTITIES = [f.name for f in fields(HhcDevice) if f.name not in ("name", "c_iter_seconds", "sources")]
-
-
-def _parse(name: str, raw: dict, path: Path) -> HhcDevice:
+def _parse(name: str, raw: dict, path: Path) -> HhcParameters:
     values, sources = {}, {}
     for key in _QUANTITIES:
         entry = raw.get(key)
@@ -68,24 +59,49 @@ def _parse(name: str, raw: dict, path: Path) -> HhcDevice:
         values[key], sources[key] = entry["value"], entry["source"]
     c_iter = dict(raw.get("c_iter_seconds", {}))
     sources["c_iter_seconds"] = c_iter.pop("source", "")
-    return HhcDevice(name=name, c_iter_seconds=c_iter, sources=sources, **values)
+    device = load_device_file(path.parent / raw["device_file"]) if "device_file" in raw else get_device(name)
+    return HhcParameters(
+        device=device, aliases=tuple(raw.get("aliases", ())), c_iter_seconds=c_iter, sources=sources, **values
+    )
 
 
-def hhc_devices(path: str | Path = DATA_FILE) -> dict[str, HhcDevice]:
-    """Every GPU of the data file, by name."""
+@cache
+def hhc_parameters(path: str | Path = DATA_FILE) -> dict[str, HhcParameters]:
+    """Every GPU of the data file, by device name."""
     path = Path(path)
     with open(path, "rb") as fh:
         raw = tomllib.load(fh)
     return {name: _parse(name, table, path) for name, table in raw.items()}
 
 
-def get_hhc_device(name: str) -> HhcDevice:
-    """'GTX 980' or 'Titan X' (case and punctuation ignored)."""
-    if isinstance(name, HhcDevice):
-        return name
-    devices = hhc_devices()
-    key = "".join(ch for ch in str(name).lower() if ch.isalnum())
-    for dev in devices.values():
-        if key == "".join(ch for ch in dev.name.lower() if ch.isalnum()):
-            return dev
-    raise DeviceError(f"unknown HHC device {name!r}; known: {', '.join(devices)}")
+def _normalise(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def get_hhc_device(name: str | Device) -> Device:
+    """'GTX 980' or 'Titan X' (the paper's names, or the devices' names and aliases; case and punctuation ignored)."""
+    table = hhc_parameters()
+    if isinstance(name, Device):
+        name = name.name
+    key = _normalise(name)
+    for p in table.values():
+        if key in {_normalise(n) for n in (p.device.name, *p.device.aliases, *p.aliases)}:
+            return p.device
+    raise DeviceError(f"unknown HHC device {name!r}; known: {', '.join(table)}")
+
+
+def parameters_of(device: Device) -> HhcParameters:
+    """The HHC parameters of a device `get_hhc_device` returned."""
+    return hhc_parameters()[device.name]
+
+
+def c_iter_of(device: Device, stencil_name: str) -> float:
+    """C_iter of a benchmark of Table 4 on `device`; anything else must be calibrated (P31)."""
+    table = parameters_of(device).c_iter_seconds
+    try:
+        return table[stencil_name]
+    except KeyError:
+        raise DeviceError(
+            f"no C_iter for stencil {stencil_name!r} on {device.name} (Table 4 has {', '.join(sorted(table))}); "
+            "measure it as in P31 and pass c_iter_seconds"
+        ) from None

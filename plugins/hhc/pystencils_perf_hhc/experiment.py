@@ -10,7 +10,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-from .devices import HhcDevice, hhc_devices
+from pystencils_perf.devices import Device
+
+from .devices import hhc_parameters, parameters_of
 from .model import Problem
 from .stencil import paper_stencil
 
@@ -33,11 +35,11 @@ def problems(dims: int) -> list[Problem]:
 
 @dataclass(frozen=True)
 class ExperimentSet:
-    devices: tuple[HhcDevice, ...] = field(default_factory=lambda: tuple(hhc_devices().values()))
+    devices: tuple[Device, ...] = field(default_factory=lambda: tuple(p.device for p in hhc_parameters().values()))
 
     def benchmarks(self, dims: int) -> list[str]:
         """Table 4's benchmarks of that dimensionality (on every GPU)."""
-        names = set.intersection(*(set(d.c_iter_seconds) for d in self.devices))
+        names = set.intersection(*(set(parameters_of(d).c_iter_seconds) for d in self.devices))
         return sorted(n for n in names if paper_stencil(n).dims == dims)
 
     def experiments(self, dims: int) -> int:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .devices import WORD_BYTES, HhcDevice
+from pystencils_perf.devices import Device
+
+from .devices import WORD_BYTES, parameters_of
 from .errors import TileError
 
 
@@ -124,20 +126,22 @@ def footprint_words(tile: TileSizes) -> int:
     return tile.cross_section * (tile.s1 + 2 * tile.time)
 
 
-def transfer_seconds(tile: TileSizes, device: HhcDevice) -> float:
+def transfer_seconds(tile: TileSizes, device: Device) -> float:
     """P8/P16/P24: m' = (m_i + m_o) L + 2 tau_sync."""
-    return 2 * footprint_words(tile) * device.seconds_per_word + 2 * device.barrier_seconds
+    parameters = parameters_of(device)
+    return 2 * footprint_words(tile) * parameters.seconds_per_word + 2 * parameters.barrier_seconds
 
 
-def compute_seconds(tile: TileSizes, device: HhcDevice, c_iter_seconds: float) -> float:
+def compute_seconds(tile: TileSizes, device: Device, c_iter_seconds: float) -> float:
     """P9/P17/P26: c = 2 C_iter sum_{x = t_S1, t_S1+2, ..., w_tile} ceil(x t_S2 t_S3 / n_V) + t_T tau_sync.
 
     The hexagon has t_T rows, widths t_S1 ... w_tile each twice; a row of x points
     (times the cross section) takes ceil(points / n_V) steps of C_iter.
     """
-    n_v = device.vector_units_per_sm
+    parameters = parameters_of(device)
+    n_v = parameters.vector_units_per_sm
     steps = sum(-(-x * tile.cross_section // n_v) for x in range(tile.s1, tile.width + 1, 2))
-    return 2 * c_iter_seconds * steps + tile.time * device.barrier_seconds
+    return 2 * c_iter_seconds * steps + tile.time * parameters.barrier_seconds
 
 
 def shared_memory_words(tile: TileSizes) -> int:
@@ -147,7 +151,7 @@ def shared_memory_words(tile: TileSizes) -> int:
     return 2 * (tile.s1 + tile.time + 1) * math.prod(t + tile.time + 1 for t in tile.inner)
 
 
-def tiles_per_sm(tile: TileSizes, device: HhcDevice, registers_per_tile: int | None = None) -> int:
+def tiles_per_sm(tile: TileSizes, device: Device, registers_per_tile: int | None = None) -> int:
     """P12 with Eq. 31: k = min(M_SM // M_tile, M_TB_SM[, R_SM // R_tile]); a tile over 48 KB is an error."""
     smem = shared_memory_words(tile) * WORD_BYTES
     if smem > device.shared_memory_per_block_bytes:
@@ -175,7 +179,7 @@ def tiles_time(dims: int, k: int, transfer: float, compute: float, n_sub: int) -
 
 
 def predict(
-    problem: Problem, tile: TileSizes, device: HhcDevice, c_iter_seconds: float, registers_per_tile: int | None = None
+    problem: Problem, tile: TileSizes, device: Device, c_iter_seconds: float, registers_per_tile: int | None = None
 ) -> HhcPrediction:
     """P6/P19/P29: T_alg = N_w T_sync + N_w T_k ceil(ceil(w / k) / n_SM)."""
     if tile.dims != problem.dims:
@@ -192,13 +196,13 @@ def predict(
     c = compute_seconds(tile, device, c_iter_seconds)
     t_k = tiles_time(tile.dims, k, m, c, n_sub)
     rounds = -(-(-(-w // k)) // device.sm_count)
-    seconds = n_w * device.kernel_sync_seconds + n_w * t_k * rounds
+    seconds = n_w * parameters_of(device).kernel_sync_seconds + n_w * t_k * rounds
     return HhcPrediction(tile, seconds, n_w, w, n_sub, k, shared_memory_words(tile) * WORD_BYTES, m, c, t_k)
 
 
-def compute_floor_seconds(problem: Problem, device: HhcDevice, c_iter_seconds: float) -> float:
+def compute_floor_seconds(problem: Problem, device: Device, c_iter_seconds: float) -> float:
     """Every point update once at C_iter on every vector unit of the GPU: C_iter S1 S2 (S3) T / (n_SM n_V).
 
     A lower bound no tiling can beat (not in the paper; derived from its tables).
     """
-    return c_iter_seconds * problem.iterations / (device.sm_count * device.vector_units_per_sm)
+    return c_iter_seconds * problem.iterations / (device.sm_count * parameters_of(device).vector_units_per_sm)

@@ -19,7 +19,9 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .devices import WORD_BYTES, HhcDevice
+from pystencils_perf.devices import Device
+
+from .devices import WORD_BYTES
 from .errors import TileError
 from .model import HhcPrediction, Problem, TileSizes, predict
 
@@ -36,7 +38,7 @@ class SearchSpace:
     inner_outer: Sequence[int] = tuple(range(1, 65))  # t_S2 of 3D problems
     innermost: Sequence[int] = tuple(range(32, 1025, 32))  # t_S2 of 2D, t_S3 of 3D problems
 
-    def feasible_tiles(self, dims: int, device: HhcDevice, min_pitch: int | None) -> Iterator[TileSizes]:
+    def feasible_tiles(self, dims: int, device: Device, min_pitch: int | None) -> Iterator[TileSizes]:
         """Tiles with an even t_T, the pitch guard, and M_tile within a block's shared memory.
 
         M_tile grows with every inner size, so each inner loop stops at the first tile too large.
@@ -71,7 +73,7 @@ def _inner_tiles(space: SearchSpace, dims: int, t: int, budget: int) -> Iterator
 
 def search_tiles(
     problem: Problem,
-    device: HhcDevice,
+    device: Device,
     c_iter_seconds: float,
     *,
     space: SearchSpace = SearchSpace(),

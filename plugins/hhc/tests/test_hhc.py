@@ -13,9 +13,11 @@ from pystencils_perf_hhc import (
     StencilError,
     TileError,
     TileSizes,
+    c_iter_of,
     compute_floor_seconds,
     get_hhc_device,
     paper_stencil,
+    parameters_of,
     predict,
     problems,
     search_tiles,
@@ -34,9 +36,9 @@ def gtx980():
 def test_tables_2_to_4_as_device_data(gtx980):
     titan = get_hhc_device("titan-x")
     assert (gtx980.sm_count, titan.sm_count) == (16, 24)
-    assert gtx980.seconds_per_word == pytest.approx(7.36e-3 * 4 / 1e9)
-    assert titan.c_iter("heat3d") == 1.64e-7 and gtx980.c_iter("gradient2d") == 6.09e-8
-    assert all(src for src in gtx980.sources.values())
+    assert parameters_of(gtx980).seconds_per_word == pytest.approx(7.36e-3 * 4 / 1e9)
+    assert c_iter_of(titan, "heat3d") == 1.64e-7 and c_iter_of(gtx980, "gradient2d") == 6.09e-8
+    assert all(src for src in parameters_of(gtx980).sources.values())
 
 
 def test_experiment_counts_come_from_the_lists():
@@ -49,7 +51,7 @@ def test_experiment_counts_come_from_the_lists():
 
 
 def test_compute_floor_of_gradient_2d_on_gtx980_is_just_under_the_measured_16_5_s(gtx980):
-    floor = compute_floor_seconds(GRADIENT, gtx980, gtx980.c_iter("gradient2d"))
+    floor = compute_floor_seconds(GRADIENT, gtx980, c_iter_of(gtx980, "gradient2d"))
     assert round(floor, 2) == 16.35
     assert floor < 16.5
 
@@ -62,7 +64,7 @@ def test_compute_floor_of_gradient_2d_on_gtx980_is_just_under_the_measured_16_5_
     ],
 )
 def test_self_consistency_rows(gtx980, tile, seconds, n_w, w, n_sub, k, transfer, compute):
-    p = predict(GRADIENT, tile, gtx980, gtx980.c_iter("gradient2d"))
+    p = predict(GRADIENT, tile, gtx980, c_iter_of(gtx980, "gradient2d"))
     assert round(p.seconds, 2) == seconds
     assert (p.wavefronts, p.tiles_per_wavefront, p.subtiles, p.tiles_per_sm) == (n_w, w, n_sub, k)
     assert p.transfer_seconds == pytest.approx(transfer, rel=2e-3)
@@ -72,7 +74,7 @@ def test_self_consistency_rows(gtx980, tile, seconds, n_w, w, n_sub, k, transfer
 def test_one_dimensional_tile_formulas(gtx980):
     # P9 with n_V >= w_tile: c = t_T (C_iter + tau_sync); P13: T_tile(k) = m' + c + (k - 1) max(m', c)
     p = predict(Problem((4096,), 64), TileSizes(32, 8), gtx980, 1e-8)
-    assert p.compute_seconds == pytest.approx(8 * (1e-8 + gtx980.barrier_seconds))
+    assert p.compute_seconds == pytest.approx(8 * (1e-8 + parameters_of(gtx980).barrier_seconds))
     assert p.tiles_per_sm == 32  # M_tile = 2 (32 + 8) words: only M_TB_SM limits
     assert p.tiles_seconds == pytest.approx(
         p.transfer_seconds + p.compute_seconds + 31 * max(p.transfer_seconds, p.compute_seconds)
@@ -80,7 +82,7 @@ def test_one_dimensional_tile_formulas(gtx980):
 
 
 def test_without_the_guard_the_search_picks_a_degenerate_tile(gtx980):
-    c_iter = gtx980.c_iter("gradient2d")
+    c_iter = c_iter_of(gtx980, "gradient2d")
     floor = compute_floor_seconds(GRADIENT, gtx980, c_iter)
     unguarded = search_tiles(GRADIENT, gtx980, c_iter, min_pitch=None)[0]
     assert (unguarded.tile.s1, unguarded.tile.inner, unguarded.tile.time) == (1, (640,), 2)
@@ -96,7 +98,7 @@ def test_without_the_guard_the_search_picks_a_degenerate_tile(gtx980):
 
 
 def test_search_respects_eq_31(gtx980):
-    for p in search_tiles(Problem((384, 384, 384), 128), gtx980, gtx980.c_iter("heat3d")):
+    for p in search_tiles(Problem((384, 384, 384), 128), gtx980, c_iter_of(gtx980, "heat3d")):
         assert p.tile.time % 2 == 0 and p.tile.inner[-1] % 32 == 0
         assert p.shared_memory_bytes <= gtx980.shared_memory_per_block_bytes
         assert p.tiles_per_sm * p.shared_memory_bytes <= gtx980.shared_memory_per_sm_bytes
@@ -133,12 +135,12 @@ def test_bad_tiles_and_problems_are_named(build, message):
 
 
 def test_prediction_refusals(gtx980):
-    with pytest.raises(TileError, match="more than GTX 980's 49152 B per thread block"):
+    with pytest.raises(TileError, match="more than GTX-980's 49152 B per thread block"):
         predict(GRADIENT, TileSizes(8, 4, (4096,)), gtx980, 1e-8)
     with pytest.raises(TileError, match="1 space dimension"):
         predict(GRADIENT, TileSizes(8, 4), gtx980, 1e-8)
-    with pytest.raises(DeviceError, match="no C_iter for stencil 'jacobi3d' on GTX 980"):
-        gtx980.c_iter("jacobi3d")
+    with pytest.raises(DeviceError, match="no C_iter for stencil 'jacobi3d' on GTX-980"):
+        c_iter_of(gtx980, "jacobi3d")
     with pytest.raises(DeviceError, match="unknown HHC device 'V100'"):
         get_hhc_device("V100")
 

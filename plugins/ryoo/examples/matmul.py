@@ -3,15 +3,16 @@
 python3 plugins/ryoo/examples/matmul.py
 """
 
-from pystencils_perf_ryoo import g80_occupancy, load_g80
+from pystencils_perf_ryoo import g80_occupancy, g80_parameters, g80_peak_gflops
 from pystencils_perf_ryoo.paper import TiledMatmul
 
-g80 = load_g80()
+g80 = g80_parameters()
 mm = TiledMatmul()
-occ = mm.occupancy(g80)
-m = mm.metrics(g80)
+occ = mm.occupancy()
+m = mm.metrics()
 print(
-    f"{g80.name}: {g80.sm_count} SMs x {g80.flops_per_sm_per_cycle} FLOP/cycle x {g80.clock_ghz} GHz = {g80.peak_gflops:.1f} GFLOPS"
+    f"{g80['name']}: {g80['sm_count']} SMs x {g80['flops_per_sm_per_cycle']} FLOP/cycle x {g80['clock_ghz']} GHz "
+    f"= {g80_peak_gflops():.1f} GFLOPS"
 )
 print(
     f"matmul {mm.matrix_size}^2, {mm.tile}x{mm.tile} tiles: {mm.threads_per_block} threads/block, "
@@ -29,8 +30,8 @@ print(f"  Utilization = {m.utilization:.2f}  printed {m.utilization:.0f}   (pape
 
 print("occupancy step (sec. 2.2): 256 threads/block, 4 KB shared memory")
 for registers in (10, 11):
-    o = g80_occupancy(256, registers, 4096, g80)
+    o = g80_occupancy(256, registers, 4096)
     print(
         f"  {registers} registers/thread: {o.blocks_per_sm} blocks/SM ({o.blocks_per_sm * 256} threads, limited by {o.limited_by}); "
-        f"{o.blocks_per_sm + 1} blocks would need {(o.blocks_per_sm + 1) * 256 * registers} of {g80.registers_per_sm} registers"
+        f"{o.blocks_per_sm + 1} blocks would need {(o.blocks_per_sm + 1) * 256 * registers} of {g80['registers_per_sm']} registers"
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .g80 import G80Device, G80Occupancy, g80_occupancy, load_g80
+from .g80 import G80Occupancy, g80_occupancy, g80_parameters
 from .metrics import RyooInputs, RyooMetrics, ryoo_metrics, warps_per_block
 
 
@@ -51,18 +51,17 @@ class TiledMatmul:
         """R5: blocking units executed per thread (barriers and load groups) + 1."""
         return self.trip_count * (self.barriers_per_iteration + self.load_groups_per_iteration) + 1
 
-    def occupancy(self, device: G80Device | None = None) -> G80Occupancy:
-        return g80_occupancy(self.threads_per_block, self.registers_per_thread, self.shared_memory_bytes, device)
+    def occupancy(self) -> G80Occupancy:
+        return g80_occupancy(self.threads_per_block, self.registers_per_thread, self.shared_memory_bytes)
 
-    def inputs(self, device: G80Device | None = None) -> RyooInputs:
-        device = device or load_g80()
+    def inputs(self) -> RyooInputs:
         return RyooInputs(
             instructions_per_thread=self.instructions_per_thread,
             regions_per_thread=self.regions_per_thread,
             threads=self.threads,
-            warps_per_block=warps_per_block(self.threads_per_block, device.warp_size),
-            blocks_per_sm=self.occupancy(device).blocks_per_sm,
+            warps_per_block=warps_per_block(self.threads_per_block, g80_parameters()["warp_size"]),
+            blocks_per_sm=self.occupancy().blocks_per_sm,
         )
 
-    def metrics(self, device: G80Device | None = None) -> RyooMetrics:
-        return ryoo_metrics(self.inputs(device))
+    def metrics(self) -> RyooMetrics:
+        return ryoo_metrics(self.inputs())

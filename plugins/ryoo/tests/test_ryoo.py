@@ -10,8 +10,9 @@ from pystencils_perf.errors import ConfigurationError, PerfError
 from pystencils_perf_ryoo import (
     RyooInputs,
     g80_occupancy,
+    g80_parameters,
+    g80_peak_gflops,
     instructions_per_thread,
-    load_g80,
     pareto_filter,
     prune_candidates,
     ryoo_metrics,
@@ -21,7 +22,7 @@ from pystencils_perf_ryoo.paper import TiledMatmul
 
 
 def test_g80_peak_is_the_papers_388_8_gflops():
-    assert load_g80().peak_gflops == pytest.approx(388.8)
+    assert g80_peak_gflops() == pytest.approx(388.8)
 
 
 def test_matmul_example_sec4():
@@ -52,7 +53,7 @@ def test_g80_occupancy_examples(threads, registers, smem, blocks, limited_by):
 
 
 def test_g80_occupancy_step_at_11_registers():
-    assert 3 * 256 * 11 == 8448 > load_g80().registers_per_sm
+    assert 3 * 256 * 11 == 8448 > g80_parameters()["registers_per_sm"]
     assert g80_occupancy(256, 10, 4096).blocks_per_sm - g80_occupancy(256, 11, 4096).blocks_per_sm == 1
 
 

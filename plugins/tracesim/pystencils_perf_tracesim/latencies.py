@@ -1,4 +1,4 @@
-"""Per-level latencies in core cycles, per GPU architecture (device data the core device files lack).
+"""Per-level latencies in core cycles, per GPU architecture: one measured GPU each, kept apart from the device files.
 
 Wang et al. (seeds/002, W13) profile hit and miss latencies per GPU but publish
 none (SEED_MODELS.md 2(e)). The values below are pointer-chasing measurements
