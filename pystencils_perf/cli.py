@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ConfigurationError, PerfError, PerfWarning
-from .launch import DEFAULT_MODEL, parse_triples
+from .launch import DEFAULT_MODEL, Layout, RankOptions, parse_triples
 from .outputs import check_writable, check_writable_file, is_special, replacing_file, write_text
 from .parallel import EXECUTORS
 from .tempcache import use_temporary_pystencils_cache
@@ -228,14 +228,22 @@ def _check_threads(args) -> None:
         check_threads(args.threads, get_device(args.device), "argument --threads")
 
 
-def _candidate_options(args, domain) -> dict:
-    return dict(
-        threads=args.threads,
-        blocks=args.blocks,
-        folds=args.fold,
-        align=args.align,
-        domain_shape=domain,
-    )
+#: `RankOptions.of`'s parameters by the dests of the options that give them (a command may lack some)
+_RANK_OPTION_DESTS = {
+    "threads": "threads",
+    "blocks": "blocks",
+    "folds": "fold",
+    "backend": "backend",
+    "model": "model",
+    "prune": "prune",
+}
+
+
+def _rank_options(args, **fixed) -> RankOptions:
+    """What the command's options ask of the ranking, built once and passed on; an option the command lacks or
+    was not given takes `RankOptions`' default, and `fixed` overrides."""
+    given = {name: getattr(args, dest) for name, dest in _RANK_OPTION_DESTS.items() if getattr(args, dest, None)}
+    return RankOptions.of(**{**given, **fixed}, plugin_options=_plugin_options(args))
 
 
 def _cmd_accesses(args) -> int:
@@ -289,7 +297,6 @@ def _create_kernel_call(best, args, domain) -> str:
 
 
 def _cmd_rank(args) -> int:
-    from .launch import RankOptions
     from .rank import rank
 
     _check_threads(args)
@@ -298,15 +305,11 @@ def _cmd_rank(args) -> int:
         from .estimate.footprint_isl import COST_NOTE
 
         print(COST_NOTE, file=sys.stderr)
-    options = RankOptions.of(
-        args.threads, args.blocks, args.fold, args.backend, args.model, args.prune or (), _plugin_options(args)
-    )
     ranking = rank(
         spec.kernel,
         args.device,
-        options=options,
-        align=args.align,
-        domain_shape=domain,
+        options=_rank_options(args),
+        layout=Layout(domain, args.align),
         progress=_progress,
         jobs=args.jobs,
     )
@@ -399,11 +402,13 @@ def _cmd_measure(args) -> int:
     _check_threads(args)
     require_cupy()  # one clear line and exit 2 on a machine without cupy or a GPU
     spec, domain = _load(args)
-    options = _candidate_options(args, domain)
+    options, layout = _rank_options(args), Layout(domain, args.align)
     if args.ncu_pass:
-        launch_each_once(spec.kernel, args.device, **options)
+        launch_each_once(spec.kernel, args.device, options, layout=layout)
         return 0
-    run = measure(spec.kernel, args.device, warmup=args.warmup, repeats=args.repeats, progress=_progress, **options)
+    run = measure(
+        spec.kernel, args.device, options, layout=layout, warmup=args.warmup, repeats=args.repeats, progress=_progress
+    )
     rows = run.rows
     if args.ncu:
         counters = profile(
@@ -448,7 +453,7 @@ def _validation_inputs(args):
     return (
         dataset,
         spec,
-        dict(align=args.align, domain_shape=domain, backend=args.backend, progress=_progress, jobs=args.jobs),
+        dict(options=_rank_options(args), layout=Layout(domain, args.align), progress=_progress, jobs=args.jobs),
     )
 
 
@@ -465,8 +470,7 @@ def _validate_kernel_tuner(args):
         read_kernel_tuner(args.data),
         load_tunable_spec(args.spec),
         args.device,
-        backend=args.backend,
-        model=args.model,
+        options=_rank_options(args),
         progress=_progress,
         jobs=args.jobs,
     )
@@ -480,7 +484,7 @@ def _cmd_validate(args) -> int:
         result = _validate_kernel_tuner(args)
     else:
         dataset, spec, options = _validation_inputs(args)
-        result = validate(dataset, spec.kernel, args.device, model=args.model, **options)
+        result = validate(dataset, spec.kernel, args.device, **options)
     _warn(result.warnings)
     print(result.table())
     if args.out:
@@ -582,22 +586,19 @@ def _cmd_tune(args) -> int:
         require_cupy("tune", "; without a GPU, tune SPEC --replay CACHE.json[.gz] replays a Kernel Tuner cache")
         spec, domain = _load(args)
         kernel, recipe = runnable(spec.kernel)
-        options = _candidate_options(args, domain)
-        if recipe is None and not args.fold:  # a generated kernel has its folding: only assignments can be folded
-            options["folds"] = [(1, 1, 1)]
+        # a generated kernel has its folding: only assignments can be folded
+        unfolded = {"folds": [(1, 1, 1)]} if recipe is None and not args.fold else {}
+        layout = Layout(domain, args.align)
         ranking = rank(
             spec.kernel,
             args.device,
-            backend=args.backend,
-            model=args.model,
+            options=_rank_options(args, **unfolded),
+            layout=layout,
             progress=_progress,
             jobs=args.jobs,
-            **options,
         )
         title = f"{ranking.kernel} on {args.device} (this machine's GPU): {len(ranking.candidates)} candidates"
-        result = tune_on_gpu(
-            kernel, recipe, ranking, budget=args.budget, domain_shape=domain, align=args.align, store=store
-        )
+        result = tune_on_gpu(kernel, recipe, ranking, budget=args.budget, layout=layout, store=store)
     print(title)
     print(result.table())
     if result.record_path:

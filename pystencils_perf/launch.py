@@ -132,6 +132,25 @@ class RankOptions:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """Where the fields lie when the kernel does not say: `harvest`'s ``domain_shape`` and ``align``, which it
+    checks (`HarvestOptions`). One object from the command line to the harvest, as `RankOptions` is for the rest."""
+
+    domain_shape: Any = None
+    align: str = "base"
+
+
+def keywords_or(given, from_keywords, what: str):
+    """`given`, an options object, where there is one, else `from_keywords`, the object a function's keywords make.
+    Both is refused: neither may silently win. A keyword at its default counts as not given."""
+    if given is None:
+        return from_keywords
+    if from_keywords != type(from_keywords)():
+        raise ConfigurationError(f"give {what} as keywords or as one object, not both")
+    return given
+
+
+@dataclass(frozen=True)
 class CandidateSpace:
     """Every launch the `perf_candidates` plugins propose, split into those that can run and those rejected."""
 

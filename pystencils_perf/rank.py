@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .devices import get_device
 from .errors import ConfigurationError, HarvestError, PerfError
 from .estimate.plugin import get_backend
-from .launch import DEFAULT_DEVICE, DEFAULT_MODEL, CandidateSpace, RankOptions, check_threads
+from .launch import DEFAULT_DEVICE, DEFAULT_MODEL, CandidateSpace, Layout, RankOptions, check_threads, keywords_or
 from .metrics import Metrics
 from .parallel import can_fork, resolve_jobs, run_tasks
 from .plugins import BLOCK_ENV, blocked_adapters, get_plugin_manager
@@ -201,6 +201,7 @@ def rank(
     progress=None,
     jobs: int | None = None,
     options: RankOptions | None = None,
+    layout: Layout | None = None,
 ) -> Ranking:
     """Rank the launch candidates of a kernel for a device, best predicted first.
 
@@ -260,6 +261,8 @@ def rank(
         The candidate space and model as one object (`launch.RankOptions`, what the plugins receive), in place
         of the keywords threads, blocks, folds, backend, model, prune and plugin_options; `create_kernel` and
         the command line pass theirs on.
+    layout : Layout, optional
+        align and domain_shape as one object (`launch.Layout`), in place of those keywords.
 
     Returns
     -------
@@ -300,7 +303,8 @@ def rank(
     from .checks import warn_about_kernel
 
     dev = get_device(device)
-    kernel_model = harvest(kernel, domain_shape=domain_shape, align=align)
+    layout = keywords_or(layout, Layout(domain_shape, align), "the layout (align, domain_shape)")
+    kernel_model = harvest(kernel, domain_shape=layout.domain_shape, align=layout.align)
     asked = (threads, blocks, folds, backend, model, tuple(prune), plugin_options)
     if options is None:
         options = RankOptions.of(threads, blocks, folds, backend, model, prune, plugin_options)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,7 @@ from .devices import Device, get_device
 from .errors import MeasurementError
 from .rank import harvest
 from .kernel import KernelModel
-from .launch import DEFAULT_MODEL, LaunchConfig
+from .launch import DEFAULT_MODEL, Layout, LaunchConfig, RankOptions, keywords_or, parse_triples
 from .measure.dataset import METRICS, Dataset, Measurement, Metric, kernel_record, other_gpu
 from .measure.kernel_tuner import TunableSpec, TunerData, variants
 from .outputs import replacing_folder
@@ -61,11 +61,9 @@ def predict_dataset(
     dataset: Dataset,
     kernel,
     device,
+    options: RankOptions,
+    layout: Layout = Layout(),
     *,
-    align="base",
-    domain_shape=None,
-    backend="auto",
-    model=DEFAULT_MODEL,
     progress=None,
     variant: str = "",
     jobs: int | None = None,
@@ -73,15 +71,14 @@ def predict_dataset(
     """Rank the blocks x foldings of `dataset` and pair every row with its candidate's prediction; a measured
     launch that the model rejects (it says the launch cannot run, yet it was measured: registers compiled for
     another binary than the measured one, say) is left out, and a warning names it and the reason."""
+    measured = replace(
+        options, blocks=parse_triples(dataset.blocks, "block"), folds=parse_triples(dataset.folds, "fold")
+    )
     ranking = rank(
         kernel,
         device,
-        blocks=dataset.blocks,
-        folds=dataset.folds,
-        align=align,
-        domain_shape=domain_shape,
-        backend=backend,
-        model=model,
+        options=measured,
+        layout=layout,
         progress=progress,
         jobs=jobs,
     )
@@ -313,22 +310,19 @@ def validate(
     model=DEFAULT_MODEL,
     progress=None,
     jobs: int | None = None,
+    options: RankOptions | None = None,
+    layout: Layout | None = None,
 ) -> Validation:
     """Predict every measured candidate of `dataset` and compare (see the module docstring); first check that the
-    data was measured on the SPEC's kernel (`measured_kernel_warnings`)."""
+    data was measured on the SPEC's kernel (`measured_kernel_warnings`). `options` and `layout` may stand for the
+    keywords, as for `rank`."""
+    options = keywords_or(options, RankOptions.of(backend=backend, model=model), "the backend and model")
+    layout = keywords_or(layout, Layout(domain_shape, align), "the layout (align, domain_shape)")
     dev = get_device(device)
-    warnings = measured_kernel_warnings(dataset, harvest(kernel, domain_shape=domain_shape, align=align), dev)
-    ranking, pairs, left_out = predict_dataset(
-        dataset,
-        kernel,
-        dev,
-        align=align,
-        domain_shape=domain_shape,
-        backend=backend,
-        model=model,
-        progress=progress,
-        jobs=jobs,
+    warnings = measured_kernel_warnings(
+        dataset, harvest(kernel, domain_shape=layout.domain_shape, align=layout.align), dev
     )
+    ranking, pairs, left_out = predict_dataset(dataset, kernel, dev, options, layout, progress=progress, jobs=jobs)
     return _validation(dataset, ranking, pairs, [*warnings, *left_out])
 
 
@@ -348,11 +342,14 @@ def validate_tuned(
     progress=None,
     keep_variant=None,
     jobs: int | None = None,
+    options: RankOptions | None = None,
 ) -> Validation:
     """Kernel Tuner data: rank each variant's measured blocks with its own kernel, then compare all pairs pooled.
 
     :param keep_variant: optional predicate on a variant's parameters (dict); others are left out.
+    :param options: in place of backend and model, as for `rank`.
     """
+    options = keywords_or(options, RankOptions.of(backend=backend, model=model), "the backend and model")
     dev = get_device(device)
     warnings = [*_problem_size_warnings(data, spec), *other_gpu(Path(data.path).name, {data.device_name} - {""}, dev)]
     pairs, candidates, rejected, rows = [], [], [], []
@@ -364,8 +361,7 @@ def validate_tuned(
             variant.dataset,
             spec.kernel(variant.params),
             dev,
-            backend=backend,
-            model=model,
+            options,
             progress=progress,
             variant=variant.label,
             jobs=jobs,

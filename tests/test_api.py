@@ -250,7 +250,7 @@ def test_rank_takes_one_options_object_or_the_keywords_not_both():
     57, item 2): the object is passed on as it is."""
     from pystencils_perf.catalog import star_3d_assignments
     from pystencils_perf.errors import ConfigurationError
-    from pystencils_perf.launch import RankOptions
+    from pystencils_perf.launch import Layout, RankOptions
 
     assignments = star_3d_assignments(1, (64, 32, 16))
     options = RankOptions.of(blocks=[(32, 2, 1), (16, 4, 1)], folds=[(1, 1, 1)], model="limiters")
@@ -267,3 +267,10 @@ def test_rank_takes_one_options_object_or_the_keywords_not_both():
     assert [c.prediction for c in by_object.candidates] == [c.prediction for c in by_keywords.candidates]
     with pytest.raises(ConfigurationError, match="not both"):
         pp.rank(assignments, "V100", options=options, threads=64)
+    by_layout = pp.rank(
+        assignments, "V100", options=options, layout=Layout(align="interior"), compile_resources=False, jobs=1
+    )
+    by_align = pp.rank(assignments, "V100", options=options, align="interior", compile_resources=False, jobs=1)
+    assert [c.prediction for c in by_layout.candidates] == [c.prediction for c in by_align.candidates]
+    with pytest.raises(ConfigurationError, match="not both"):
+        pp.rank(assignments, "V100", layout=Layout(align="interior"), domain_shape=(64, 32, 16))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from ...devices import Device, get_device
 from ...errors import ConfigurationError
-from ...launch import DEFAULT_DEVICE, DEFAULT_MODEL, LaunchConfig, RankOptions
+from ...launch import DEFAULT_DEVICE, DEFAULT_MODEL, Layout, LaunchConfig, RankOptions
 from ...plugins import get_plugin_manager
 from ...rank import rank
 from ...ranking import RankedCandidate, Ranking
@@ -160,13 +160,14 @@ def create_kernel(
     if not isinstance(tune, int) or isinstance(tune, bool) or tune < 0:
         raise ConfigurationError(f"tune must be a number of measurements (0 or more), got {tune!r}")
     options = RankOptions.of(threads, blocks, folds, backend, model, prune)
+    layout = Layout(domain_shape, align)
     dev = get_device(device)
     cfg = gpu_config(config, dev)
     recipe = ApplyOptions(assignments, cfg)
     kernel = create_folded_kernel(assignments, cfg)
-    choice = choose_launch(kernel, recipe, dev, options, align=align, domain_shape=domain_shape, nvcc=nvcc)
+    choice = choose_launch(kernel, recipe, dev, options, layout, nvcc=nvcc)
     if tune:
-        result = tune_on_gpu(kernel, recipe, choice.ranking, budget=tune, domain_shape=domain_shape, align=align)
+        result = tune_on_gpu(kernel, recipe, choice.ranking, budget=tune, layout=layout)
         if result.measured_now:  # what was measured, once: a call answered from the record stays quiet
             print(f"{choice.ranking.kernel} on this machine's GPU:\n{result.table()}", file=sys.stderr)
         measured_best = next(c for c in choice.ranking.candidates if c.launch == result.best.launch)
@@ -177,15 +178,14 @@ def create_kernel(
 
 
 def choose_launch(
-    kernel, recipe: ApplyOptions, device: Device, options: RankOptions, *, align="base", domain_shape=None, nvcc=True
+    kernel, recipe: ApplyOptions, device: Device, options: RankOptions, layout: Layout, *, nvcc=True
 ) -> KernelChoice:
     """Rank `kernel`'s candidates (each fold's registers from `recipe` through `perf_resources`) and select."""
     ranking = rank(
         kernel,
         device,
         options=options,
-        align=align,
-        domain_shape=domain_shape,
+        layout=layout,
         recipe=recipe,
         compile_resources=nvcc,
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import ConfigurationError
-from ...launch import LaunchConfig
+from ...launch import Layout, LaunchConfig, RankOptions
 from ...measure.dataset import Measurement, kernel_record
 from .gpu import GpuSession, require_cupy, run_info, runnable
 
@@ -36,20 +36,22 @@ class MeasureRun:
     lattice_updates: int
 
 
-def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, apply_options) -> GpuSession:
+#: what `measure` times unless told: `rank`'s default blocks, unfolded
+UNFOLDED = RankOptions(folds=((1, 1, 1),))
+
+
+def _session(kernel, device, options: RankOptions, layout: Layout, apply_options) -> GpuSession:
     """The GPU session for exactly the candidates `rank` accepts with these options, in launch order."""
     from ...devices import get_device
-    from ...rank import harvest
-    from ...launch import RankOptions
     from ...plugins import get_plugin_manager
-    from ...rank import with_measured_resources
+    from ...rank import harvest, with_measured_resources
 
     require_cupy()  # before anything slow: fail in a second on machines without a GPU
     kernel, recipe = runnable(kernel)
     recipe = apply_options or recipe
-    model = harvest(kernel, domain_shape=domain_shape, align=align)
+    model = harvest(kernel, domain_shape=layout.domain_shape, align=layout.align)
     model, space, _, _ = with_measured_resources(
-        get_plugin_manager(), kernel, recipe, model, get_device(device), RankOptions.of(threads, blocks, folds)
+        get_plugin_manager(), kernel, recipe, model, get_device(device), options
     )
     return GpuSession(kernel, model, sorted(space.accepted), recipe)
 
@@ -57,12 +59,9 @@ def _session(kernel, device, *, threads, blocks, folds, align, domain_shape, app
 def measure(
     kernel,
     device,
+    options: RankOptions = UNFOLDED,
     *,
-    threads=None,
-    blocks=None,
-    folds=((1, 1, 1),),
-    align="base",
-    domain_shape=None,
+    layout: Layout = Layout(),
     apply_options=None,
     warmup: int = DEFAULT_WARMUP,
     repeats: int = MIN_REPEATS,
@@ -70,21 +69,12 @@ def measure(
 ) -> MeasureRun:
     """Time every candidate: median of `repeats` CUDA-event times after `warmup` launches.
 
-    Arguments as for `rank`; `folds` defaults to no folding, and other foldings
-    need `apply_options` (see the module docstring).
+    `options` and `layout` as for `rank`, but unfolded unless told; other foldings need `apply_options` (see the
+    module docstring).
     """
     if repeats < MIN_REPEATS:
         raise ConfigurationError(f"measure needs at least {MIN_REPEATS} timed runs per candidate, got {repeats}")
-    session = _session(
-        kernel,
-        device,
-        threads=threads,
-        blocks=blocks,
-        folds=folds,
-        align=align,
-        domain_shape=domain_shape,
-        apply_options=apply_options,
-    )
+    session = _session(kernel, device, options, layout, apply_options)
     info = {**run_info(session.cp), **kernel_record(session.model)}
     lups = session.model.lattice_updates
     rows = []
@@ -95,27 +85,10 @@ def measure(
 
 
 def launch_each_once(
-    kernel,
-    device,
-    *,
-    threads=None,
-    blocks=None,
-    folds=((1, 1, 1),),
-    align="base",
-    domain_shape=None,
-    apply_options=None,
+    kernel, device, options: RankOptions = UNFOLDED, *, layout: Layout = Layout(), apply_options=None
 ) -> None:
     """The `--ncu-pass` child: every candidate once, in `measure`'s order."""
-    session = _session(
-        kernel,
-        device,
-        threads=threads,
-        blocks=blocks,
-        folds=folds,
-        align=align,
-        domain_shape=domain_shape,
-        apply_options=apply_options,
-    )
+    session = _session(kernel, device, options, layout, apply_options)
     session.launch_each_once(session.launches)
 
 

@@ -8,7 +8,7 @@ are `pystencils_perf.tune`'s, shared with replay. Only `GpuTimer` needs a GPU.
 from __future__ import annotations
 
 from ...rank import harvest
-from ...launch import LaunchConfig
+from ...launch import Layout, LaunchConfig
 from ...ranking import Ranking
 from ...tune.record import RecordStore, kernel_hash, software_versions
 from ...tune.tuner import Candidate, TuneResult, tune
@@ -64,9 +64,11 @@ class GpuTimer:
         return self.session.time(candidate.launch, self.warmup, self.repeats).median_ms
 
 
-def kernel_key(kernel, candidates: list[Candidate], domain_shape, align: str) -> str:
+def kernel_key(kernel, candidates: list[Candidate], layout: Layout) -> str:
     """The kernel's generated code, its layout and the candidate space: what the record is of."""
-    return kernel_hash(kernel.get_c_code(), [c.params for c in candidates], list(domain_shape or ()), align)
+    return kernel_hash(
+        kernel.get_c_code(), [c.params for c in candidates], list(layout.domain_shape or ()), layout.align
+    )
 
 
 def tune_on_gpu(
@@ -75,8 +77,7 @@ def tune_on_gpu(
     ranking: Ranking,
     *,
     budget: int,
-    domain_shape=None,
-    align: str = "base",
+    layout: Layout = Layout(),
     store: RecordStore | None = None,
     source=None,
 ) -> TuneResult:
@@ -87,12 +88,12 @@ def tune_on_gpu(
     """
     candidates = ranking_candidates(ranking)
     if source is None:
-        model = harvest(kernel, domain_shape=domain_shape, align=align)
+        model = harvest(kernel, domain_shape=layout.domain_shape, align=layout.align)
         source = GpuTimer(kernel, model, [c.launch for c in candidates], recipe)
     return tune(
         candidates,
         source,
         budget=budget,
-        kernel=kernel_key(kernel, candidates, domain_shape, align),
+        kernel=kernel_key(kernel, candidates, layout),
         store=store or RecordStore(),
     )
