@@ -18,7 +18,6 @@ import argparse
 import csv
 import gzip
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec
 from pystencils_perf.outputs import replacing_file
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
 from pystencils_perf.tune.replay import spec_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     parser.add_argument("--size", type=int, default=320)
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args(argv)
-    os.environ.setdefault("PYSTENCILS_CACHE_DIR", str(Path(os.environ.get("TMPDIR", "/tmp")) / "pystencils-perf-cache"))
+    use_temporary_pystencils_cache()
     chosen = sample(space(), args.size, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     with replacing_file(args.out / "convolution_shmem_sample.csv") as fh:

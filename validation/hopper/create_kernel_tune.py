@@ -98,6 +98,9 @@ def main(argv=None) -> int:
     which, device, out = (argv or sys.argv[1:])[:3]
     result = {"kernel": which, "device": device}
     start = time.perf_counter()
+    from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+    use_temporary_pystencils_cache()  # unless the caller chose a folder: before pystencils reads it
     import pystencils as ps
 
     import pystencils_perf as pp
