@@ -27,6 +27,8 @@ a 15x15 filter is compiled with pystencils-perf's own compiler driver (nvcc if o
 NVRTC wheels), in parallel. The measured binaries were built by the caches' authors with their
 compiler of 2023, so these counts are a stand-in for theirs: the caches' launches that failed
 (``RuntimeFailedConfig``, too many resources) check them (see the README of this folder).
+``--shmem`` compiles the shared-memory rows instead (use_padding tuned too); one that does not compile is left
+out of the table, as Kernel Tuner records it (``CompilationFailedConfig``).
 """
 
 from __future__ import annotations
