@@ -5,8 +5,8 @@
 PREDICTIONS is `convolution_shmem_sample.py`'s file (written before the timing: blind). Prints, over the
 configurations both timed and predicted: Spearman of predicted against measured time, the measured share of
 the best of the predicted best (ties at their worst), the measured best's predicted rank, MAPE of the
-predicted time, and the median and 90th percentile of |first - rerun| / first over the configurations timed
-twice.
+predicted time, the Spearman of the measured time against one count alone (distinct shared loads per output), and
+the median and 90th percentile of |first - rerun| / first over the configurations timed twice.
 """
 
 from __future__ import annotations
@@ -37,6 +37,14 @@ def measured(path: str) -> tuple[dict[tuple[int, ...], float], dict[str, int]]:
     return times, failed
 
 
+def shared_loads_per_output(block_x: int, block_y: int, tile_x: int, tile_y: int) -> float:
+    """Distinct shared values a thread reads per output where it keeps each in a register: rows ``yi * block_y + i``
+    of its tile points overlap where the block is fewer than 15 rows high (columns alike)."""
+    rows = len({yi * block_y + i for yi in range(tile_y) for i in range(15)})
+    columns = len({xi * block_x + j for xi in range(tile_x) for j in range(15)})
+    return rows * columns / (tile_x * tile_y)
+
+
 def main(argv=None) -> int:
     args = argv or sys.argv[1:]
     with open(args[0], newline="") as fh:
@@ -59,6 +67,11 @@ def main(argv=None) -> int:
         f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(p))]))}), measured best "
         f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(m))]))}, {best:.4f} ms) at predicted rank "
         f"{rank} of {len(both)}, MAPE {mape:.1f} %, predicted / measured time median {np.median(p / m):.3f}"
+    )
+    shared_loads = np.array([shared_loads_per_output(*c[:4]) for c in both])
+    print(
+        f"Spearman of the measured time against distinct shared loads per output alone: "
+        f"{spearmanr(shared_loads, m).statistic:.3f}"
     )
     if len(args) > 2:
         rerun, _ = measured(args[2])
