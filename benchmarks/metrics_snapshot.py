@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
@@ -23,6 +24,7 @@ use_temporary_pystencils_cache("pystencils-perf-snapshot-")
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.catalog import lbm, star_3d  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
+from pystencils_perf.metrics import Metrics  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONVOLUTION_BLOCKS = [
@@ -55,8 +57,22 @@ def snapshot() -> dict:
     out = {}
     for label, ranking in rankings():
         for c in ranking.candidates:
-            out[f"{label} {c.launch.label}"] = {"metrics": repr(c.metrics), "lups": repr(c.prediction.lups_per_second)}
+            metrics = {k: repr(v) for k, v in c.metrics.as_dict().items()}
+            out[f"{label} {c.launch.label}"] = {"metrics": metrics, "lups": repr(c.prediction.lups_per_second)}
     return out
+
+
+#: each metric's value where the estimator leaves it unset: a metric added since the snapshot was written differs
+#: only where it is not this
+_UNSET = {f.name: repr(f.default) for f in fields(Metrics) if f.default is not MISSING}
+
+
+def same(before: dict | None, now: dict | None) -> bool:
+    """Whether a candidate's entries agree; a metric one of them lacks counts as unset there."""
+    if before is None or now is None:
+        return before is now
+    b, n = before["metrics"], now["metrics"]
+    return before["lups"] == now["lups"] and all(b.get(k, _UNSET.get(k)) == n.get(k, _UNSET.get(k)) for k in b | n)
 
 
 def main(argv=None) -> int:
@@ -71,7 +87,7 @@ def main(argv=None) -> int:
         print(f"{len(now)} candidates written to {args.write}")
         return 0
     before = json.loads(args.compare.read_text())
-    differ = [k for k in sorted(before.keys() | now.keys()) if before.get(k) != now.get(k)]
+    differ = [k for k in sorted(before.keys() | now.keys()) if not same(before.get(k), now.get(k))]
     for k in differ[:20]:
         print(f"differs: {k}\n  before {before.get(k)}\n  now    {now.get(k)}")
     print(f"{len(now)} candidates, {len(differ)} differ")

@@ -31,6 +31,15 @@ class CalibrationError(PerfError):
     """A data set cannot determine a capacity-miss curve (too few points, too flat)."""
 
 
+class NothingRunsError(PerfError):
+    """Every launch candidate of a kernel was rejected (`rejected`: (launch, reason) pairs): a space's variant
+    whose code cannot run in any of its blocks is one more rejected part of the space, not an error of it."""
+
+    def __init__(self, message: str, rejected: list):
+        super().__init__(message)
+        self.rejected = rejected
+
+
 class PerfWarning(UserWarning):
     """Input that is ranked, but likely not as meant (a kernel that races, or reads outside its fields): its
     message is one line naming the culprit, which the CLI prints as ``pystencils-perf: warning: ...``."""

@@ -157,8 +157,8 @@ class Access:
 class Loop:
     """A per-thread loop with a constant trip count (thread folding, grid-stride).
 
-    `updates` is False for a loop that only loads (a block's cooperative copy into shared
-    memory): its iterations are not lattice updates, and the domain may not depend on it.
+    `updates` is False for a loop whose iterations are not lattice updates (a block's cooperative copy into
+    shared memory, a filter's taps over the staged tile): the domain may not depend on it.
     """
 
     counter: sp.Symbol
@@ -221,6 +221,14 @@ class KernelModel:
     #: a condition on ``blockDim`` (Kernel Tuner's ``#if``): for block sizes where it is false the code
     #: has no guard at all, every access runs and every point is active
     guards_compiled_when: sp.Basic = sp.true
+    #: arrays in shared memory, one per block: `Field`s of base offset 0 whose extents may be expressions of
+    #: ``blockDim`` and whose strides may name `block_values` (a row padded by a rule of the block size)
+    shared_arrays: tuple[Field, ...] = ()
+    #: loads and stores of shared memory (`Access.field` names a shared array), over `loops` like `accesses`
+    shared_accesses: tuple[Access, ...] = ()
+    #: symbols whose value the launch's block size decides, with the expression of ``blockDim`` that gives it
+    #: (a shared row's pitch with padding): numbers wherever blockDim is one
+    block_values: tuple[tuple[sp.Symbol, sp.Basic], ...] = ()
     #: the language of code generated for one vendor's GPUs ("CUDA" or "HIP", the runtimes of `vendors.VENDORS`),
     #: which `rank` warns about on another vendor's; "" where the code follows the device (assignments)
     language: str = ""
@@ -230,6 +238,11 @@ class KernelModel:
             if f.name == name:
                 return f
         raise HarvestError(f"kernel {self.name!r}: access to unknown field {name!r}")
+
+    def shared_view(self) -> KernelModel:
+        """The same kernel with its shared arrays as fields and its shared accesses as accesses, which the
+        estimator's address machinery compiles as it does global ones (`estimate.shared`)."""
+        return replace(self, fields=self.shared_arrays, accesses=self.shared_accesses, shared_accesses=())
 
     @property
     def loads(self) -> tuple[Access, ...]:
@@ -320,14 +333,19 @@ class KernelModel:
             subs[TID[a]] = f * TID[a] + k
             subs[BDIM[a]] = f * BDIM[a]
             loops.append(Loop(k, 0, f))
-        accesses = tuple(
-            Access(acc.field, acc.kind, sp.expand(acc.address.xreplace(subs)), acc.predicate.xreplace(subs))
-            for acc in self.accesses
+        accesses, shared_accesses = (
+            tuple(
+                Access(acc.field, acc.kind, sp.expand(acc.address.xreplace(subs)), acc.predicate.xreplace(subs))
+                for acc in group
+            )
+            for group in (self.accesses, self.shared_accesses)
         )
         work_items = tuple(-(-n // f) for n, f in zip(self.work_items, fold))
         return replace(
             self,
             accesses=accesses,
+            shared_accesses=shared_accesses,
+            block_values=tuple((symbol, value.xreplace(subs)) for symbol, value in self.block_values),
             domain=self.domain.xreplace(subs),
             guards_compiled_when=self.guards_compiled_when.xreplace(subs),
             loops=tuple(loops),
@@ -355,14 +373,26 @@ class KernelModel:
                 f"  field {f.name}: {f.dtype or str(f.element_bytes) + ' B'} shape {f.shape} strides {f.strides}"
                 f" base offset {f.base_offset_bytes} B"
             )
+        for f in self.shared_arrays:
+            lines.append(
+                f"  shared array {f.name}: {f.dtype or str(f.element_bytes) + ' B'} shape {f.shape} strides {f.strides}"
+            )
+        for symbol, value in self.block_values:
+            lines.append(f"  {symbol} = {value}")
         for lp in self.loops:
-            kind = "" if lp.updates else "   (loads only: no updates)"
+            kind = "" if lp.updates else "   (no updates)"
             lines.append(f"  loop {lp.counter} in range({lp.start}, {lp.stop}, {lp.step}){kind}")
         n_load, n_store = len(self.loads), len(self.stores)
         lines.append(f"  accesses: {n_load} loads, {n_store} stores")
         for acc in self.accesses:
             pred = "" if acc.predicate == self.domain or acc.predicate is sp.true else f"   if {acc.predicate}"
             lines.append(f"    {acc}{pred}")
+        if self.shared_accesses:
+            n_load = sum(a.kind is AccessKind.LOAD for a in self.shared_accesses)
+            lines.append(f"  shared-memory accesses: {n_load} loads, {len(self.shared_accesses) - n_load} stores")
+            for acc in self.shared_accesses:
+                pred = "" if acc.predicate == self.domain or acc.predicate is sp.true else f"   if {acc.predicate}"
+                lines.append(f"    {acc}{pred}")
         return "\n".join(lines)
 
 

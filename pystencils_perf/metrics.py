@@ -46,6 +46,11 @@ class Metrics:
     spill_load_bytes_per_lup: float = 0.0
     spill_store_bytes_per_lup: float = 0.0
     spill_level: str = ""
+    #: shared-memory wavefronts of the loads and stores (bank conflicts included), and their warp requests
+    shared_load_wavefronts_per_lup: float = 0.0
+    shared_store_wavefronts_per_lup: float = 0.0
+    shared_load_requests_per_lup: float = 0.0
+    shared_store_requests_per_lup: float = 0.0
     # -- the inputs of the capacity-miss curves (what calibration refits them on) --------------------
     l1_requested_bytes_per_lup: float = 0.0
     l1_compulsory_bytes_per_lup: float = 0.0

@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .vendors import vendor_of
+
 
 @dataclass(frozen=True)
 class Prediction:
@@ -56,12 +58,17 @@ def limiter_times(model, device, metrics) -> dict[str, float]:
     double = max((f.element_bytes for f in model.fields), default=8) >= 8
     peak_flops = (device.fp64_peak_gflops if double else device.fp32_peak_gflops) * 1e9
     below_l2 = metrics.dram_load_bytes_per_lup + metrics.dram_store_bytes_per_lup
+    shared_wavefronts = metrics.shared_load_wavefronts_per_lup + metrics.shared_store_wavefronts_per_lup
+    in_l1 = vendor_of(device).shared_memory_in_l1_data_path
     times = {
         "FP": metrics.flops_per_lup / peak_flops,
-        "L1": metrics.l1_cycles_per_lup / device.l1_cycles_per_second,
+        # NVIDIA's shared memory passes the L1's data stage: its wavefronts and the L1's take turns
+        "L1": (metrics.l1_cycles_per_lup + (shared_wavefronts if in_l1 else 0.0)) / device.l1_cycles_per_second,
         "L2": (metrics.l2_load_bytes_per_lup + metrics.l2_store_bytes_per_lup) / (device.l2_bandwidth_gbs * 1e9),
         "DRAM": below_l2 / (device.dram_bandwidth_gbs * 1e9),
     }
+    if shared_wavefronts and not in_l1:
+        times["LDS"] = shared_wavefronts / device.l1_cycles_per_second
     if device.last_level_cache_bytes:
         times["LLC"] = below_l2 / (device.last_level_cache_bandwidth_gbs * 1e9)
         times["DRAM"] = dram_bytes_behind_last_level_cache(model, device, metrics) / (device.dram_bandwidth_gbs * 1e9)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .devices import get_device
-from .errors import ConfigurationError, HarvestError, PerfError
+from .errors import ConfigurationError, HarvestError, NothingRunsError, PerfError
 from .estimate.plugin import get_backend
 from .launch import DEFAULT_DEVICE, DEFAULT_MODEL, CandidateSpace, Layout, RankOptions, check_threads, keywords_or
 from .metrics import Metrics
@@ -327,7 +327,9 @@ def rank(
     rejected = list(space.rejected)
     if not ranked:
         reasons = "; ".join(f"{launch.label}: {reason}" for launch, reason in rejected[:3])
-        raise PerfError(f"no launch candidate of kernel {kernel_model.name!r} can run on {dev.name} ({reasons})")
+        raise NothingRunsError(
+            f"no launch candidate of kernel {kernel_model.name!r} can run on {dev.name} ({reasons})", rejected
+        )
     ranked.sort(key=lambda c: (-c.prediction.lups_per_second, c.launch))
     for dropped in pm.hook.perf_prune(model=kernel_model, device=dev, candidates=list(ranked), options=options):
         for candidate, reason in dropped or ():

@@ -35,6 +35,13 @@ class Vendor:
     compiler_hint: str
     #: what a device file's ``compute_capability`` names for this vendor: the architecture its code is compiled for
     compute_capability: str
+    #: shared memory (AMD: the LDS) in banks of `shared_memory_bank_bytes`: per cycle each bank delivers one word
+    #: to the lanes of one request, as many lanes as there are banks (`estimate.shared`)
+    shared_memory_banks: int = 32
+    shared_memory_bank_bytes: int = 4
+    #: whether shared memory's wavefronts pass the L1 cache's data stage (NVIDIA's unified L1/shared memory), so
+    #: that they and the L1's own wavefronts take turns; else shared memory is a unit of its own beside the L1
+    shared_memory_in_l1_data_path: bool = False
 
 
 #: the GPU vendors, by `Device.vendor`
@@ -51,6 +58,11 @@ VENDORS = {
             "nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89`"
         ),
         compute_capability='its major.minor such as "8.0"',
+        # 32 banks of 4 B from compute capability 5.x on, one word per bank and cycle; L1 and shared memory are one
+        # unit whose data stage serves both (CUDA C++ Programming Guide, "Compute Capabilities": "Shared Memory")
+        shared_memory_banks=32,
+        shared_memory_bank_bytes=4,
+        shared_memory_in_l1_data_path=True,
     ),
     "amd": Vendor(
         name="AMD",
@@ -63,6 +75,11 @@ VENDORS = {
         architectures=("gcn5", "cdna1", "cdna2", "cdna3", "cdna4", "rdna2", "rdna3", "rdna4"),
         compiler_hint="no hipcc (ROCm's HIP compiler) on PATH or in $ROCM_PATH/bin that builds the device's architecture",
         compute_capability='its gfx target such as "gfx90a"',
+        # the LDS: 32 banks of 4 B, 128 B per cycle and CU, a unit beside the vector L1 (ROCm Omniperf
+        # documentation, "Local data share (LDS)")
+        shared_memory_banks=32,
+        shared_memory_bank_bytes=4,
+        shared_memory_in_l1_data_path=False,
     ),
 }
 

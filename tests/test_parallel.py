@@ -122,3 +122,22 @@ def test_a_number_of_jobs_that_is_not_a_count_is_refused(jobs):
 def test_an_unknown_executor_is_refused():
     with pytest.raises(ConfigurationError, match="unknown executor 'threads'"):
         run_tasks(_square, [(1,)], executor="threads")
+
+
+def test_a_variant_that_runs_in_none_of_its_blocks_is_rejected_not_an_error(tmp_path):
+    """A shared-memory tile whose code needs 255 registers runs in no block of 1024 threads (issue 56): its
+    configurations are rejected with the reason, and the other variant is still ranked."""
+    spec = tmp_path / "spec.py"
+    spec.write_text(
+        "from pystencils_perf_cuda import Array, CudaKernel\n"
+        "lattice_updates = 4096\n"
+        "def kernel_for(params):\n"
+        "    return CudaKernel(name='copy', arrays=(Array('a', 'float', (4096,)), Array('b', 'float', (4096,))),\n"
+        "        threads=(4096,), indices={'x': 'blockIdx.x * blockDim.x + threadIdx.x'},\n"
+        "        loads=('a[x]',), stores=('b[x]',), registers_per_thread=int(params['registers']))\n"
+    )
+    configurations = [{"block_size_x": 256, "registers": 32}, {"block_size_x": 1024, "registers": 255}]
+    space = spec_candidates(configurations, load_tunable_spec(spec), "A100", jobs=1)
+    assert [(c.params["registers"], c.params["block_size_x"]) for c in space.candidates] == [(32, 256)]
+    ((params, why),) = space.rejected
+    assert params["block_size_x"] == 1024 and "occupancy 0: 255 registers" in why

@@ -67,24 +67,26 @@ class CompiledRegisters:
     def __init__(self, folder: Path = EXTERNAL_DATA):
         self.folder = folder
 
-    def table_for(self, device) -> Path | None:
-        """The table of `device`'s architecture (``sm_86``, ``gfx90a``), if one was compiled."""
+    def table_for(self, device, shared_memory: bool = False) -> Path | None:
+        """The table of `device`'s architecture (``sm_86``, ``gfx90a``), if one was compiled; of the
+        shared-memory variant's code (``convolution15_shmem_registers_<arch>.csv``) with `shared_memory`."""
         capability = device.compute_capability or ""
         arch = capability if capability.startswith("gfx") else "sm_" + capability.replace(".", "")
-        path = self.folder / f"convolution15_registers_{arch}.csv"
+        path = self.folder / f"convolution15_{'shmem_' if shared_memory else ''}registers_{arch}.csv"
         return path if path.exists() else None
 
     @hookimpl
     def perf_launch_resources(self, kernel, model, launches, device):
         constants = getattr(kernel, "constants", {})
-        path = self.table_for(device)
+        shared_memory = bool(getattr(kernel, "shared_arrays", ()))
+        path = self.table_for(device, shared_memory)
         if "tsx" not in constants or path is None:
             return None
         table = read_table(path)
         read_only = int(kernel.arrays[0].read_only)
-        found = {
-            launch: table.get((*launch.block[:2], constants["tsx"], constants["tsy"], read_only)) for launch in launches
-        }
+        # the shared-memory tables key use_padding too, which the description names as a constant
+        variant = (constants["tsx"], constants["tsy"], read_only) + ((constants["padding"],) if shared_memory else ())
+        found = {launch: table.get((*launch.block[:2], *variant)) for launch in launches}
         return {launch: usage for launch, usage in found.items() if usage is not None}
 
 

@@ -255,7 +255,7 @@ def cached_by_identity(maxsize: int):
 def _symbolic_forms(model: KernelModel):
     """Everything symbolic about `model`, done once: terms of addresses, guards and the domain, and the
     accesses (by position) grouped by the loops their address or guard depends on."""
-    numeric = set(BDIM) | {lp.counter for lp in model.loops}
+    numeric = set(BDIM) | {lp.counter for lp in model.loops} | {symbol for symbol, _ in model.block_values}
     domain = _constraint_terms(model.domain, numeric, f"kernel {model.name!r}: domain guard")
     accesses = []
     by_loops: dict[tuple[int, ...], list[int]] = {}
@@ -289,6 +289,17 @@ def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
     return value is sp.true
 
 
+def block_values(model: KernelModel, block: tuple[int, int, int]) -> dict[sp.Symbol, int]:
+    """The numbers of `model`'s `block_values` for `block` (a padded shared row's pitch)."""
+    values = {}
+    for symbol, expr in model.block_values:
+        value = expr.xreplace(dict(zip(BDIM, block)))
+        if not value.is_Integer:
+            raise HarvestError(f"kernel {model.name!r}: {symbol} = {expr} is not an integer for blockDim = {block}")
+        values[symbol] = int(value)
+    return values
+
+
 def never_satisfied(conjunction: tuple[Affine, ...], block: tuple[int, int, int]) -> bool:
     """Whether some constraint that depends on the thread index alone fails for every thread of `block`."""
     for c in conjunction:
@@ -314,6 +325,7 @@ class _CodeOf:
             model.domain,
             model.merges_accesses_across_guards,
             model.guards_compiled_when,
+            model.block_values,
         )
         self.hash = hash(self.key)
 
@@ -361,7 +373,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     loops = model.loops
     sizes = [len(lp.values) for lp in loops]
     strides = [math.prod(sizes[i + 1 :]) for i in range(len(loops))]
-    blockdim = dict(zip(BDIM, block))
+    blockdim = {**dict(zip(BDIM, block)), **block_values(model, block)}
     points = []
     update_loops = [lp for lp in loops if lp.updates]
     for values in itertools.product(*(lp.values for lp in update_loops)):

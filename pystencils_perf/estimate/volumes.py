@@ -23,6 +23,7 @@ from . import composition
 from .addresses import CompiledKernel, KeptByIdentity, compile_kernel
 from .footprint_enum import ThreadSet, count_points, shifted_copies
 from .l1 import block_requests
+from .shared import shared_requests
 from .spills import spill_traffic
 
 
@@ -428,6 +429,7 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         threads_per_block * max(occ.blocks_per_sm, 1),
         device,
     )
+    shared = shared_requests(model, tuple(block), bids[:1], device)
     spill_l2_load, spill_l2_store = spills.reaching("L2")
     spill_dram_load, spill_dram_store = spills.reaching("DRAM")
 
@@ -445,6 +447,10 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         spill_load_bytes_per_lup=spills.load_bytes_per_lup,
         spill_store_bytes_per_lup=spills.store_bytes_per_lup,
         spill_level=spills.level if spills.bytes_per_lup else "",
+        shared_load_wavefronts_per_lup=shared.load_wavefronts_per_lup,
+        shared_store_wavefronts_per_lup=shared.store_wavefronts_per_lup,
+        shared_load_requests_per_lup=shared.load_requests_per_lup,
+        shared_store_requests_per_lup=shared.store_requests_per_lup,
         wave_blocks=wave_blocks,
         grid=grid,
         l1_requested_bytes_per_lup=requested / lups + spills.load_bytes_per_lup,

@@ -271,7 +271,12 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
         # the compiled code's instructions, address arithmetic and spills' included, replace the estimate
         counts["warp_instructions_per_lup"] = instructions * counts["warps_per_lup"]
     else:
-        counts["warp_instructions_per_lup"] += spill_loads + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
+        counts["warp_instructions_per_lup"] += (
+            spill_loads
+            + metrics.spill_store_bytes_per_lup / (4 * device.warp_size)
+            + metrics.shared_load_requests_per_lup
+            + metrics.shared_store_requests_per_lup
+        )
     # what a load request misses in L1 reaches L2 as one request per line, with the sectors a warp wants of it
     sectors_per_request = max(counts.pop("load_sectors_per_line"), 1.0)
     counts["l2_load_requests_per_lup"] = metrics.l2_load_bytes_per_lup / (device.l2_sector_bytes * sectors_per_request)
@@ -420,6 +425,7 @@ def term_times(
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
+        **({"LDS": limiters["LDS"]} if "LDS" in limiters else {}),
         "L1 tags": (l1_request_stage_cycles_per_lup(x, device) + read_only_stage_cycles_per_lup(x, c))
         / device.l1_cycles_per_second,
         "L2": l2_bytes_per_lup(metrics, c) / (device.l2_bandwidth_gbs * 1e9),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..devices import Device, get_device
-from ..errors import MeasurementError
+from ..errors import MeasurementError, NothingRunsError
 from ..launch import DEFAULT_MODEL
 from ..measure.kernel_tuner import TunableSpec, TunerData, load_tunable_spec, split_parameters
 from ..parallel import SizedIterable, can_fork, resolve_jobs, run_tasks
@@ -160,16 +160,20 @@ def _variant_predictions(spec_path: str, parts: list, device: Device, model: str
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # `spec_candidates`' filters decide
         for variant, blocks in parts:
-            ranking = rank(
-                _SPECS[spec_path].kernel(variant),
-                device,
-                blocks=blocks,
-                folds=[(1, 1, 1)],
-                model=model,
-                backend=backend,
-                jobs=1,
-            )
             others = tuple(sorted(variant.items()))
+            try:
+                ranking = rank(
+                    _SPECS[spec_path].kernel(variant),
+                    device,
+                    blocks=blocks,
+                    folds=[(1, 1, 1)],
+                    model=model,
+                    backend=backend,
+                    jobs=1,
+                )
+            except NothingRunsError as err:  # a variant that runs in none of these blocks: all of them rejected
+                reasons.update({(others, launch): reason for launch, reason in err.rejected})
+                continue
             predicted.update({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates})
             reasons.update({(others, launch): reason for launch, reason in ranking.rejected})
     return predicted, reasons, list(dict.fromkeys((str(w.message), w.category) for w in caught))

@@ -10,7 +10,7 @@ memory, which this description leaves out, so the default model ranks these laun
 main cost (issue 56).
 """
 
-from pystencils_perf_cuda import Array, CudaKernel
+from pystencils_perf_cuda import Array, CudaKernel, SharedArray
 
 IMAGE = 4096
 HALO = 14
@@ -27,7 +27,7 @@ def kernel_for(params: dict) -> CudaKernel:
     read_only, padding = int(params["read_only"]), int(params["use_padding"])
     # blockDim.x is a multiple of 16 in every cache: (blockDim.x % 32) / 16 is 1 exactly where padding applies
     padding_columns = f"((32 - ({HALO} + blockDim.x * (tsx - 1)) % 32) % 32) * ((blockDim.x % 32) / 16)"
-    width = f"(blockDim.x * tsx + {HALO}{' + ' + padding_columns if padding else ''})"
+    width = f"blockDim.x * tsx + {HALO}"
     return CudaKernel(
         name=f"convolution15 shared-memory tile {tsx}x{tsy}{' read_only' if read_only else ''}"
         f"{' padded' if padding else ''}",
@@ -53,7 +53,17 @@ def kernel_for(params: dict) -> CudaKernel:
         load_loops={"ci": (0, tsy + HALO), "cj": (0, tsx + HALO)},
         loads=(f"input[(by + row) * {INPUT} + bx + col]",),
         stores=(f"output[y * {IMAGE} + x]",),
-        constants={"tsx": tsx, "tsy": tsy},
-        shared_memory_bytes=f"(blockDim.y * tsy + {HALO}) * {width} * 4",
+        constants={"tsx": tsx, "tsy": tsy, "padding": padding},
+        shared_arrays=(
+            SharedArray(
+                "sh_input",
+                "float",
+                (f"blockDim.y * tsy + {HALO}", width),
+                pitch=f"{width} + {padding_columns}" if padding else None,
+            ),
+        ),
+        shared_stores=("sh_input[row][col]",),
+        shared_loads=("sh_input[threadIdx.y + yi * blockDim.y + i][threadIdx.x + xi * blockDim.x + j]",),
+        inner_loops={"i": (0, 15), "j": (0, 15)},
         flops_per_lup=2.0 * 225,
     )

@@ -19,7 +19,7 @@ which this description leaves out (``PADDING`` changes only the shared-memory la
 ``shared_mem_bytes`` column in every row.
 """
 
-from pystencils_perf_cuda import Array, CudaKernel
+from pystencils_perf_cuda import Array, CudaKernel, SharedArray
 
 IMAGE = 4096
 HALO = 14
@@ -63,5 +63,9 @@ def kernel_for(params: dict) -> CudaKernel:
         stores=(f"output[y * {IMAGE} + x]",),
         constants={"tsx": tsx, "tsy": tsy},
         # the shared copy, without the padding columns PADDING = 1 adds to some widths (at most 31)
-        shared_memory_bytes=f"(blockDim.y * tsy + {HALO}) * (blockDim.x * tsx + {HALO}) * 4",
+        shared_arrays=(SharedArray("sh", "float", (f"blockDim.y * tsy + {HALO}", f"blockDim.x * tsx + {HALO}")),),
+        shared_stores=("sh[row][col]",),
+        shared_loads=("sh[threadIdx.y + yi * blockDim.y + i][threadIdx.x + xi * blockDim.x + j]",),
+        inner_loops={"i": (0, 15), "j": (0, 15)},
+        flops_per_lup=2.0 * 225,
     )

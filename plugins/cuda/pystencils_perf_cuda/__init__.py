@@ -12,6 +12,7 @@ _PUBLIC = {
     "Array": ".description",
     "CudaKernel": ".description",
     "CudaKernelModel": ".description",
+    "SharedArray": ".description",
     "from_dict": ".description",
     "load": ".description",
 }
@@ -19,4 +20,4 @@ _PUBLIC = {
 
 __getattr__, __dir__ = lazy_names(__name__, _PUBLIC)
 
-__all__ = ["DTYPE_BYTES", "Array", "CudaKernel", "CudaKernelModel", "from_dict", "load"]
+__all__ = ["DTYPE_BYTES", "Array", "CudaKernel", "CudaKernelModel", "SharedArray", "from_dict", "load"]

@@ -57,6 +57,18 @@ class Array:
 
 
 @dataclass(frozen=True)
+class SharedArray:
+    """A ``__shared__`` array of one block, row-major: its extents are numbers or expressions of ``blockDim`` and
+    constants (``"blockDim.y * tsy + 14"``); `pitch`, where given, the elements from one row to the next where
+    rows are padded (an expression that may take remainders of ``blockDim``), else the last extent."""
+
+    name: str
+    dtype: str
+    shape: tuple[int | str, ...]
+    pitch: int | str | None = None
+
+
+@dataclass(frozen=True)
 class CudaKernelModel(KernelModel):
     """A `KernelModel` that also says which arrays are loaded through the read-only (texture) path.
 
@@ -106,7 +118,16 @@ class CudaKernel:
         and each launch's occupancy follows from its own code's registers.
     :param shared_memory_bytes: shared memory per block in bytes: a number, or an expression of
         ``blockDim`` and constants where the kernel sizes its shared array by the block, e.g.
-        ``"(blockDim.y + 2) * (blockDim.x + 2) * 4"``; occupancy counts it per block size.
+        ``"(blockDim.y + 2) * (blockDim.x + 2) * 4"``; occupancy counts it per block size. Default: the
+        bytes of `shared_arrays`.
+    :param shared_arrays: the block's ``__shared__`` arrays (`SharedArray`).
+    :param shared_stores: stores into them, such as a tile's copy ``"tile[row][col]"``, under `load_guard`
+        and over `load_loops` like the copy's global loads.
+    :param shared_loads: loads from them, such as ``"tile[threadIdx.y + yi * blockDim.y + i][...]"``, over
+        `loops` and `inner_loops`; unguarded unless `shared_load_guard` says when they run. A thread loads a value
+        once however many of its iterations read it, as nvcc keeps it in a register.
+    :param inner_loops: per-update loops whose iterations are not updates (a filter's taps over the staged tile),
+        ``{counter: (start, stop)}``.
     """
 
     name: str
@@ -128,6 +149,11 @@ class CudaKernel:
     function: str | None = None
     defines: dict[str, int | str] = field(default_factory=dict)
     block_size_names: tuple[str, ...] = ()
+    shared_arrays: tuple[SharedArray, ...] = ()
+    shared_loads: tuple[str, ...] = ()
+    shared_stores: tuple[str, ...] = ()
+    shared_load_guard: str | None = None
+    inner_loops: dict[str, tuple] = field(default_factory=dict)
 
     def model(self, options: HarvestOptions | None = None) -> KernelModel:
         """The `KernelModel` of this description (what the adapter plugin returns)."""
@@ -143,10 +169,15 @@ class _Builder:
                 raise HarvestError(f"{self.where}: constant {name!r} = {value!r} is not an integer")
         self.scope = Scope(constants=dict(desc.constants), indices=dict(desc.indices))
         self.loops = [self._loop(name, bounds) for name, bounds in desc.loops.items()]
-        clash = set(desc.loops) & set(desc.load_loops)
-        if clash:
-            raise HarvestError(f"{self.where}: {sorted(clash)[0]!r} is both a loop and a load loop")
+        for first, second in (("loops", "load_loops"), ("loops", "inner_loops"), ("load_loops", "inner_loops")):
+            clash = set(getattr(desc, first)) & set(getattr(desc, second))
+            if clash:
+                raise HarvestError(f"{self.where}: {sorted(clash)[0]!r} is in both {first} and {second}")
         self.load_loops = [replace(self._loop(name, bounds), updates=False) for name, bounds in desc.load_loops.items()]
+        self.inner_loops = [
+            replace(self._loop(name, bounds), updates=False) for name, bounds in desc.inner_loops.items()
+        ]
+        self.block_values: list[tuple[sp.Symbol, sp.Expr]] = []
 
     def _integer(self, value, where: str) -> int:
         result = parse(value, self.scope, where) if isinstance(value, str) else value
@@ -191,11 +222,48 @@ class _Builder:
         offset = self.options.base_offsets_bytes.get(array.name, array.base_offset_bytes)
         return Field(array.name, DTYPE_BYTES[array.dtype], shape, strides, base_offset(offset), array.dtype)
 
-    def _access(self, text: str, kind: AccessKind, fields: dict[str, Field], predicate) -> Access:
-        where = f"{self.where}: {kind.value} {text!r}"
+    def _block_number(self, value, where: str) -> sp.Expr:
+        """An extent or pitch of a shared array: a number, or an expression of blockDim and constants."""
+        if not isinstance(value, str):
+            if type(value) is not int or value < 1:
+                raise HarvestError(f"{where} = {value!r} is not a positive integer or an expression of blockDim")
+            return sp.Integer(value)
+        expr = parse_block_expression(value, self.scope, where)
+        if not isinstance(expr, sp.Expr) or expr.free_symbols - set(BDIM):
+            raise HarvestError(f"{where} {value!r} is not an expression of blockDim and constants")
+        return expr
+
+    def _shared_array(self, array: SharedArray) -> tuple[Field, sp.Expr]:
+        """The shared array as a `Field` whose strides name `block_values` where they follow the block size, and
+        its bytes per block."""
+        where = f"{self.where}: shared array {array.name!r}"
+        if array.dtype not in DTYPE_BYTES:
+            raise HarvestError(f"{where}: unknown dtype {array.dtype!r} (known: {', '.join(DTYPE_BYTES)})")
+        if not array.shape:
+            raise HarvestError(f"{where} has no shape")
+        shape = [self._block_number(n, f"{where}: shape") for n in array.shape]
+        row = shape[-1] if array.pitch is None else self._block_number(array.pitch, f"{where}: pitch")
+        strides = [sp.Integer(1)]
+        for extent in reversed(shape[1:-1] + [row] if len(shape) > 1 else []):
+            strides.insert(0, strides[0] * extent)
+        named = []
+        for axis, stride in enumerate(strides):
+            if stride.is_Integer:
+                named.append(int(stride))
+                continue
+            symbol = sp.Symbol(f"{array.name}.stride{axis}", integer=True, positive=True)
+            self.block_values.append((symbol, stride))
+            named.append(symbol)
+        element = DTYPE_BYTES[array.dtype]
+        field_ = Field(array.name, element, tuple(shape), tuple(named), 0, array.dtype)
+        return field_, shape[0] * strides[0] * element
+
+    def _access(self, text: str, kind: AccessKind, fields: dict[str, Field], predicate, shared=False) -> Access:
+        where = f"{self.where}: {'shared ' if shared else ''}{kind.value} {text!r}"
         name, index = parse_access(text, self.scope, where)
         if name not in fields:
-            raise HarvestError(f"{where}: unknown array {name!r} (arrays: {', '.join(fields)})")
+            known = ", ".join(fields) or "none"
+            raise HarvestError(f"{where}: unknown {'shared ' if shared else ''}array {name!r} (arrays: {known})")
         f = fields[name]
         if len(index) == 1:
             address = index[0]  # an element offset, as in flat CUDA code
@@ -203,11 +271,13 @@ class _Builder:
             address = sum(i * s for i, s in zip(index, f.strides))
         else:
             raise HarvestError(f"{where}: {len(index)} indices for the {len(f.shape)} dimensions of {name!r}")
+        if shared and address.free_symbols & set(BID):
+            raise HarvestError(f"{where}: a block's shared array is indexed by blockIdx")
         self._check_symbols(address, where)
         return Access(name, kind, require_affine(address, where), predicate)
 
     def _check_symbols(self, expr, where: str) -> None:
-        allowed = set(TID + BID + BDIM) | set(self.scope.loops.values())
+        allowed = set(TID + BID + BDIM) | set(self.scope.loops.values()) | {s for s, _ in self.block_values}
         if expr.free_symbols - allowed:  # pragma: no cover - the parser admits no other names
             raise HarvestError(f"{where}: depends on {sorted(map(str, expr.free_symbols - allowed))}")
 
@@ -229,14 +299,16 @@ class _Builder:
             return self._integer(array.read_only, f"{self.where}: array {array.name!r}: read_only") != 0
         return bool(array.read_only)
 
-    def _shared_memory(self) -> dict:
+    def _shared_memory(self, arrays_bytes: list[sp.Expr]) -> dict:
         value, where = self.desc.shared_memory_bytes, f"{self.where}: shared_memory_bytes"
+        if value == 0 and arrays_bytes:
+            return {"block_shared_memory_bytes": sp.Add(*arrays_bytes)}
         if not isinstance(value, str):
             if type(value) is not int or value < 0:
                 raise HarvestError(f"{where} = {value!r} is not a non-negative integer or an expression of blockDim")
             return {"shared_memory_bytes": value}
         expr = parse_block_expression(value, self.scope, where)
-        if isinstance(expr, sp.logic.boolalg.Boolean) or expr.free_symbols - set(BDIM):
+        if not isinstance(expr, sp.Expr) or expr.free_symbols - set(BDIM):
             raise HarvestError(f"{where} {value!r} is not an expression of blockDim and constants")
         return {"block_shared_memory_bytes": expr}
 
@@ -290,6 +362,28 @@ class _Builder:
         if not any(a.kind is AccessKind.STORE for a in accesses):
             raise HarvestError(f"{self.where} has no store")
         unique = list(dict.fromkeys(accesses))  # one thread loading one address twice counts once
+        shared_fields, shared_bytes = {}, []
+        for array in self.desc.shared_arrays:
+            if array.name in fields_ or array.name in shared_fields:
+                raise HarvestError(f"{self.where}: array {array.name!r} is described twice")
+            shared_fields[array.name], size = self._shared_array(array)
+            shared_bytes.append(size)
+        shared_load_guard = (
+            sp.true
+            if self.desc.shared_load_guard is None
+            else self._guard(self.desc.shared_load_guard, "shared_load_guard", threads)
+        )
+        shared = [self._access(t, AccessKind.STORE, shared_fields, load_guard, True) for t in self.desc.shared_stores]
+        shared += [
+            self._access(t, AccessKind.LOAD, shared_fields, shared_load_guard, True) for t in self.desc.shared_loads
+        ]
+        inner = {lp.counter for lp in self.inner_loops}
+        outside = [a for a in accesses if a.address.free_symbols & inner]
+        if outside:
+            raise HarvestError(
+                f"{self.where}: {outside[0]} depends on an inner loop; only shared loads may (global loads of "
+                "each tap belong in loops or indices)"
+            )
         return CudaKernelModel(
             name=self.desc.name,
             fields=tuple(fields_.values()),
@@ -297,10 +391,13 @@ class _Builder:
             work_items=threads,
             lattice_updates=math.prod(threads) * math.prod(len(lp.values) for lp in self.loops),
             domain=domain,
-            loops=tuple(self.loops + self.load_loops),
+            loops=tuple(self.loops + self.load_loops + self.inner_loops),
+            shared_arrays=tuple(shared_fields.values()),
+            shared_accesses=tuple(dict.fromkeys(shared)),
+            block_values=tuple(self.block_values),
             flops_per_lup=float(self.desc.flops_per_lup),
             registers_per_thread=self.desc.registers_per_thread,
-            **self._shared_memory(),
+            **self._shared_memory(shared_bytes),
             generator="hand-written CUDA (pystencils-perf-cuda description)",
             read_only_fields=tuple(a.name for a in arrays if self._read_only(a)),
             merges_accesses_across_guards=False,  # written by hand: nvcc merges loads under one condition only
@@ -333,11 +430,20 @@ def from_dict(data: dict, source: str = "description") -> CudaKernel:
         arrays.append(
             Array(**{**entry, "shape": tuple(entry["shape"]), "strides": tuple(strides) if strides else None})
         )
+    shared_arrays = []
+    for i, entry in enumerate(data.get("shared_arrays", ())):
+        entry = _checked(entry, SharedArray, ("name", "dtype", "shape"), f"{source}: shared_arrays[{i}]")
+        shared_arrays.append(SharedArray(**{**entry, "shape": tuple(entry["shape"])}))
     threads = data["threads"]
-    values = {**data, "arrays": tuple(arrays), "threads": tuple(threads) if isinstance(threads, list) else (threads,)}
-    for key in ("loads", "stores", "block_size_names"):
+    values = {
+        **data,
+        "arrays": tuple(arrays),
+        "shared_arrays": tuple(shared_arrays),
+        "threads": tuple(threads) if isinstance(threads, list) else (threads,),
+    }
+    for key in ("loads", "stores", "block_size_names", "shared_loads", "shared_stores"):
         values[key] = tuple(data.get(key, ()))
-    for key in ("loops", "load_loops"):
+    for key in ("loops", "load_loops", "inner_loops"):
         values[key] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.get(key, {}).items()}
     return CudaKernel(**values)
 

@@ -14,7 +14,7 @@ import sympy as sp  # noqa: E402
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.adapters.cuda_compiler import compiler_for  # noqa: E402
 from pystencils_perf.kernel import BDIM, BID, TID  # noqa: E402
-from pystencils_perf_cuda import Array, CudaKernel, from_dict, load  # noqa: E402
+from pystencils_perf_cuda import Array, CudaKernel, SharedArray, from_dict, load  # noqa: E402
 from pystencils_perf_cuda.examples import matvec, transpose  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -361,7 +361,7 @@ def test_load_loops_are_refused_where_they_would_change_updates_or_lose_bounds()
         replace(_tile_copy(), guarded_when="256 % blockDim.x != 0").model()
     with pytest.raises(pp.HarvestError, match="guard 'r < 1' depends on a load loop"):
         replace(_tile_copy(), guard="r < 1").model()
-    with pytest.raises(pp.HarvestError, match="'r' is both a loop and a load loop"):
+    with pytest.raises(pp.HarvestError, match="'r' is in both loops and load_loops"):
         replace(_tile_copy(), loops={"r": (0, 2)}).model()
 
 
@@ -386,3 +386,106 @@ def test_a_toml_spec_with_a_kernel_table_ranks_from_the_command_line(tmp_path, c
         load_tunable_spec(spec).kernel_for({"block_size_x": 32})
     with pytest.raises(pp.HarvestError, match="tunable parameter 'size' = 1.5 is not an integer"):
         load_tunable_spec(spec).kernel_for({"size": 1.5})
+
+
+def _shared_box(dtype="float", pitch=None, filter_size=3):
+    """`_tile_copy` with its shared tile described: the copy's stores, and a box filter's loads of it."""
+    return replace(
+        _tile_copy(shared_memory_bytes=0),
+        arrays=(Array("a", dtype, (258, 258)), Array("b", dtype, (256, 256))),
+        shared_arrays=(SharedArray("tile", dtype, ("blockDim.y + 2", "blockDim.x + 2"), pitch=pitch),),
+        shared_stores=("tile[row][col]",),
+        shared_loads=("tile[threadIdx.y + i][threadIdx.x + j]",),
+        inner_loops={"i": (0, filter_size), "j": (0, filter_size)},
+    )
+
+
+def _busiest_bank_wavefronts(words_per_lane: list[list[int]], banks=32) -> int:
+    """Brute force, lane by lane: a warp's wavefronts are the most distinct 4-B words one bank must deliver."""
+    per_bank: dict[int, set] = {}
+    for words in words_per_lane:
+        for w in words:
+            per_bank.setdefault(w % banks, set()).add(w)
+    return max(len(ws) for ws in per_bank.values())
+
+
+@pytest.mark.parametrize(
+    "dtype, block, pitch",
+    [("float", (32, 4, 1), None), ("float", (16, 8, 1), None), ("float", (48, 2, 1), None), ("double", (32, 2, 1), None),
+     ("float", (16, 8, 1), "blockDim.x + 2 + (32 - (blockDim.x + 2) % 32) % 32")],
+)  # fmt: skip
+def test_shared_wavefronts_are_the_busiest_bank_per_warp(dtype, block, pitch):
+    from pystencils_perf.estimate.shared import shared_requests
+
+    model = _shared_box(dtype, pitch).model()
+    element = 8 if dtype == "double" else 4
+    bx, by, _ = block
+    row = bx + 2 if pitch is None else bx + 2 + (32 - (bx + 2) % 32) % 32
+    assert model.shared_memory_for(block) == (by + 2) * row * element  # sized by the arrays where not given
+    got = shared_requests(model, block, [(1, 1, 0)], pp.get_device("A100"))
+    lanes = [(t % bx, t // bx) for t in range(bx * by)]
+    warps = [lanes[k : k + 32] for k in range(0, len(lanes), 32)]
+
+    def words(r, c):
+        first = (r * row + c) * element // 4
+        return list(range(first, first + element // 4))
+
+    loads = sum(
+        _busiest_bank_wavefronts([words(y + i, x + j) for x, y in warp])
+        for warp in warps
+        for i in range(3)
+        for j in range(3)
+    )
+    assert got.load_wavefronts_per_lup == pytest.approx(loads / (bx * by))
+    assert got.load_requests_per_lup == pytest.approx(9 * len(warps) / (bx * by))
+    stores = 0
+    for r0 in range(0, by + 2, by):
+        for c0 in range(0, bx + 2, bx):
+            for warp in warps:
+                active = [(x + c0, y + r0) for x, y in warp if y + r0 < by + 2 and x + c0 < bx + 2]
+                stores += _busiest_bank_wavefronts([words(r, c) for c, r in active]) if active else 0
+    assert got.store_wavefronts_per_lup == pytest.approx(stores / (bx * by))
+
+
+def test_a_broadcast_is_one_wavefront_and_shared_values_are_loaded_once_per_thread():
+    from pystencils_perf.estimate.shared import shared_requests
+
+    # every lane of a row reads the same word: one wavefront per warp and load; a tile's rows overlap
+    desc = replace(
+        _shared_box(),
+        loops={"yi": (0, 2)},
+        stores=(
+            "b[blockIdx.y * blockDim.y * 2 + threadIdx.y + yi * blockDim.y][blockIdx.x * blockDim.x + threadIdx.x]",
+        ),
+        guard="threadIdx.x < 1000",
+        threads=(256, 128),
+        shared_loads=("tile[threadIdx.y + yi + i][0]",),
+        inner_loops={"i": (0, 3)},
+    )
+    model = desc.model()
+    got = shared_requests(model, (32, 1, 1), [(0, 0, 0)], pp.get_device("A100"))
+    # rows yi + i: 0..3, four distinct loads for two updates per thread, one wavefront each
+    assert got.load_wavefronts_per_lup == pytest.approx(4 / (2 * 32))
+    assert got.load_requests_per_lup == pytest.approx(4 / (2 * 32))
+
+
+def test_shared_memory_descriptions_are_checked():
+    with pytest.raises(pp.HarvestError, match="shared load 'tile\\[blockIdx.x\\]\\[0\\]': a block's shared array"):
+        replace(_shared_box(), shared_loads=("tile[blockIdx.x][0]",)).model()
+    with pytest.raises(pp.HarvestError, match="unknown shared array 'tyle'"):
+        replace(_shared_box(), shared_loads=("tyle[0][0]",)).model()
+    with pytest.raises(pp.HarvestError, match="shared array 'tile': unknown dtype 'flaot'"):
+        replace(_shared_box(), shared_arrays=(SharedArray("tile", "flaot", (4, 4)),)).model()
+    with pytest.raises(pp.HarvestError, match="'i' is in both load_loops and inner_loops"):
+        replace(_shared_box(), load_loops={"i": (0, 3), "c": (0, 3)}).model()
+    with pytest.raises(pp.HarvestError, match="depends on an inner loop"):
+        replace(_shared_box(), loads=("a[row + i][col]",)).model()
+    table = {
+        "name": "t", "arrays": [{"name": "a", "dtype": "float", "shape": [8]}], "threads": 8, "stores": ["a[x]"],
+        "indices": {"x": "threadIdx.x"}, "shared_arrays": [{"name": "s", "dtype": "float", "shape": [8], "pich": 9}],
+    }  # fmt: skip
+    with pytest.raises(pp.HarvestError, match="shared_arrays\\[0\\]: unknown key 'pich'"):
+        from_dict(table)
+    model = from_dict({**table, "shared_arrays": [{"name": "s", "dtype": "float", "shape": ["blockDim.x"]}],
+                       "shared_loads": ["s[threadIdx.x]"]}).model()  # fmt: skip
+    assert "shared array s" in model.summary() and "load  s[tid.x]" in model.summary()

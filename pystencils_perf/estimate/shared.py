@@ -1,0 +1,72 @@
+"""What one block's warps ask of shared memory: wavefronts (bank conflicts included) and warp requests.
+
+Shared memory serves a request of a group of lanes in wavefronts: per wavefront each of its banks delivers one
+word, so a request takes as many as its busiest bank has distinct words (lanes that read one word share it, a
+broadcast). Groups are `Vendor.shared_memory_banks` lanes: a warp of 32 on NVIDIA, half a wave64 on AMD. An
+element wider than a bank spans several words, so a warp's 8-B loads of consecutive elements take two.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernel import AccessKind, KernelModel
+from ..vendors import vendor_of
+from .addresses import active_masks, block_threads, byte_addresses, cached_by_identity, compile_kernel
+from .l1 import bank_cycles_per_instruction, in_rows, rows_of, shift_classes
+
+
+@dataclass(frozen=True)
+class SharedRequests:
+    """Per lattice update: wavefronts and warp requests of the shared loads and stores."""
+
+    load_wavefronts_per_lup: float = 0.0
+    store_wavefronts_per_lup: float = 0.0
+    load_requests_per_lup: float = 0.0
+    store_requests_per_lup: float = 0.0
+
+
+@cached_by_identity(maxsize=64)
+def _shared_view(model: KernelModel) -> KernelModel:
+    """One view per model, so that its compiled instructions are cached with it (`compile_kernel`)."""
+    return model.shared_view()
+
+
+def shared_requests(model: KernelModel, block: tuple[int, int, int], bids, device) -> SharedRequests:
+    """Shared-memory wavefronts and requests of the blocks `bids` (representative blocks), per update they make."""
+    if not model.shared_accesses:
+        return SharedRequests()
+    view = _shared_view(model)
+    compiled = compile_kernel(view, block)
+    fields = {f.name: f for f in view.fields}
+    threads = block_threads(tuple(block), tuple(map(tuple, bids)))
+    lups = max(sum(int(threads.satisfying(conj).sum()) for conj in compiled.points), 1)
+    vendor = vendor_of(device)
+    banks, bank_bytes = vendor.shared_memory_banks, vendor.shared_memory_bank_bytes
+    # a shift by whole banks rotates every lane's bank alike: the busiest bank's count is the same
+    instrs, weight = shift_classes(compiled.instructions, fields, bank_bytes, threads)
+    if not instrs:
+        return SharedRequests()
+    byte_addr = byte_addresses(instrs, fields, threads)
+    mask = active_masks(instrs, threads)
+    is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
+    element_bytes = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
+    wavefronts = np.zeros(len(instrs), dtype=np.int64)
+    for eb in np.unique(element_bytes).tolist():
+        sel = element_bytes == eb
+        words = byte_addr[sel] // bank_bytes
+        # each lane's element spans this many words, side by side in its group's row
+        rows = np.concatenate(
+            [rows_of(words + k, mask[sel], banks) for k in range(max(1, math.ceil(eb / bank_bytes)))], axis=1
+        )
+        wavefronts[sel] = bank_cycles_per_instruction(rows, banks, int(sel.sum()))
+    requests = in_rows(mask, device.warp_size, False).any(axis=1).reshape(len(instrs), -1).sum(axis=1)
+    return SharedRequests(
+        load_wavefronts_per_lup=float(np.dot(wavefronts[~is_store], weight[~is_store])) / lups,
+        store_wavefronts_per_lup=float(np.dot(wavefronts[is_store], weight[is_store])) / lups,
+        load_requests_per_lup=float(np.dot(requests[~is_store], weight[~is_store])) / lups,
+        store_requests_per_lup=float(np.dot(requests[is_store], weight[is_store])) / lups,
+    )

@@ -1,0 +1,186 @@
+"""The default model on the repository's shared-memory convolution data (issue 56): wavefronts and time.
+
+    python3 validation/shared_memory/validate_shared_memory.py
+
+1. Shared-load and shared-store wavefronts of KTT's convolution, as the estimator counts them
+   (`pystencils_perf.estimate.shared` through `rtx2080ti_convolution/convolution_shmem.py`), against Nsight
+   Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum`` and ``_op_st.sum`` on the RTX 2080 Ti,
+   PADDING 0, the rows without spilled registers (KTT's PADDING 1 is not Kernel Tuner's padding: see
+   `rtx2080ti_convolution/shared_wavefronts.md`).
+2. The default model's time per launch against the measured time, ranked as `pystencils-perf tune --replay`
+   ranks (`spec_candidates`), with each launch's compiled registers where a table or the data has them: the H200's
+   320-configuration sample of Kernel Tuner's shared-memory convolution (`hopper/data/h200`, registers of
+   `data/external/convolution15_shmem_registers_sm_90.csv`), the A100 cache's ``use_shmem = 1`` rows (no
+   register table for them: occupancy from threads and shared memory), and KTT's RTX 2080 Ti rows (registers from
+   its counters). Spearman of predicted against measured time, the measured share of the best of the model's pick
+   (ties at their worst), the measured best's predicted rank, MAPE, and the data's own run-to-run noise.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared helpers
+
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+
+use_temporary_pystencils_cache("pystencils-perf-")
+
+from convolution_summary import use_compiled_registers  # noqa: E402
+from pystencils_perf.devices import get_device  # noqa: E402
+from pystencils_perf.estimate.shared import shared_requests  # noqa: E402
+from pystencils_perf.estimate.volumes import representative_blocks  # noqa: E402
+from pystencils_perf.hookspecs import hookimpl  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
+from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
+from pystencils_perf.resources import ResourceUsage  # noqa: E402
+from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
+from pystencils_perf.validate import spearman  # noqa: E402
+
+VALIDATION = Path(__file__).resolve().parents[1]
+KTT = VALIDATION / "data/external/rtx2080ti_convolution15_ktt_counters.csv"
+KTT_SPEC = VALIDATION / "rtx2080ti_convolution/convolution_shmem.py"
+KT_SPEC = VALIDATION / "a100_convolution/convolution_shmem.py"
+A100_CACHE = VALIDATION / "data/external/a100_convolution15_kernel_tuner_cache.json.gz"
+H200_CACHE = VALIDATION / "hopper/data/h200/convolution15_shmem_kernel_tuner_cache.json.gz"
+H200_RERUN = VALIDATION / "hopper/data/h200/convolution15_shmem_kernel_tuner_cache_rerun.json.gz"
+KT_KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding")
+KT_FIXED = {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+KTT_KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y", "READ_ONLY", "PADDING")
+LOADS, STORES = (f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum" for op in ("ld", "st"))
+SPILLS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum")
+WITHIN = 0.10
+
+
+def ktt_rows() -> list[dict]:
+    with open(KTT, newline="") as fh:
+        return [r for r in csv.DictReader(fh) if int(r["PADDING"]) == 0]
+
+
+class KttRegisters:
+    """A `perf_launch_resources` plugin: the registers each KTT launch ran with (its counters' ``registers``)."""
+
+    def __init__(self, rows: list[dict]):
+        self.registers = {tuple(int(r[k]) for k in KTT_KEY[:5]): int(r["registers"]) for r in rows}
+
+    @hookimpl
+    def perf_launch_resources(self, kernel, model, launches, device):
+        constants = getattr(kernel, "constants", {})
+        if "tsx" not in constants or device.name != get_device("RTX-2080-Ti").name:
+            return None
+        variant = (constants["tsx"], constants["tsy"], int(kernel.arrays[0].read_only))
+        found = {launch: self.registers.get((*launch.block[:2], *variant)) for launch in launches}
+        return {launch: ResourceUsage("sm_75", r, 0, 0, 0, "KTT's run") for launch, r in found.items() if r}
+
+
+def wavefront_agreement(rows: list[dict]) -> list[str]:
+    """Per kind (loads, stores): rows within `WITHIN` of the counter, median and largest error."""
+    spec, device = load_tunable_spec(KTT_SPEC), get_device("RTX-2080-Ti")
+    errors = {LOADS: [], STORES: []}
+    for r in rows:
+        if any(float(r[c]) for c in SPILLS):
+            continue
+        bx, by, tx, ty, ro = (int(r[k]) for k in KTT_KEY[:5])
+        model = spec.kernel({"TILE_SIZE_X": tx, "TILE_SIZE_Y": ty, "READ_ONLY": ro, "PADDING": 0}).model()
+        block = (bx, by, 1)
+        grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
+        got = shared_requests(model, block, representative_blocks(grid)[:1], device)
+        updates = spec.lattice_updates
+        errors[LOADS].append(got.load_wavefronts_per_lup * updates / float(r[LOADS]) - 1)
+        errors[STORES].append(got.store_wavefronts_per_lup * updates / float(r[STORES]) - 1)
+    lines = [
+        f"{len(errors[LOADS])} KTT RTX 2080 Ti rows, PADDING 0, without spills; estimated shared wavefronts "
+        "against the counters:",
+        "| | within 10 % | median error | largest error |",
+        "|---|---|---|---|",
+    ]
+    for name, counter in (("loads", LOADS), ("stores", STORES)):
+        e = np.abs(np.array(errors[counter]))
+        lines.append(
+            f"| {name} | {np.sum(e <= WITHIN)} ({100 * np.mean(e <= WITHIN):.1f} %) | {100 * np.median(e):.2f} % "
+            f"| {100 * e.max():.1f} % |"
+        )
+    return lines
+
+
+def kernel_tuner_times(path: Path, fixed: dict) -> tuple[dict, dict]:
+    """Measured time (ms) by KT_KEY of a Kernel Tuner cache's rows with `fixed`, and each row's spread over its
+    repeated runs ((max - min) / median)."""
+    with gzip.open(path, "rt") as fh:
+        entries = json.load(fh)["cache"].values()
+    times, spreads = {}, {}
+    for e in entries:
+        if all(e.get(k) == v for k, v in fixed.items()) and isinstance(e["time"], (int, float)):
+            key = tuple(int(e[k]) for k in KT_KEY)
+            times[key] = float(e["time"])
+            runs = [t for t in e.get("times", []) if isinstance(t, (int, float))]
+            if len(runs) > 1:
+                spreads[key] = (max(runs) - min(runs)) / float(np.median(runs))
+    return times, spreads
+
+
+def scores(label: str, spec_path: Path, keys: tuple, measured: dict, device: str, fixed: dict, noise: str) -> str:
+    """One table row: the default model's ranking of `measured`'s configurations against the measured times."""
+    spec = load_tunable_spec(spec_path)
+    params = [{**dict(zip(keys, c)), **fixed} for c in measured]
+    space = spec_candidates(params, spec, device, source=label)
+    predicted = {tuple(c.params[k] for k in keys): c.predicted_seconds * 1e3 for c in space.candidates}
+    both = sorted(set(predicted) & set(measured))
+    p = np.array([predicted[c] for c in both])
+    m = np.array([measured[c] for c in both])
+    pick = m.min() / m[p <= p.min()].max()
+    rank = int(np.sum(p <= p[np.argmin(m)]))
+    mape = float(np.mean(np.abs(p - m) / m) * 100)
+    return (
+        f"| {label} | {len(both)} ({len(space.rejected)} rejected) | {spearman(p, m):.3f} | {100 * pick:.1f} % "
+        f"| {rank} | {mape:.1f} | {noise} |"
+    )
+
+
+def main() -> int:
+    rows = ktt_rows()
+    print("\n".join(wavefront_agreement(rows)))
+    print()
+    pm = get_plugin_manager()
+    use_compiled_registers()
+    pm.register(KttRegisters(rows), name="validation-ktt-registers")
+    h200, _ = kernel_tuner_times(H200_CACHE, {"use_shmem": 1})
+    rerun, _ = kernel_tuner_times(H200_RERUN, {"use_shmem": 1})
+    h200_noise = [abs(rerun[c] - h200[c]) / h200[c] for c in set(rerun) & set(h200)]
+    a100, a100_spread = kernel_tuner_times(A100_CACHE, KT_FIXED)
+    ktt = {tuple(int(r[k]) for k in KTT_KEY): float(r["duration_us"]) / 1e3 for r in rows}
+    print(
+        "| data | launches (rejected) | Spearman | pick's share of the best | best's predicted rank | MAPE % | noise |",
+        "|---|---|---|---|---|---|---|",
+        scores(
+            "H200, Kernel Tuner's sample",
+            KT_SPEC,
+            KT_KEY,
+            h200,
+            "H200",
+            KT_FIXED,
+            f"rerun median {100 * np.median(h200_noise):.1f} %, p90 {100 * np.percentile(h200_noise, 90):.1f} %",
+        ),
+        scores(
+            "A100, Kernel Tuner's cache",
+            KT_SPEC,
+            KT_KEY,
+            a100,
+            "A100",
+            KT_FIXED,
+            f"spread of a row's runs median {100 * np.median(list(a100_spread.values())):.1f} %",
+        ),
+        scores("RTX 2080 Ti, KTT", KTT_SPEC, KTT_KEY, ktt, "RTX-2080-Ti", {}, "one run per row: not known"),
+        sep="\n",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
