@@ -4,10 +4,11 @@ Described from `cache_scripts/convolution/convolution.cu` of MiloLurati/AutoTuni
 (9a7dcca284d81c4f7c005268a7e9968d905f0b1a), read, not copied; the global accesses are those of KTT's port
 (`validation/rtx2080ti_convolution/convolution_shmem.py`, whose docstring explains the copy loops and guards),
 with Kernel Tuner's parameter names. ``use_padding = 1`` widens each shared row, where the block's width is no
-multiple of 32, by ``(32 - (14 + block_size_x * (tile_size_x - 1))) & 31`` columns: only the shared memory
-per block changes. Global memory sees only the copy and the stores: the 225 FMAs per output read shared
-memory, which this description leaves out, so the default model ranks these launches blind to their
-main cost (issue 56).
+multiple of 32, by ``(32 - (14 + block_size_x * (tile_size_x - 1))) & 31`` columns (the shared row's
+`pitch`). The copy stores into the shared tile ``sh_input``; the 225 FMAs per output read it at
+``sh_input[ty + yi * block_size_y + i][tx + xi * block_size_x + j]`` (`inner_loops` over the taps i, j), and a
+thread loads each distinct value once. The shared tile's bytes set the occupancy
+(`validation/shared_memory/report.md` has how the model ranks these launches).
 """
 
 from pystencils_perf_cuda import Array, CudaKernel, SharedArray

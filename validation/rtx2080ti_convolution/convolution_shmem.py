@@ -1,4 +1,4 @@
-"""SPEC: the global loads and stores of KTT's shared-memory 15x15 convolution, as a CUDA description.
+"""SPEC: KTT's shared-memory 15x15 convolution (global and shared accesses), as a CUDA description.
 
 Described from `Examples/KernelTunerConvolution/KernelTunerConvolution.cu` of HiPerCoRe/KTT
 (931c41570df4ae279a2fb1d422be781728b39bed, MIT), read, not copied: a 4096 x 4096 float image,
@@ -12,11 +12,12 @@ Where the tile does not divide the image (the source's ``#if``), the copy also c
 edge and the stores the image's; where it does, those conditions hold anyway (a block's copy ends at
 most at row and column 4096 + 14), so `load_guard` and `guard` state them for every block size.
 
-Global memory sees only the copy's loads and the stores; the 225 FMAs per output read shared memory,
-which this description leaves out (``PADDING`` changes only the shared-memory layout). The
-2080 Ti data therefore checks volumes (DRAM and L2), not the run time. The shared copy's size
-(`shared_memory_bytes`, per block size) sets the occupancy; for PADDING = 0 it equals KTT's
-``shared_mem_bytes`` column in every row.
+The copy stores into the shared tile ``sh``, and the 225 FMAs per output read it at
+``sh[ty + yi * BLOCK_SIZE_Y + i][tx + xi * BLOCK_SIZE_X + j]`` (`inner_loops` over the taps i, j), each distinct
+value once per thread. PADDING = 1 pads KTT's shared rows by a rule that is not Kernel Tuner's
+(`shared_wavefronts.md`), so only PADDING = 0 is described. The shared tile's bytes set the occupancy; they equal
+KTT's ``shared_mem_bytes`` column in every row. `validation/shared_memory/report.md` checks the shared wavefronts
+against the 2080 Ti's counters and ranks the launches.
 """
 
 from pystencils_perf_cuda import Array, CudaKernel, SharedArray

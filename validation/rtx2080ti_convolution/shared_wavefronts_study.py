@@ -2,8 +2,8 @@
 
     python3 validation/rtx2080ti_convolution/shared_wavefronts_study.py
 
-Not the product's estimate (the kernel model has no shared loads yet): it checks the count the estimator is to
-make before it is built. A thread of the convolution reads ``sh[threadIdx.y + yi * BLOCK_SIZE_Y + i]
+Not the product's estimate (written before the kernel model had shared loads): the count the estimator was to
+make. A thread of the convolution reads ``sh[threadIdx.y + yi * BLOCK_SIZE_Y + i]
 [threadIdx.x + xi * BLOCK_SIZE_X + j]`` for its tile point (xi, yi) and filter tap (i, j). Rows
 ``yi * BLOCK_SIZE_Y + i`` of different tile rows coincide where the block is fewer than 15 rows high (columns
 alike where it is fewer than 15 wide), so a compiler that keeps each loaded value in a register loads
