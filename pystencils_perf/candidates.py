@@ -8,7 +8,7 @@ import itertools
 from .errors import ConfigurationError
 from .hookspecs import hookimpl
 from .launch import LaunchConfig, grid_limits
-from .vendors import GridLimits
+from .vendors import GridLimits, vendor_of
 
 DEFAULT_FOLDS = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
 
@@ -89,6 +89,12 @@ def perf_check_candidate(model, launch, device):
                 f"{device.register_allocation_unit}{spread}) exceed {device.registers_per_sm} registers per SM"
             )
     shared = model.shared_memory_for(launch.block)
+    static_limit = vendor_of(device).static_shared_memory_limit_bytes
+    if model.shared_memory_is_static and shared > static_limit:
+        return (
+            f"{shared} B of statically sized shared arrays exceed the {static_limit} B a block's static shared memory "
+            "may take (only dynamic shared memory may be larger)"
+        )
     if shared > device.shared_memory_limit_per_block_bytes:
         return (
             f"{shared} B shared memory exceed {device.name}'s {device.shared_memory_limit_per_block_bytes} B per block"

@@ -226,6 +226,10 @@ class KernelModel:
     shared_arrays: tuple[Field, ...] = ()
     #: loads and stores of shared memory (`Access.field` names a shared array), over `loops` like `accesses`
     shared_accesses: tuple[Access, ...] = ()
+    #: the block's shared memory is declared with its size (``__shared__ float a[N]``, a kernel's static arrays),
+    #: which the compiler allocates only up to `Vendor.static_shared_memory_limit_bytes`; dynamic shared memory
+    #: (``extern __shared__``) may take what the device allows a block
+    shared_memory_is_static: bool = False
     #: symbols whose value the launch's block size decides, with the expression of ``blockDim`` that gives it
     #: (a shared row's pitch with padding): numbers wherever blockDim is one
     block_values: tuple[tuple[sp.Symbol, sp.Basic], ...] = ()

@@ -42,6 +42,8 @@ class Vendor:
     #: whether shared memory's wavefronts pass the L1 cache's data stage (NVIDIA's unified L1/shared memory), so
     #: that they and the L1's own wavefronts take turns; else shared memory is a unit of its own beside the L1
     shared_memory_in_l1_data_path: bool = False
+    #: the most shared memory a block's statically sized arrays may take (`KernelModel.shared_memory_is_static`)
+    static_shared_memory_limit_bytes: int = 48 * 1024
 
 
 #: the GPU vendors, by `Device.vendor`
@@ -63,6 +65,9 @@ VENDORS = {
         shared_memory_banks=32,
         shared_memory_bank_bytes=4,
         shared_memory_in_l1_data_path=True,
+        # "Kernels relying on shared memory allocations over 48 KB per block ... must use dynamic shared memory"
+        # (CUDA C++ Programming Guide, "Compute Capabilities", compute capability 7.x and later)
+        static_shared_memory_limit_bytes=48 * 1024,
     ),
     "amd": Vendor(
         name="AMD",
@@ -80,6 +85,9 @@ VENDORS = {
         shared_memory_banks=32,
         shared_memory_bank_bytes=4,
         shared_memory_in_l1_data_path=False,
+        # a workgroup allocates at most 64 KiB of LDS, static or dynamic (hipDeviceProp_t::sharedMemPerBlock of
+        # CDNA and RDNA GPUs)
+        static_shared_memory_limit_bytes=64 * 1024,
     ),
 }
 

@@ -60,12 +60,15 @@ class Array:
 class SharedArray:
     """A ``__shared__`` array of one block, row-major: its extents are numbers or expressions of ``blockDim`` and
     constants (``"blockDim.y * tsy + 14"``); `pitch`, where given, the elements from one row to the next where
-    rows are padded (an expression that may take remainders of ``blockDim``), else the last extent."""
+    rows are padded (an expression that may take remainders of ``blockDim``), else the last extent. `static`:
+    declared with its size (``__shared__ float sh[H][W]``, the size compiled in for each block size), which nvcc
+    allocates only up to 48 KiB per block; False for ``extern __shared__`` memory sized at launch."""
 
     name: str
     dtype: str
     shape: tuple[int | str, ...]
     pitch: int | str | None = None
+    static: bool = True
 
 
 @dataclass(frozen=True)
@@ -393,6 +396,7 @@ class _Builder:
             domain=domain,
             loops=tuple(self.loops + self.load_loops + self.inner_loops),
             shared_arrays=tuple(shared_fields.values()),
+            shared_memory_is_static=bool(self.desc.shared_arrays) and all(a.static for a in self.desc.shared_arrays),
             shared_accesses=tuple(dict.fromkeys(shared)),
             block_values=tuple(self.block_values),
             flops_per_lup=float(self.desc.flops_per_lup),

@@ -489,3 +489,15 @@ def test_shared_memory_descriptions_are_checked():
     model = from_dict({**table, "shared_arrays": [{"name": "s", "dtype": "float", "shape": ["blockDim.x"]}],
                        "shared_loads": ["s[threadIdx.x]"]}).model()  # fmt: skip
     assert "shared array s" in model.summary() and "load  s[tid.x]" in model.summary()
+
+
+def test_static_shared_arrays_over_48_kib_are_rejected_dynamic_ones_are_not():
+    """The H200's one shared-memory convolution that nvcc did not compile had a static tile over 48 KiB."""
+    big = ("blockDim.y * 40", "blockDim.x * 40")  # 1600 floats per thread: 51200 B for a block of 8
+    static = replace(_shared_box(), shared_arrays=(SharedArray("tile", "float", big),))
+    ranking = pp.rank(static, "A100", blocks=[(4, 1, 1), (8, 1, 1)], folds=[(1, 1, 1)])
+    assert [c.launch.block for c in ranking.candidates] == [(4, 1, 1)]
+    ((launch, why),) = ranking.rejected
+    assert launch.block == (8, 1, 1) and "51200 B of statically sized shared arrays exceed the 49152 B" in why
+    dynamic = replace(static, shared_arrays=(SharedArray("tile", "float", big, static=False),))
+    assert len(pp.rank(dynamic, "A100", blocks=[(4, 1, 1), (8, 1, 1)], folds=[(1, 1, 1)]).candidates) == 2
