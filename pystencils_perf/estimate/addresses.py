@@ -438,12 +438,32 @@ def _guard_rows(guard, table, forms, merge_forms, block, conjunction_of: dict, m
         if merge_forms is None
         else (np.stack([merge_forms[table.row[t]] for t in guard], axis=1) if guard else values)
     )
-    for i in np.flatnonzero(runs).tolist():
-        conj = tuple(tuple.__new__(Affine, (tuple(row[:-1]), row[-1])) for row in values[i].tolist())
-        conj_id[i] = conjunction_of.setdefault(conj, len(conjunction_of))
+    running = np.flatnonzero(runs)
+    if running.size:
+        conj_id[running] = _ids_in_order(
+            values[running],
+            conjunction_of,
+            lambda rows: tuple(tuple.__new__(Affine, (tuple(row[:-1]), row[-1])) for row in rows),
+            0,
+        )
         if merge_values is not None:
-            merge_id[i] = merge_of.setdefault(tuple(map(tuple, merge_values[i].tolist())), len(merge_of) + 1)
+            merge_id[running] = _ids_in_order(merge_values[running], merge_of, lambda rows: tuple(map(tuple, rows)), 1)
     return runs, conj_id, merge_id
+
+
+def _ids_in_order(values: np.ndarray, registry: dict, key_of, first_id: int) -> np.ndarray:
+    """The id in `registry` of each conjunction of `values` (iterations, constraints, 7), a new one numbered
+    ``len(registry) + first_id`` in the order the iterations first meet it: each distinct conjunction is keyed
+    once, though a tile's thousands of iterations repeat a handful."""
+    flat = values.reshape(len(values), -1)
+    if not flat.shape[1]:
+        first, group = np.zeros(1, dtype=np.int64), np.zeros(len(values), dtype=np.int64)
+    else:
+        first, group = _first_of_equal_rows(flat)
+    ids = np.empty(len(first), dtype=np.int64)
+    for g in np.argsort(first, kind="stable").tolist():
+        ids[g] = registry.setdefault(key_of(values[first[g]].tolist()), len(registry) + first_id)
+    return ids[group]
 
 
 def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> tuple[Instruction, ...]:
