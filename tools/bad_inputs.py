@@ -652,6 +652,15 @@ def output_path_cases(f: Inputs) -> list[Case]:
     return cases
 
 
+#: a block's copy of its tile into shared memory, and one shared load (`{load}`) from a tile of row pitch `{pitch}`
+SHARED_COPY = (
+    "from pystencils_perf_cuda import Array, CudaKernel, SharedArray\n"
+    'kernel = CudaKernel(name="tile", arrays=(Array("a", "float", (64, 64)), Array("b", "float", (64, 64))), '
+    'threads=(64, 64), indices={{"x": "blockIdx.x * blockDim.x + threadIdx.x", '
+    '"y": "blockIdx.y * blockDim.y + threadIdx.y"}}, loads=("a[y][x]",), stores=("b[y][x]",), '
+    'shared_arrays=(SharedArray("sh", "float", ("blockDim.y", "blockDim.x"), pitch={pitch}),), '
+    'shared_stores=("sh[threadIdx.y][threadIdx.x]",), shared_loads=("{load}",))\n'
+)
 SPEC_ERRORS = {  # label: (SPEC text, what the message must name)
     "syntax-error": ("assignments = [\n", "syntax"),
     "raises": ("raise RuntimeError('the grid file is gone')\n", "the grid file is gone"),
@@ -679,6 +688,12 @@ SPEC_ERRORS = {  # label: (SPEC text, what the message must name)
         'threads=(64, 64), indices={"x": "blockIdx.x * blockDim.x + threadIdx.x", '
         '"y": "blockIdx.y * blockDim.y + threadIdx.y"}, loads=("a[y][x]",), stores=("b[y][x]",))\n',
         "'b'",
+    ),
+    "cuda-unknown-shared-array": (SHARED_COPY.format(load="tyle[threadIdx.y][threadIdx.x]", pitch="None"), "'tyle'"),
+    "cuda-shared-by-blockIdx": (SHARED_COPY.format(load="sh[blockIdx.y][threadIdx.x]", pitch="None"), "blockIdx"),
+    "cuda-shared-pitch-negative": (
+        SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="'blockDim.x - 64'"),
+        "sh.stride0",
     ),
 }
 SPEC_WARNINGS = {  # label: (SPEC text, device, what the warning must name): ranked, with a warning

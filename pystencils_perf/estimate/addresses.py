@@ -294,8 +294,10 @@ def block_values(model: KernelModel, block: tuple[int, int, int]) -> dict[sp.Sym
     values = {}
     for symbol, expr in model.block_values:
         value = expr.xreplace(dict(zip(BDIM, block)))
-        if not value.is_Integer:
-            raise HarvestError(f"kernel {model.name!r}: {symbol} = {expr} is not an integer for blockDim = {block}")
+        if not value.is_Integer or value < 1:
+            raise HarvestError(
+                f"kernel {model.name!r}: {symbol} = {expr} is not a positive integer for blockDim = {block}"
+            )
         values[symbol] = int(value)
     return values
 

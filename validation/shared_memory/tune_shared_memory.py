@@ -1,0 +1,60 @@
+"""The tuner replayed on the shared-memory convolution data (issue 56, items 4-6), as `benchmarks/bench_tune.py`
+replays the caches without shared memory.
+
+    python3 validation/shared_memory/tune_shared_memory.py [--repeats 10]
+
+Caches: the A100's whole Kernel Tuner cache, with and without shared memory (`use_shmem` one more parameter:
+`a100_convolution/convolution_any.py`), and the H200's 320-configuration sample of the shared-memory half
+(`hopper/data/h200`, `a100_convolution/convolution_shmem.py`). Each launch's registers come from the compiled
+tables where they exist (`convolution_summary.CompiledRegisters`), as a user's source compiled per launch gives
+them. Prints bench_tune's table (our search, with and without its stop rule, and Kernel Tuner's strategies, each
+over `--repeats` seeds: the random_sample row estimates what random sampling reaches) and the stop rule's replays
+with the model's and with deliberately wrong predictions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # validation/: the shared helpers
+sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))  # bench_tune: the replay machinery
+
+import bench_tune  # noqa: E402  (sets pystencils' cache to a temporary folder)
+from convolution_summary import use_compiled_registers  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
+
+CACHES = (
+    (HERE.parent / "data/external/a100_convolution15_kernel_tuner_cache.json.gz", "convolution_any.py"),
+    (HERE.parent / "hopper/data/h200/convolution15_shmem_kernel_tuner_cache.json.gz", "convolution_shmem.py"),
+)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10, help="runs of each random Kernel Tuner strategy")
+    args = parser.parse_args(argv)
+    use_compiled_registers()
+    start = time.perf_counter()
+    replays = [
+        bench_tune.Replay(path, load_tunable_spec(HERE.parent / "a100_convolution" / spec), None)
+        for path, spec in CACHES
+    ]
+    print(f"ranked in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    for r in replays:
+        print(
+            f"{r.device.name}: {r.path.name}, {len(r.keys)} configurations, {len(r.predictions.candidates)} "
+            f"predicted, {len(r.predictions.rejected)} rejected by the model; optimum {r.optimum_ms:.4f} ms"
+        )
+    rows = bench_tune.summarise(replays, bench_tune.evaluate(replays, args.repeats))
+    print(bench_tune.table(rows))
+    print(f"timing noise (run-to-run spread per configuration): {bench_tune.noise_note(replays)}")
+    print(bench_tune.stop_rule_table(bench_tune.stop_rule_replays(replays)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
