@@ -9,7 +9,9 @@ fixed (``lp.fix_parameters``):
 - array shapes, strides (the fixed-stride dim tags) and offsets come from the
   kernel's global array arguments;
 - the iname domain of every instruction becomes the guard of its accesses, as
-  the index guard of a pystencils kernel does.
+  the index guard of a pystencils kernel does;
+- local temporaries (``lp.add_prefetch(..., default_tag="l.auto")``'s tiles)
+  are the block's shared arrays, their reads and writes shared loads and stores.
 
 Block-size generic: loopy bakes the block (the ``l.N`` extents ``L``) into the
 kernel. Where every index and domain constraint uses an axis in the split form
@@ -17,14 +19,17 @@ kernel. Where every index and domain constraint uses an axis in the split form
 produces), the model writes it ``c*(blockDim*blockIdx + threadIdx)``: the
 kernel as it would be split for another block. At the kernel's own block
 (`kernel_block`) the model is exactly the kernel; at other blocks it is the
-same kernel re-split. Other index forms are rejected with the iname named.
+same kernel re-split. An axis used through its ``l.N`` iname alone is
+``threadIdx``, as every index of a local temporary is. Other index forms are
+rejected with the iname named. Shared arrays, and the loops and guards of a
+fetch into them, keep the kernel's own sizes: exact at `kernel_block` only.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 from pystencils_perf.errors import HarvestError
@@ -45,16 +50,17 @@ from pystencils_perf.kernel import (
 
 @dataclass(frozen=True)
 class _Axis:
-    """One launch axis: its ``g.N`` and ``l.N`` inames and the threads a block has along it."""
+    """One launch axis: its ``g.N`` iname, its ``l.N`` inames (the compute's, and those of fetches into local
+    temporaries, which loopy tags alike) and the threads a block has along it (the largest ``l.N`` extent)."""
 
     index: int
     group: str | None
-    local: str | None
+    local_inames: tuple[str, ...]
     local_extent: int
 
     @property
     def used(self) -> bool:
-        return self.group is not None or self.local is not None
+        return self.group is not None or bool(self.local_inames)
 
     @property
     def global_index(self) -> sp.Expr:
@@ -65,9 +71,17 @@ class Harvester:
     """One pass over one loop kernel."""
 
     def __init__(self, knl, options):
-        self.knl = knl
+        import loopy as lp
+        from loopy.preprocess import find_temporary_address_space
+
+        # a prefetch's tile is local only once loopy decides it (its address space is auto until preprocessing)
+        self.knl = find_temporary_address_space(knl)
         self.where = f"loopy kernel {knl.name!r}"
         self.options = options
+        self.local_temporaries = {
+            name: t for name, t in self.knl.temporary_variables.items() if t.address_space == lp.AddressSpace.LOCAL
+        }
+        self.fetch_inames = self._fetch_inames()
         self.symbols = {name: sp.Symbol(name, integer=True) for name in knl.all_inames()}
         self.loop_inames: list[str] = []
         self.axes = self._axes()
@@ -85,7 +99,7 @@ class Harvester:
             UnrollTag,
         )
 
-        found: dict[tuple[str, int], str] = {}
+        found: dict[tuple[str, int], list[str]] = {}
         for name in sorted(self.knl.all_inames()):
             tags = [t for t in self.knl.iname_tags(name) if isinstance(t, InameImplementationTag)]
             hardware = [t for t in tags if isinstance(t, (GroupInameTag, LocalInameTag))]
@@ -105,12 +119,14 @@ class Harvester:
             kind = "g" if isinstance(tag, GroupInameTag) else "l"
             if tag.axis > 2:
                 raise HarvestError(f"{self.where}: iname {name!r} is tagged {kind}.{tag.axis}; CUDA has axes 0..2 only")
-            if (kind, tag.axis) in found:
+            on_axis = found.setdefault((kind, tag.axis), [])
+            own = [n for n in on_axis if kind == "g" or n not in self.fetch_inames]
+            if own and (kind == "g" or name not in self.fetch_inames):
                 raise HarvestError(
-                    f"{self.where}: inames {found[kind, tag.axis]!r} and {name!r} are both tagged {kind}.{tag.axis}; "
-                    "the adapter needs one iname per hardware axis"
+                    f"{self.where}: inames {own[0]!r} and {name!r} are both tagged {kind}.{tag.axis}; "
+                    "the adapter needs one iname per hardware axis (besides a fetch's into a local temporary)"
                 )
-            found[kind, tag.axis] = name
+            on_axis.append(name)
         if not found:
             raise HarvestError(
                 f"{self.where}: no iname is tagged g.N or l.N, so it is no GPU kernel "
@@ -118,18 +134,33 @@ class Harvester:
             )
         axes = []
         for n in range(3):
-            group, local = found.get(("g", n)), found.get(("l", n))
-            extent = self._range(local)[1] + 1 if local else 1
+            group, local_inames = found.get(("g", n), [None])[0], tuple(found.get(("l", n), ()))
+            extent = max((self._range(name)[1] + 1 for name in local_inames), default=1)
             if group:
                 self._range(group)  # bounds must be constant and start at 0
-            axes.append(_Axis(n, group, local, extent))
+            axes.append(_Axis(n, group, local_inames, extent))
         return tuple(axes)
 
+    def _fetch_inames(self) -> frozenset[str]:
+        """Inames that only assignments to local temporaries run over (a prefetch's): their loops are no lattice
+        updates, and they may share an ``l.N`` axis with the compute's inames."""
+        import loopy as lp
+
+        fetches: dict[str, list[bool]] = {}
+        for insn in self.knl.instructions:
+            if isinstance(insn, lp.Assignment):
+                fetch = insn.assignee_var_names()[0] in self.local_temporaries
+                for name in insn.within_inames | insn.reduction_inames():
+                    fetches.setdefault(name, []).append(fetch)
+        return frozenset(name for name, fetch in fetches.items() if all(fetch))
+
     def _domain(self, inames):
-        """The iname domain (an isl basic set) of `inames`, with fixed parameters."""
+        """The iname domain (an isl basic set) of `inames` alone, with fixed parameters."""
         import islpy as isl
 
         dom = self.knl.get_inames_domain(frozenset(inames))
+        if set(dom.get_var_names(isl.dim_type.set)) - set(inames):  # a fetch's inames in the compute's domain
+            dom = dom.project_out_except(sorted(inames), [isl.dim_type.set])
         params = dom.get_var_names(isl.dim_type.param)
         if params:
             raise HarvestError(
@@ -166,16 +197,16 @@ class Harvester:
         return Loop(sp.Symbol(f"loop.{iname}", integer=True), lo, hi + 1)
 
     def _work_items(self) -> tuple[int, int, int]:
-        """Threads per axis: the largest global index ``L*g + l`` plus one."""
+        """Threads per axis: the largest global index ``L*g + l`` of its ``l.N`` inames plus one."""
         items = []
         for axis in self.axes:
-            if not axis.used:
-                items.append(1)
-                continue
-            coefficients = {axis.local: 1} if axis.local else {}
-            if axis.group:
-                coefficients[axis.group] = axis.local_extent
-            items.append(self._extreme(self._domain(coefficients), coefficients, True) + 1)
+            ends = [1]
+            for local in axis.local_inames or ((None,) if axis.group else ()):
+                coefficients = {local: 1} if local else {}
+                if axis.group:
+                    coefficients[axis.group] = axis.local_extent
+                ends.append(self._extreme(self._domain(coefficients), coefficients, True) + 1)
+            items.append(max(ends))
         return tuple(items)
 
     # -- expressions ----------------------------------------------------------------
@@ -196,20 +227,30 @@ class Harvester:
             raise HarvestError(f"{where}: cannot read index {expr} ({err})") from None
         return value.xreplace({sp.Symbol(name): sym for name, sym in self.symbols.items()})
 
-    def affine(self, expr: sp.Expr, where: str) -> sp.Expr:
-        """An affine expression over inames as one over thread, block and loop symbols (see module doc)."""
+    def affine(self, expr: sp.Expr, where: str, shared: bool = False) -> sp.Expr:
+        """An affine expression over inames as one over thread, block and loop symbols (see module doc); `shared`:
+        an index of a local temporary, which is one block's, so that no ``g.N`` iname may take part in it."""
         coefficients, constant = self._coefficients(expr, where)
         result = sp.Integer(constant)
         for axis in self.axes:
             c_group = coefficients.pop(axis.group, 0) if axis.group else 0
-            c_local = coefficients.pop(axis.local, 0) if axis.local else 0
-            if axis.group and axis.local and c_group != axis.local_extent * c_local:
+            used = [name for name in axis.local_inames if name in coefficients]
+            c_local = sum(coefficients.pop(name) for name in used)
+            local = (used or axis.local_inames or (None,))[0]
+            if shared and c_group:
+                raise HarvestError(
+                    f"{where}: {expr} uses {axis.group!r} (g.{axis.index}), but a local temporary is one block's"
+                )
+            if shared or (axis.group and not c_group):  # threadIdx alone
+                result += c_local * TID[axis.index]
+                continue
+            if axis.group and local and c_group != axis.local_extent * c_local:
                 raise HarvestError(
                     f"{where}: {expr} uses {axis.group!r} (g.{axis.index}) with coefficient {c_group} and "
-                    f"{axis.local!r} (l.{axis.index}, {axis.local_extent} threads) with coefficient {c_local}; "
-                    f"only c*({axis.local_extent}*{axis.group} + {axis.local}) maps to blockDim*blockIdx + threadIdx"
+                    f"{local!r} (l.{axis.index}, {axis.local_extent} threads) with coefficient {c_local}; "
+                    f"only c*({axis.local_extent}*{axis.group} + {local}) maps to blockDim*blockIdx + threadIdx"
                 )
-            result += (c_local if axis.local else c_group) * axis.global_index
+            result += (c_local if local else c_group) * axis.global_index
         for name, c in coefficients.items():
             if name not in self.loops:
                 raise HarvestError(f"{where}: {expr} uses iname {name!r}, which the instruction is not within")
@@ -237,9 +278,16 @@ class Harvester:
 
         Bounds of a single iname are implied by the launch (``0 <= l < L``,
         ``0 <= g < G``) or by the loop's range; the axis guards
-        ``blockDim*blockIdx + threadIdx < threads`` stand for them.
+        ``blockDim*blockIdx + threadIdx < threads`` stand for them. An ``l.N``
+        iname with fewer values than the block has threads (a fetch of a
+        narrower tile) keeps its bound: only its first threads run it.
         """
         relations = [sp.Lt(axis.global_index, n) for axis, n in zip(self.axes, self.work_items) if axis.used]
+        for axis in self.axes:
+            for name in sorted(set(axis.local_inames) & set(inames)):
+                threads = self._range(name)[1] + 1
+                if threads < axis.local_extent:
+                    relations.append(sp.Lt(TID[axis.index], threads))
         for constraint in self._domain(inames).get_constraints():
             coefficients = {k: int(v.to_python()) for k, v in constraint.get_coefficients_by_name().items()}
             constant = coefficients.pop(1, 0)
@@ -272,24 +320,37 @@ class Harvester:
 
     # -- fields ---------------------------------------------------------------------
     def field(self, name: str) -> Field:
+        """A global array argument: its layout, and its offset as a base offset."""
         import loopy as lp
-        from loopy.kernel.array import FixedStrideArrayDimTag
 
         arg = self.knl.arg_dict[name]
         where = f"{self.where}: array {name!r}"
-        if arg.dtype is None or arg.dtype is lp.auto:
+        itemsize, shape, strides = self._layout(arg, where)
+        if arg.offset is lp.auto or not isinstance(arg.offset, int):
+            raise HarvestError(f"{where}: offset {arg.offset!r} is not a fixed number of elements")
+        return Field(name, itemsize, shape, strides, base_offset(arg.offset * itemsize), str(arg.dtype.numpy_dtype))
+
+    def shared_array(self, name: str) -> Field:
+        """A local temporary as the block's shared array (strides from its dim tags: C order unless given others)."""
+        temp = self.local_temporaries[name]
+        itemsize, shape, strides = self._layout(temp, f"{self.where}: local temporary {name!r}")
+        return Field(name, itemsize, shape, strides, 0, str(temp.dtype.numpy_dtype))
+
+    def _layout(self, var, where: str) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+        """Element size in bytes, shape and strides in elements of an array or temporary."""
+        import loopy as lp
+        from loopy.kernel.array import FixedStrideArrayDimTag
+
+        if var.dtype is None or var.dtype is lp.auto:
             raise HarvestError(f"{where} has no dtype; give it one (lp.add_dtypes)")
-        if arg.shape is None or arg.shape is lp.auto:
+        if var.shape is None or var.shape is lp.auto:
             raise HarvestError(f"{where} has no shape")
-        shape = tuple(self._integer(s, f"{where}: shape") for s in arg.shape)
-        tags = arg.dim_tags or ()
+        shape = tuple(self._integer(s, f"{where}: shape") for s in var.shape)
+        tags = var.dim_tags or ()
         if len(tags) != len(shape) or not all(isinstance(t, FixedStrideArrayDimTag) for t in tags):
             raise HarvestError(f"{where}: dim tags {tags} are not one fixed stride per axis")
         strides = tuple(self._integer(t.stride, f"{where}: stride") for t in tags)
-        if arg.offset is lp.auto or not isinstance(arg.offset, int):
-            raise HarvestError(f"{where}: offset {arg.offset!r} is not a fixed number of elements")
-        itemsize = arg.dtype.numpy_dtype.itemsize
-        return Field(name, itemsize, shape, strides, base_offset(arg.offset * itemsize), str(arg.dtype.numpy_dtype))
+        return var.dtype.numpy_dtype.itemsize, shape, strides
 
     def _integer(self, value, where: str) -> int:
         if not isinstance(value, int):
@@ -306,7 +367,9 @@ class Harvester:
             a.name for a in self.knl.args if isinstance(a, lp.ArrayArg) and a.address_space == lp.AddressSpace.GLOBAL
         }
         self.accesses: list[Access] = []
-        self.stores: list[tuple[frozenset, tuple]] = []  # (inames, index) of every store
+        self.shared_accesses: list[Access] = []
+        self.shared_arrays = {name: self.shared_array(name) for name in self.local_temporaries}
+        self.stores: list[tuple[frozenset, tuple]] = []  # (inames, index) of every global store
         self.loops_used: set[str] = set()
         flops = Counter()
         for insn in self.knl.instructions:
@@ -322,7 +385,9 @@ class Harvester:
         if not self.stores:
             raise HarvestError(f"{self.where} stores to no global array")
         guards = [a.predicate for a in self.accesses if a.kind is AccessKind.STORE]
-        points = self._count(self.stores[0][0])
+        updates = self._update_loops()
+        # the store's threads over the loops whose iterations are updates: what the estimator counts as updates
+        points = self._count({n for n in self.stores[0][0] if n not in self.loops} | updates)
         model = KernelModel(
             name=self.knl.name,
             fields=tuple(self.field(name) for name in dict.fromkeys(a.field for a in self.accesses)),
@@ -330,43 +395,63 @@ class Harvester:
             work_items=self.work_items,
             lattice_updates=points,
             domain=guards[0] if all(g == guards[0] for g in guards) else sp.true,
-            loops=tuple(self.loops[n] for n in self.loop_inames if n in self.loops_used),
+            loops=tuple(replace(self.loops[n], updates=n in updates) for n in self.loop_inames if n in self.loops_used),
             flops_per_lup=sum(n * self._count(inames) for inames, n in flops.items()) / max(points, 1),
             shared_memory_bytes=self._shared_memory_bytes(),
+            shared_arrays=tuple(self.shared_arrays.values()),
+            shared_accesses=tuple(self.shared_accesses),
+            shared_memory_is_static=bool(self.local_temporaries),  # loopy declares local temporaries with their size
             generator=f"loopy {lp.version.VERSION_TEXT}",
         )
         return model.with_alignment(self._base_offsets(model))
 
     def _instruction(self, insn, arrays: set[str]) -> None:
-        """Record the global accesses of one assignment, guarded by its domain and predicates."""
+        """Record the global and shared accesses of one assignment, guarded by its domain and predicates."""
         inames = insn.within_inames | insn.reduction_inames()
         where = f"{self.where}: instruction {insn.id!r}"
-        missing = [a.local or a.group for a in self.axes if a.used and not {a.local, a.group} & insn.within_inames]
+        missing = [
+            (*a.local_inames, a.group)[0]
+            for a in self.axes
+            if a.used and not {a.group, *a.local_inames} & insn.within_inames
+        ]
         if missing:
             raise HarvestError(f"{where} is not within hardware iname {missing[0]!r}; every thread would run it")
         predicate = sp.And(*self.guard(inames, where), *self.predicate(insn))
-        subscripts = _subscripts(insn, arrays)
+        subscripts = _subscripts(insn, arrays | set(self.shared_arrays))
         if subscripts:
             self.loops_used |= inames & set(self.loops)
         for kind, sub in subscripts:
             name = sub.aggregate.name
-            here = f"{self.where}: {kind.value} of array {name!r} in instruction {insn.id!r}"
+            shared = name in self.shared_arrays
+            what = "local temporary" if shared else "array"
+            here = f"{self.where}: {kind.value} of {what} {name!r} in instruction {insn.id!r}"
             index = sub.index if isinstance(sub.index, tuple) else (sub.index,)
-            access = Access(name, kind, self._address(name, index, here), predicate)
-            if access not in self.accesses:
-                self.accesses.append(access)
-            if kind is AccessKind.STORE:
+            field = self.shared_arrays[name] if shared else self.field(name)
+            access = Access(name, kind, self._address(field, index, here, shared), predicate)
+            recorded = self.shared_accesses if shared else self.accesses
+            if access not in recorded:
+                recorded.append(access)
+            if kind is AccessKind.STORE and not shared:
                 self.stores.append((inames, index))
 
-    def _address(self, name: str, index: tuple, where: str) -> sp.Expr:
-        arg = self.knl.arg_dict[name]
-        if arg.shape is not None and len(index) != len(arg.shape):
-            raise HarvestError(f"{where}: {len(index)} indices for {len(arg.shape)} dimensions")
-        field = self.field(name)
+    def _address(self, field: Field, index: tuple, where: str, shared: bool = False) -> sp.Expr:
+        if len(index) != len(field.shape):
+            raise HarvestError(f"{where}: {len(index)} indices for {len(field.shape)} dimensions")
         address = sum(
-            self.affine(self.to_sympy(i, where), f"{where}, index {i}") * s for i, s in zip(index, field.strides)
+            self.affine(self.to_sympy(i, where), f"{where}, index {i}", shared) * s
+            for i, s in zip(index, field.strides)
         )
         return require_affine(address, f"{where}: address")
+
+    def _update_loops(self) -> set[str]:
+        """The loops whose iterations are lattice updates (`Loop.updates`): all but those only shared memory needs,
+        a fetch's (`fetch_inames`) and those only shared accesses depend on (the compute's loop over a staged tile)."""
+
+        def symbols(accesses: list[Access]) -> set[sp.Symbol]:
+            return set().union(*(a.address.free_symbols | a.predicate.free_symbols for a in accesses))
+
+        only_shared = symbols(self.shared_accesses) - symbols(self.accesses)
+        return {n for n in self.loops_used if n not in self.fetch_inames and self.loops[n].counter not in only_shared}
 
     def _count(self, inames) -> int:
         import islpy as isl
@@ -374,13 +459,7 @@ class Harvester:
         return int(isl.Set.from_basic_set(self._domain(inames)).count_val().to_python())
 
     def _shared_memory_bytes(self) -> int:
-        import loopy as lp
-
-        return sum(
-            math.prod(t.shape) * t.dtype.numpy_dtype.itemsize
-            for t in self.knl.temporary_variables.values()
-            if t.address_space == lp.AddressSpace.LOCAL
-        )
+        return sum(math.prod(t.shape) * t.dtype.numpy_dtype.itemsize for t in self.local_temporaries.values())
 
     def _base_offsets(self, model: KernelModel) -> dict[str, int]:
         offsets = {f.name: f.base_offset_bytes for f in model.fields}
