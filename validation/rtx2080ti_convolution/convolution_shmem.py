@@ -18,55 +18,31 @@ value once per thread. PADDING = 1 pads KTT's shared rows by a rule that is not 
 (`shared_wavefronts.md`), so only PADDING = 0 is described. The shared tile's bytes set the occupancy; they equal
 KTT's ``shared_mem_bytes`` column in every row. `validation/shared_memory/report.md` checks the shared wavefronts
 against the 2080 Ti's counters and ranks the launches.
+
+The kernel is Kernel Tuner's, whose description `../a100_convolution/convolution_shmem.py` is: this SPEC gives it
+KTT's parameter names (PADDING = 0 is Kernel Tuner's use_padding = 0).
 """
 
-from pystencils_perf_cuda import Array, CudaKernel, SharedArray
+import runpy
+from pathlib import Path
 
-IMAGE = 4096
-HALO = 14
-INPUT = IMAGE + HALO
+_KERNEL_TUNER = runpy.run_path(str(Path(__file__).resolve().parents[1] / "a100_convolution/convolution_shmem.py"))
 
 #: the KTT export names the block size in capitals
 block_parameters = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y")
 #: useful outputs per launch
-lattice_updates = IMAGE * IMAGE
-#: PADDING = 1 adds shared-memory columns the description does not count; the global accesses are the same
+lattice_updates = _KERNEL_TUNER["lattice_updates"]
+#: KTT pads its shared rows by a rule of its own, which the description does not know
 fixed_parameters = {"PADDING": 0}
 
 
-def kernel_for(params: dict) -> CudaKernel:
-    """The description for one tile size and READ_ONLY setting (PADDING does not touch global memory)."""
-    tsx, tsy = int(params["TILE_SIZE_X"]), int(params["TILE_SIZE_Y"])
-    return CudaKernel(
-        name=f"convolution15 shared-memory tile {tsx}x{tsy}{' read_only' if int(params['READ_ONLY']) else ''}",
-        arrays=(
-            Array("input", "float", (INPUT * INPUT,), read_only=bool(int(params["READ_ONLY"]))),
-            Array("output", "float", (IMAGE * IMAGE,)),
-        ),
-        threads=(-(-IMAGE // tsx), -(-IMAGE // tsy)),
-        indices={
-            "bx": "blockIdx.x * blockDim.x * tsx",
-            "by": "blockIdx.y * blockDim.y * tsy",
-            "row": "threadIdx.y + ci * blockDim.y",
-            "col": "threadIdx.x + cj * blockDim.x",
-            "x": "bx + threadIdx.x + xi * blockDim.x",
-            "y": "by + threadIdx.y + yi * blockDim.y",
-        },
-        guard=f"x < {IMAGE} && y < {IMAGE}",
-        load_guard=(
-            f"row < blockDim.y * tsy + {HALO} && col < blockDim.x * tsx + {HALO} "
-            f"&& by + row < {INPUT} && bx + col < {INPUT}"
-        ),
-        loops={"yi": (0, tsy), "xi": (0, tsx)},
-        # enough copy iterations for one-thread-wide blocks; the guard ends each copy at its size
-        load_loops={"ci": (0, tsy + HALO), "cj": (0, tsx + HALO)},
-        loads=("input[(by + row) * 4110 + bx + col]",),
-        stores=(f"output[y * {IMAGE} + x]",),
-        constants={"tsx": tsx, "tsy": tsy},
-        # the shared copy, without the padding columns PADDING = 1 adds to some widths (at most 31)
-        shared_arrays=(SharedArray("sh", "float", (f"blockDim.y * tsy + {HALO}", f"blockDim.x * tsx + {HALO}")),),
-        shared_stores=("sh[row][col]",),
-        shared_loads=("sh[threadIdx.y + yi * blockDim.y + i][threadIdx.x + xi * blockDim.x + j]",),
-        inner_loops={"i": (0, 15), "j": (0, 15)},
-        flops_per_lup=2.0 * 225,
+def kernel_for(params: dict):
+    """The description for one tile size and READ_ONLY setting."""
+    return _KERNEL_TUNER["kernel_for"](
+        {
+            "tile_size_x": params["TILE_SIZE_X"],
+            "tile_size_y": params["TILE_SIZE_Y"],
+            "read_only": params["READ_ONLY"],
+            "use_padding": 0,
+        }
     )

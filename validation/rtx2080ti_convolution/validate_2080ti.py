@@ -6,8 +6,8 @@ Data: `rtx2080ti_convolution15_ktt_counters.csv` of validation/data/external (fr
 AutoTuningAssociation/benchmark_hub 8eeb99e, MIT; README there), PADDING 0 (the description does not
 count PADDING's shared-memory columns), every tile size and READ_ONLY; runs that spill registers keep
 no volumes (their local-memory traffic is in the L2 and DRAM counters). The description,
-`convolution_shmem.py`, holds the global accesses only (the block's copy into shared memory and the
-stores), so only volumes are compared: DRAM load/store (``dram__sectors_read/write.sum``) and L2
+`convolution_shmem.py`, describes the shared tile too, but this script compares the global volumes only (the
+time and the shared wavefronts: `../shared_memory/report.md`): DRAM load/store (``dram__sectors_read/write.sum``) and L2
 load/store (``lts__t_sectors_op_read/write.sum``), per lattice update. Nothing is fitted on this GPU;
 the RTX 2080 Ti device file's capacity-miss curves are the V100's. Writes report.md and plots.
 """
@@ -37,7 +37,7 @@ VOLUMES = tuple(METRIC_BY_NAME[m] for m in ("dram_load", "dram_store", "l2_load"
 
 
 def volumes_only(validation: Validation) -> Validation:
-    """The pairs without the measured time: the description has no shared-memory compute to time."""
+    """The pairs without the measured time, which `../shared_memory/validate_shared_memory.py` compares."""
     pairs = [
         replace(p, measured=replace(p.measured, values={k: v for k, v in p.measured.values.items() if k != "glups"}))
         for p in validation.pairs

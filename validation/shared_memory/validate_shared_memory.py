@@ -1,6 +1,6 @@
 """The default model on the repository's shared-memory convolution data (issue 56): wavefronts and time.
 
-    python3 validation/shared_memory/validate_shared_memory.py
+    python3 validation/shared_memory/validate_shared_memory.py [--plot FILE.png]
 
 1. Shared-load and shared-store wavefronts of KTT's convolution, as the estimator counts them
    (`pystencils_perf.estimate.shared` through `rtx2080ti_convolution/convolution_shmem.py`), against Nsight
@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import gzip
 import json
@@ -125,8 +126,11 @@ def kernel_tuner_times(path: Path, fixed: dict) -> tuple[dict, dict]:
     return times, spreads
 
 
-def scores(label: str, spec_path: Path, keys: tuple, measured: dict, device: str, fixed: dict, noise: str) -> str:
-    """One table row: the default model's ranking of `measured`'s configurations against the measured times."""
+def scores(
+    label: str, spec_path: Path, keys: tuple, measured: dict, device: str, fixed: dict, noise: str, plotted: list
+) -> str:
+    """One table row: the default model's ranking of `measured`'s configurations against the measured times; the
+    pairs and their tiles go to `plotted`."""
     spec = load_tunable_spec(spec_path)
     params = [{**dict(zip(keys, c)), **fixed} for c in measured]
     space = spec_candidates(params, spec, device, source=label)
@@ -137,13 +141,38 @@ def scores(label: str, spec_path: Path, keys: tuple, measured: dict, device: str
     pick = m.min() / m[p <= p.min()].max()
     rank = int(np.sum(p <= p[np.argmin(m)]))
     mape = float(np.mean(np.abs(p - m) / m) * 100)
+    plotted.append((label, p, m, [c[2] * c[3] for c in both]))
     return (
         f"| {label} | {len(both)} ({len(space.rejected)} rejected) | {spearman(p, m):.3f} | {100 * pick:.1f} % "
         f"| {rank} | {mape:.1f} | {noise} |"
     )
 
 
-def main() -> int:
+def plot(plotted: list, path: Path) -> None:
+    """Predicted against measured time per data set, coloured by the outputs of a thread's tile."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(plotted), figsize=(4.2 * len(plotted), 3.8), squeeze=False)
+    for ax, (label, p, m, tile) in zip(axes[0], plotted):
+        points = ax.scatter(m, p, c=tile, s=4, cmap="viridis", norm=matplotlib.colors.LogNorm(1, 64))
+        low, high = min(m.min(), p.min()) * 0.9, max(m.max(), p.max()) * 1.1
+        ax.plot([low, high], [low, high], color="grey", linewidth=0.8)
+        ax.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high), title=label)
+        ax.set_xlabel("measured ms")
+    axes[0][0].set_ylabel("predicted ms")
+    fig.colorbar(points, ax=axes[0][-1], label="outputs per thread (tile)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plot", type=Path, help="write predicted against measured time by tile to this PNG")
+    args = parser.parse_args(argv)
+    plotted: list = []
     rows = ktt_rows()
     print("\n".join(wavefront_agreement(rows)))
     print()
@@ -166,6 +195,7 @@ def main() -> int:
             "H200",
             KT_FIXED,
             f"rerun median {100 * np.median(h200_noise):.1f} %, p90 {100 * np.percentile(h200_noise, 90):.1f} %",
+            plotted,
         ),
         scores(
             "A100, Kernel Tuner's cache",
@@ -175,10 +205,13 @@ def main() -> int:
             "A100",
             KT_FIXED,
             f"spread of a row's runs median {100 * np.median(list(a100_spread.values())):.1f} %",
+            plotted,
         ),
-        scores("RTX 2080 Ti, KTT", KTT_SPEC, KTT_KEY, ktt, "RTX-2080-Ti", {}, "one run per row: not known"),
+        scores("RTX 2080 Ti, KTT", KTT_SPEC, KTT_KEY, ktt, "RTX-2080-Ti", {}, "one run per row: not known", plotted),
         sep="\n",
     )
+    if args.plot:
+        plot(plotted, args.plot)
     return 0
 
 
