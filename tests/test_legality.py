@@ -20,6 +20,7 @@ class Space:
     work_items: tuple[int, int, int]
     registers: int | None = None
     shared_memory_bytes: int = 0
+    shared_memory_is_static: bool = False
 
     def registers_for(self, fold, block=None):
         return self.registers

@@ -27,6 +27,8 @@ import runpy
 from pathlib import Path
 
 _KERNEL_TUNER = runpy.run_path(str(Path(__file__).resolve().parents[1] / "a100_convolution/convolution_shmem.py"))
+#: the image's side, the filter's halo and the input's side, in points (the code studies import them)
+IMAGE, HALO, INPUT = _KERNEL_TUNER["IMAGE"], _KERNEL_TUNER["HALO"], _KERNEL_TUNER["INPUT"]
 
 #: the KTT export names the block size in capitals
 block_parameters = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y")

@@ -151,6 +151,7 @@ def scores(
 def plot(plotted: list, path: Path) -> None:
     """Predicted against measured time per data set, coloured by the outputs of a thread's tile."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -161,6 +162,9 @@ def plot(plotted: list, path: Path) -> None:
         low, high = min(m.min(), p.min()) * 0.9, max(m.max(), p.max()) * 1.1
         ax.plot([low, high], [low, high], color="grey", linewidth=0.8)
         ax.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high), title=label)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+            axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("measured ms")
     axes[0][0].set_ylabel("predicted ms")
     fig.colorbar(points, ax=axes[0][-1], label="outputs per thread (tile)")

@@ -132,19 +132,22 @@ def launch_fails(registers: int, threads: int, device) -> bool:
     return device.blocks_by_registers(registers, threads) == 0
 
 
-def check(table: Path, caches: list[Path], device) -> str:
+def check(table: Path, caches: list[Path], device, fixed: dict = FIXED, key: tuple[str, ...] = KEY) -> str:
     """How the table's registers agree with the launches each cache reports as failed at run time, on a GPU
-    with `device`'s register file (the A100's for sm_80 and sm_86: 64 K registers per SM in units of 256)."""
+    with `device`'s register file (the A100's for sm_80 and sm_86: 64 K registers per SM in units of 256); a
+    configuration the table lacks (it did not compile) counts as failing."""
     rows = read_table(table)
     lines = []
     for path in caches:
         failed = ran = failed_predicted = ran_predicted = 0
         with gzip.open(path, "rt") as fh:
             for entry in json.load(fh)["cache"].values():
-                if not all(entry.get(k) == v for k, v in FIXED.items()):
+                if not all(entry.get(k) == v for k, v in fixed.items()):
                     continue
-                config = tuple(int(entry[k]) for k in KEY)
-                fails = launch_fails(rows[config].registers_per_thread, config[0] * config[1], device)
+                config = tuple(int(entry[k]) for k in key)
+                fails = config not in rows or launch_fails(
+                    rows[config].registers_per_thread, config[0] * config[1], device
+                )
                 if entry["time"] == "RuntimeFailedConfig":
                     failed, failed_predicted = failed + 1, failed_predicted + fails
                 elif isinstance(entry["time"], (int, float)):
@@ -203,7 +206,8 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     if args.check:
-        print(check(args.out, args.caches, get_device("A100-PCIe-40GB")))
+        fixed, key = (SHMEM_FIXED, SHMEM_KEY) if args.shmem else (FIXED, KEY)
+        print(check(args.out, args.caches, get_device("A100-PCIe-40GB"), fixed, key))
         return 0
     driver = hip_compiler if args.arch.startswith("gfx") else cuda_compiler
     chosen = driver.compiler_for(args.arch if driver is hip_compiler else args.arch[3:4] + "." + args.arch[4:])
