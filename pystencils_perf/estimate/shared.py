@@ -40,12 +40,19 @@ def shared_requests(model: KernelModel, block: tuple[int, int, int], bids, devic
     if not model.shared_accesses:
         return SharedRequests()
     view = _shared_view(model)
-    compiled = compile_kernel(view, block)
-    fields = {f.name: f for f in view.fields}
-    threads = block_threads(tuple(block), tuple(map(tuple, bids)))
-    lups = max(sum(int(threads.satisfying(conj).sum()) for conj in compiled.points), 1)
     vendor = vendor_of(device)
-    banks, bank_bytes = vendor.shared_memory_banks, vendor.shared_memory_bank_bytes
+    sizes = (device.warp_size, vendor.shared_memory_banks, vendor.shared_memory_bank_bytes)
+    return _requests(compile_kernel(view, block), view.fields, tuple(block), tuple(map(tuple, bids)), sizes)
+
+
+@cached_by_identity(maxsize=128)
+def _requests(compiled, field_list, block, bids, sizes: tuple[int, int, int]) -> SharedRequests:
+    """`shared_requests` of compiled shared accesses; cached for them: a SPEC's variants that differ in
+    ``read_only`` only share them."""
+    warp, banks, bank_bytes = sizes
+    fields = {f.name: f for f in field_list}
+    threads = block_threads(block, bids)
+    lups = max(sum(int(threads.satisfying(conj).sum()) for conj in compiled.points), 1)
     # a shift by whole banks rotates every lane's bank alike: the busiest bank's count is the same
     instrs, weight = shift_classes(compiled.instructions, fields, bank_bytes, threads)
     if not instrs:
@@ -63,7 +70,7 @@ def shared_requests(model: KernelModel, block: tuple[int, int, int], bids, devic
             [rows_of(words + k, mask[sel], banks) for k in range(max(1, math.ceil(eb / bank_bytes)))], axis=1
         )
         wavefronts[sel] = bank_cycles_per_instruction(rows, banks, int(sel.sum()))
-    requests = in_rows(mask, device.warp_size, False).any(axis=1).reshape(len(instrs), -1).sum(axis=1)
+    requests = in_rows(mask, warp, False).any(axis=1).reshape(len(instrs), -1).sum(axis=1)
     return SharedRequests(
         load_wavefronts_per_lup=float(np.dot(wavefronts[~is_store], weight[~is_store])) / lups,
         store_wavefronts_per_lup=float(np.dot(wavefronts[is_store], weight[is_store])) / lups,
