@@ -409,7 +409,8 @@ def term_times(
     candidate's occupancy or `resident_warps_per_sm` (a partly filled last wave).
 
     ``FP``: the limiters' FP time over the share of SIMT lanes that update a point; ``L1 banks``: the limiters'
-    L1 time; ``L1 tags``: passes of the L1TEX tag stage (`l1_request_stage_cycles_per_lup`,
+    L1 time (with shared memory's wavefronts on NVIDIA); ``LDS``: AMD's shared memory, where a kernel uses it;
+    ``L1 tags``: passes of the L1TEX tag stage (`l1_request_stage_cycles_per_lup`,
     `read_only_stage_cycles_per_lup`); ``L2``: its bytes or its requests' slots (`l2_bytes_per_lup`); ``LLC``:
     the limiters' last-level cache time, where a device has one; ``DRAM``: its bytes and what requests cost
     beyond them (`dram_seconds_per_lup`); ``issue``: warp instructions (spills' and, where the SASS was read, its
