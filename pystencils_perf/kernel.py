@@ -265,7 +265,7 @@ class KernelModel:
 
     def shared_memory_for(self, block: tuple[int, int, int]) -> int:
         """Shared memory per block of `block` threads, in bytes."""
-        extra = self.block_shared_memory_bytes.xreplace(dict(zip(BDIM, block)))
+        extra = sp.sympify(self.block_shared_memory_bytes.xreplace(dict(zip(BDIM, block))))  # a lone symbol: an int
         if not extra.is_Integer:
             raise HarvestError(
                 f"kernel {self.name!r}: shared memory {self.block_shared_memory_bytes} "

@@ -293,7 +293,7 @@ def block_values(model: KernelModel, block: tuple[int, int, int]) -> dict[sp.Sym
     """The numbers of `model`'s `block_values` for `block` (a padded shared row's pitch)."""
     values = {}
     for symbol, expr in model.block_values:
-        value = expr.xreplace(dict(zip(BDIM, block)))
+        value = sp.sympify(expr.xreplace(dict(zip(BDIM, block))))  # a lone blockDim symbol gives back the int
         if not value.is_Integer or value < 1:
             raise HarvestError(
                 f"kernel {model.name!r}: {symbol} = {expr} is not a positive integer for blockDim = {block}"

@@ -501,3 +501,24 @@ def test_static_shared_arrays_over_48_kib_are_rejected_dynamic_ones_are_not():
     assert launch.block == (8, 1, 1) and "51200 B of statically sized shared arrays exceed the 49152 B" in why
     dynamic = replace(static, shared_arrays=(SharedArray("tile", "float", big, static=False),))
     assert len(pp.rank(dynamic, "A100", blocks=[(4, 1, 1), (8, 1, 1)], folds=[(1, 1, 1)]).candidates) == 2
+
+
+@pytest.mark.parametrize("pad", [0, 1])
+def test_the_shared_transpose_example_conflicts_unless_padded(pad):
+    """examples/transpose_shared.toml: a warp reads a column of its 32-wide tile, one bank 32 times over unless a
+    padding column spreads it; a row pitch that is blockDim.x itself (pad = 0) is a number per block too."""
+    import tomllib
+
+    from pystencils_perf.estimate.shared import shared_requests
+
+    data = tomllib.loads((EXAMPLES / "transpose_shared.toml").read_text())
+    data["constants"]["pad"] = pad
+    model = from_dict(data).model()
+    got = shared_requests(model, (32, 32, 1), [(3, 3, 0)], pp.get_device("A100"))
+    assert got.load_wavefronts_per_lup == pytest.approx((32 if pad == 0 else 1) / 32)
+    assert got.store_wavefronts_per_lup == pytest.approx(1 / 32)
+    assert model.shared_memory_for((32, 32, 1)) == 32 * (32 + pad) * 4
+    # a one-dimensional byte array of blockDim.x elements: its bytes are blockDim.x itself
+    tiny = replace(_shared_box(), shared_arrays=(SharedArray("tile", "char", ("blockDim.x",)),), shared_loads=(),
+                   shared_stores=("tile[threadIdx.x]",))  # fmt: skip
+    assert tiny.model().shared_memory_for((64, 1, 1)) == 64
