@@ -135,17 +135,31 @@ class _Rows:
             lo, hi = self.u_lo.copy(), self.u_hi.copy()
             ok = np.ones(len(lo), dtype=bool)
             for c in conj:
-                alpha = c.coeffs[0]
-                beta = self.values(c.coeffs) + c.offset
-                if alpha > 0:
-                    np.maximum(lo, _ceil_div(-beta, alpha), out=lo)
-                elif alpha < 0:
-                    np.minimum(hi, np.floor_divide(beta, -alpha), out=hi)
+                side, bound = self._bound(c)
+                if side > 0:
+                    np.maximum(lo, bound, out=lo)
+                elif side < 0:
+                    np.minimum(hi, bound, out=hi)
                 else:
-                    ok &= beta >= 0
+                    ok &= bound
             ok &= lo <= hi
             self._clips[conj] = lo, hi, ok
         return self._clips[conj]
+
+    def _bound(self, c) -> tuple[int, np.ndarray]:
+        """What one constraint does to each row: the lowest u (side 1), the highest (side -1), or whether the row
+        is kept (side 0); kept per constraint, since the guards of a tile's copy combine a few of them."""
+        key = ("bound", c)
+        if key not in self._clips:
+            alpha = c.coeffs[0]
+            beta = self.values(c.coeffs) + c.offset
+            if alpha > 0:
+                self._clips[key] = 1, _ceil_div(-beta, alpha)
+            elif alpha < 0:
+                self._clips[key] = -1, np.floor_divide(beta, -alpha)
+            else:
+                self._clips[key] = 0, beta >= 0
+        return self._clips[key]
 
 
 def _mergeable(forms, bx: int) -> bool:
