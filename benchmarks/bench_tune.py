@@ -197,8 +197,8 @@ def our_strategy(replay: Replay, early_stop: bool = True, with_model: bool = Tru
     return ModelGuided(replay.spec, replay.device, early_stop=early_stop, predictions=replay.predictions)
 
 
-def evaluate(replays: list[Replay], repeats: int) -> dict:
-    """strategy -> GPU -> list of runs (time orders)."""
+def evaluate(replays: list[Replay], repeats: int, strategies: tuple[str, ...] = KERNEL_TUNER_STRATEGIES) -> dict:
+    """strategy -> GPU -> list of runs (time orders); ours and Kernel Tuner's `strategies`."""
     runs: dict[str, dict[str, list]] = {}
     for replay in replays:
         name = replay.device.name
@@ -210,7 +210,7 @@ def evaluate(replays: list[Replay], repeats: int) -> dict:
             replay.run(our_strategy(replay, False, False), LONGEST_RUN)
         ]
         print(f"  {name}: ours in {time.perf_counter() - start:.1f} s ({strategy.stop_reason})", file=sys.stderr)
-        for kt in KERNEL_TUNER_STRATEGIES:
+        for kt in strategies:
             start = time.perf_counter()
             runs.setdefault(kt, {})[name] = [replay.run(kt, LONGEST_RUN, seed) for seed in range(repeats)]
             print(f"  {name}: {kt} x{repeats} in {time.perf_counter() - start:.1f} s", file=sys.stderr)

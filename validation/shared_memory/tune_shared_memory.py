@@ -50,13 +50,13 @@ def main(argv=None) -> int:
             f"{r.device.name}: {r.path.name}, {len(r.keys)} configurations, {len(r.predictions.candidates)} "
             f"predicted, {len(r.predictions.rejected)} rejected by the model; optimum {r.optimum_ms:.4f} ms"
         )
-    every_strategy = bench_tune.KERNEL_TUNER_STRATEGIES
     for replay in replays:
         # on a sample, most of greedy_ils's neighbours are not in the cache, and its simulation never ends
         sample = len(replay.keys) < 1000
-        bench_tune.KERNEL_TUNER_STRATEGIES = tuple(s for s in every_strategy if not (sample and s == "greedy_ils"))
+        strategies = tuple(s for s in bench_tune.KERNEL_TUNER_STRATEGIES if not (sample and s == "greedy_ils"))
         print(f"\n{replay.device.name}:\n")
-        print(bench_tune.table(bench_tune.summarise([replay], bench_tune.evaluate([replay], args.repeats))))
+        runs = bench_tune.evaluate([replay], args.repeats, strategies)
+        print(bench_tune.table(bench_tune.summarise([replay], runs)))
     print(f"\ntiming noise (run-to-run spread per configuration): {bench_tune.noise_note(replays)}\n")
     print(bench_tune.stop_rule_table(bench_tune.stop_rule_replays(replays)))
     return 0

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
-import json
 import sys
 from pathlib import Path
 
@@ -38,7 +36,7 @@ from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.estimate.shared import shared_requests  # noqa: E402
 from pystencils_perf.estimate.volumes import representative_blocks  # noqa: E402
 from pystencils_perf.hookspecs import hookimpl  # noqa: E402
-from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, run_to_run_spreads  # noqa: E402
 from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
 from pystencils_perf.resources import ResourceUsage  # noqa: E402
 from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
@@ -110,20 +108,17 @@ def wavefront_agreement(rows: list[dict]) -> list[str]:
     return lines
 
 
-def kernel_tuner_times(path: Path, fixed: dict) -> tuple[dict, dict]:
-    """Measured time (ms) by KT_KEY of a Kernel Tuner cache's rows with `fixed`, and each row's spread over its
-    repeated runs ((max - min) / median)."""
-    with gzip.open(path, "rt") as fh:
-        entries = json.load(fh)["cache"].values()
-    times, spreads = {}, {}
-    for e in entries:
-        if all(e.get(k) == v for k, v in fixed.items()) and isinstance(e["time"], (int, float)):
-            key = tuple(int(e[k]) for k in KT_KEY)
-            times[key] = float(e["time"])
-            runs = [t for t in e.get("times", []) if isinstance(t, (int, float))]
-            if len(runs) > 1:
-                spreads[key] = (max(runs) - min(runs)) / float(np.median(runs))
-    return times, spreads
+def kernel_tuner_times(path: Path, fixed: dict) -> tuple[dict, list[float]]:
+    """Measured time (ms) by KT_KEY of a Kernel Tuner cache's rows with `fixed`, and their run-to-run spreads
+    (`run_to_run_spreads`: slowest over fastest run, minus 1)."""
+    cache = load_cache_json(path)
+    rows = {
+        name: e
+        for name, e in cache["cache"].items()
+        if all(e.get(k) == v for k, v in fixed.items()) and isinstance(e["time"], (int, float))
+    }
+    times = {tuple(int(e[k]) for k in KT_KEY): float(e["time"]) for e in rows.values()}
+    return times, run_to_run_spreads({"cache": rows})
 
 
 def scores(
@@ -208,7 +203,7 @@ def main(argv=None) -> int:
             a100,
             "A100",
             KT_FIXED,
-            f"spread of a row's runs median {100 * np.median(list(a100_spread.values())):.1f} %",
+            f"slowest / fastest of a row's runs - 1: median {100 * np.median(a100_spread):.1f} %",
             plotted,
         ),
         scores("RTX 2080 Ti, KTT", KTT_SPEC, KTT_KEY, ktt, "RTX-2080-Ti", {}, "one run per row: not known", plotted),
