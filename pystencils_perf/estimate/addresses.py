@@ -17,6 +17,7 @@ import collections
 import functools
 import itertools
 import math
+import operator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -461,7 +462,7 @@ def _ids_in_order(values: np.ndarray, registry: dict, key_of, first_id: int) -> 
     if not flat.shape[1]:
         first, group = np.zeros(1, dtype=np.int64), np.zeros(len(values), dtype=np.int64)
     else:
-        first, group = _first_of_equal_rows(flat)
+        first, group = first_of_equal_rows(flat)
     ids = np.empty(len(first), dtype=np.int64)
     for g in np.argsort(first, kind="stable").tolist():
         ids[g] = registry.setdefault(key_of(values[first[g]].tolist()), len(registry) + first_id)
@@ -477,24 +478,40 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
     key, conj, first = np.concatenate(keys), np.concatenate(conj_ids), np.concatenate(firsts)
     in_code_order = np.lexsort((first[:, 1], first[:, 0]))
     key, conj = key[in_code_order], conj[in_code_order]
-    first_row, instruction = _first_of_equal_rows(key)
+    first_row, instruction = first_of_equal_rows(key)
     rank = np.empty(len(first_row), dtype=np.int64)
     rank[np.argsort(first_row)] = np.arange(len(first_row))  # instructions in the order of their first row
     _, pair_first = np.unique(instruction * len(conjunctions) + conj, return_index=True)
     pair_first = pair_first[np.lexsort((pair_first, rank[instruction[pair_first]]))]
-    pair_conjunctions = [conjunctions[c] for c in conj[pair_first].tolist()]
-    bounds = np.searchsorted(rank[instruction[pair_first]], np.arange(len(first_row) + 1)).tolist()
-    out = []
-    for k, start, stop in zip(key[np.sort(first_row)].tolist(), bounds, bounds[1:]):
-        field_name, kind = field_kinds[k[0]]
-        guards = pair_conjunctions[start:stop]
-        out.append(
-            tuple.__new__(Instruction, (field_name, kind, tuple.__new__(Affine, (tuple(k[1:7]), k[7])), tuple(guards)))
+    pair_conj = conj[pair_first]
+    bounds = np.searchsorted(rank[instruction[pair_first]], np.arange(len(first_row) + 1))
+    # a tile's thousands of instructions share a few coefficient vectors, fields and guards: one tuple each, and
+    # the instructions built by C-level maps over them
+    key = key[np.sort(first_row)]
+    kinds_of, kind_index = first_of_equal_rows(key[:, :7])
+    heads = [
+        (*field_kinds[row[0]], tuple(row[1:7])) for row in key[kinds_of].tolist()
+    ]  # (field, kind, coefficients) of each distinct head
+    singles = [(c,) for c in conjunctions]
+    guards = list(map(singles.__getitem__, pair_conj[bounds[:-1]].tolist()))
+    several: dict[tuple, tuple] = {}
+    for i in np.flatnonzero(np.diff(bounds) > 1).tolist():
+        g = tuple(conjunctions[c] for c in pair_conj[bounds[i] : bounds[i + 1]].tolist())
+        guards[i] = several.setdefault(g, g)
+    head = list(map(heads.__getitem__, kind_index.tolist()))
+    affines = map(
+        tuple.__new__, itertools.repeat(Affine), zip(map(operator.itemgetter(2), head), key[:, 7].tolist())
+    )
+    return tuple(
+        map(
+            tuple.__new__,
+            itertools.repeat(Instruction),
+            zip(map(operator.itemgetter(0), head), map(operator.itemgetter(1), head), affines, guards),
         )
-    return tuple(out)
+    )
 
 
-def _first_of_equal_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def first_of_equal_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For the distinct rows of `table`: the index of each one's first occurrence, and for every row the
     number of its distinct row (what ``np.unique(axis=0)`` returns, which sorts rows as bytes, ten times
     slower)."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import Field
-from .addresses import AffineValues, Instruction, cached_by_identity, offset_groups
+from .addresses import AffineValues, Instruction, KeptByIdentity, cached_by_identity, first_of_equal_rows, offset_groups
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,9 @@ class ThreadSet:
     linear_ids: tuple[int, int] | None = None  # (first, count)
 
     @staticmethod
+    @functools.lru_cache(maxsize=64)
     def single_block(block, bid) -> ThreadSet:
+        """One block; cached: its footprints at each granule and of each array share its rows (`_rows`)."""
         return ThreadSet(tuple(block), np.array([[bid[0], bid[0], bid[1], bid[2]]], dtype=np.int64), ("block", *bid))
 
     @staticmethod
@@ -120,13 +122,27 @@ class _Rows:
         """``coeffs . v`` at each row's start (u = 0); shared, not to be written."""
         return self._start_values(coeffs[1:])
 
-    def whole(self, conj) -> np.ndarray:
-        """Which rows every constraint of `conj` leaves whole; shared, not to be written."""
-        key = ("whole", conj)
-        if key not in self._clips:
-            lo, hi, ok = self.clip(conj)
-            self._clips[key] = ok & (lo == self.u_lo) & (hi == self.u_hi)
-        return self._clips[key]
+    def clips(self, conjs: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`clip` of each of `conjs` at once, shape (len(conjs), rows) each: one pass per distinct constraint
+        (a tile's copy has hundreds of guards, each a few of a few dozen constraints)."""
+        n = len(conjs)
+        lo = np.tile(self.u_lo, (n, 1))
+        hi = np.tile(self.u_hi, (n, 1))
+        ok = np.ones(lo.shape, dtype=bool)
+        having: dict = {}
+        for k, conj in enumerate(conjs):
+            for c in conj:
+                having.setdefault(c, []).append(k)
+        for c, ks in having.items():
+            side, bound = self._bound(c)
+            if side > 0:
+                lo[ks] = np.maximum(lo[ks], bound)
+            elif side < 0:
+                hi[ks] = np.minimum(hi[ks], bound)
+            else:
+                ok[ks] &= bound
+        ok &= lo <= hi
+        return lo, hi, ok
 
     def clip(self, conj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds, and whether it is
@@ -162,6 +178,15 @@ class _Rows:
         return self._clips[key]
 
 
+#: the rows of a thread set, for each of its footprints (arrays, kinds, granules)
+_ROWS = KeptByIdentity(32)
+
+
+def _rows(threads: ThreadSet, merge: bool) -> _Rows:
+    """`threads`' rows (kept: the constraints a guard clips them with are bounded once for every footprint)."""
+    return _ROWS.get((threads,), (merge,), lambda: _Rows(threads, merge))
+
+
 def _mergeable(forms, bx: int) -> bool:
     """Rows of neighbouring blocks merge if every form depends on bid.x only through bid.x*bdim.x + tid.x."""
     return all(f.coeffs[3] == bx * f.coeffs[0] for f in forms)
@@ -170,12 +195,8 @@ def _mergeable(forms, bx: int) -> bool:
 def count_points(conjunctions, threads: ThreadSet) -> int:
     """Threads of `threads` (summed over the conjunctions, e.g. folded points) that satisfy them."""
     total = 0
-    rows = {}
     for conj in conjunctions:
-        merge = _mergeable(conj, threads.block[0])
-        if merge not in rows:
-            rows[merge] = _Rows(threads, merge)
-        lo, hi, ok = rows[merge].clip(conj)
+        lo, hi, ok = _rows(threads, _mergeable(conj, threads.block[0])).clip(conj)
         total += int(np.sum(hi[ok] - lo[ok] + 1))
     return total
 
@@ -199,11 +220,81 @@ def _ceil_div(a, b):
     return -np.floor_divide(-a, b)
 
 
-def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
-    """The granules `instructions` of `threads` touch in `field` (backend interface).
+_NO_SHIFT = np.zeros(1, dtype=np.int64)
+#: a thread set of at least this many runs of blocks is counted run by run where the runs are translates
+TRANSLATED_RUNS_MIN = 3
+#: the granule intervals of a run of blocks, for its translates (`_translated_runs`): a candidate's waves share their
+#: rows of whole blocks
+_RUN_FOOTPRINTS = KeptByIdentity(1024)
 
-    Disjoint closed intervals of granule indices in ascending order, shape (n, 2).
-    They are built from the firsts and the lasts of the intervals the threads
+
+def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
+    """The granules `instructions` of `threads` touch in `field` (backend interface): disjoint closed intervals
+    of granule indices in ascending order, shape (n, 2).
+
+    A wave of blocks is a few runs of blocks along x, most of them whole rows of the grid: where no guard that
+    moves with bid.y and bid.z clips a run and every address moves alike, the run's granules are those of an
+    earlier run of the same x range shifted (`_translated_runs`)."""
+    if len(threads.runs) >= TRANSLATED_RUNS_MIN:
+        translated = _translated_runs(instructions, field, threads, granule_bytes)
+        if translated is not None:
+            return translated
+    return _touched_rows(instructions, field, threads, granule_bytes)
+
+
+def _translated_runs(instructions, field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray | None:
+    """`touched` as the union of its runs' granules, each run that a translate stands for shifted from the
+    translate's (kept per instruction tuple and run shape); None where the addresses do not all move alike.
+
+    A run at (bid.y, bid.z) moves every address by ``M = a_y bid.y + a_z bid.z`` elements; two runs of one x range
+    whose ``M`` differ by whole granules (``element_bytes * dM``, their residues mod the granule equal) touch
+    granule sets shifted by ``element_bytes * dM / granule``, if no guard clips them differently: every
+    constraint that moves with bid.y or bid.z holds on every thread of both."""
+    copies = shifted_copies(instructions)
+    moves = {coeffs[4:6] for coeffs, _, _ in copies}
+    if len(moves) != 1:
+        return None
+    move_y, move_z = moves.pop()
+    runs = threads.runs
+    block = threads.block
+    whole = np.ones(len(runs), dtype=bool)
+    for c in {c for _, guards, _ in copies for conj in guards for c in conj}:
+        a = c.coeffs
+        if a[4] or a[5]:  # the smallest value over each run's threads
+            low = c.offset + sum(min(0, a[i] * (n - 1)) for i, n in enumerate(block))
+            low = low + np.minimum(a[3] * runs[:, 0], a[3] * runs[:, 1]) + a[4] * runs[:, 2] + a[5] * runs[:, 3]
+            whole &= low >= 0
+    eb = field.element_bytes
+    move = move_y * runs[:, 2] + move_z * runs[:, 3]
+    residue = (eb * move) % granule_bytes
+    firsts, lasts = [], []
+    classes: dict[tuple[int, int, int], list[int]] = {}
+    for r in np.flatnonzero(whole).tolist():
+        classes.setdefault((int(runs[r, 0]), int(runs[r, 1]), int(residue[r])), []).append(r)
+    for key, members in classes.items():
+        r0 = members[0]
+        move0, pattern = _RUN_FOOTPRINTS.get(
+            (instructions, field),
+            (block, granule_bytes, *key),
+            lambda: (
+                int(move[r0]),
+                _touched_rows(instructions, field, ThreadSet(block, runs[r0 : r0 + 1]), granule_bytes),
+            ),
+        )
+        shift = (eb * (move[members] - move0)) // granule_bytes
+        firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
+        lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
+    if not whole.all():
+        rest = _touched_rows(instructions, field, ThreadSet(block, runs[~whole]), granule_bytes)
+        firsts.append(rest[:, 0])
+        lasts.append(rest[:, 1])
+    return _union(firsts, lasts)
+
+
+def _touched_rows(instructions, field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
+    """`touched` of every row of `threads` at once.
+
+    The intervals are built from the firsts and the lasts of the intervals the threads
     touch, each sorted on its own and paired afresh: every granule is covered by
     as many pairs as before (``#firsts <= g`` minus ``#lasts < g``), so the union
     is the same, and two 1-D sorts cost less than ordering pairs.
@@ -213,7 +304,6 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
     copies shifted by less than a row's length are joined before sorting.
     """
     bx = threads.block[0]
-    rows_cache = {}
     families: dict[tuple, list[tuple[tuple, np.ndarray]]] = {}
     for coeffs, guards, shifts in shifted_copies(instructions):
         forms = [c for conj in guards for c in conj]
@@ -221,33 +311,55 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
         families.setdefault((coeffs, merge), []).append((guards, shifts))
     out = []
     for (coeffs, merge), members in families.items():
-        if merge not in rows_cache:
-            rows_cache[merge] = _Rows(threads, merge)
-        rows = rows_cache[merge]
+        rows = _rows(threads, merge)
         b_rows = rows.values(coeffs)
-        rest = None  # the rows left to each group: all of them, or those some group's guard clips
-        if len(members) > 1:
-            # rows no group's guard clips (a tile's points away from the edges): there the groups are shifted
-            # copies of one row set, and the copies of all of them join as one group's do
-            whole = np.ones(len(rows.u_lo), dtype=bool)
-            for guards, _ in members:
-                whole &= np.logical_or.reduce([rows.whole(conj) for conj in guards])
-            if whole.any():
-                shifts = np.unique(np.concatenate([shifts for _, shifts in members]))
-                out.append(
-                    _row_intervals(
-                        coeffs[0], rows.u_lo[whole], rows.u_hi[whole], b_rows[whole], shifts, field, granule_bytes
+        # each conjunction of each group's guard is a unit: its copies on the rows it keeps
+        units = [(conj, shifts) for guards, shifts in members for conj in guards]
+        lo, hi, ok = rows.clips([conj for conj, _ in units])  # (units, rows)
+        whole = ok & (lo == rows.u_lo) & (hi == rows.u_hi)
+        if len(units) > 1 and whole.any():
+            # rows that the same units leave whole (a tile's points away from the edges; a copy's iterations that
+            # reach a row of the block): there those units' copies are shifted copies of one row set, joined as
+            # one group's are
+            unit_shifts = np.concatenate([shifts for _, shifts in units])
+            unit_of = np.repeat(np.arange(len(units)), [len(shifts) for _, shifts in units])
+            first, group = _first_of_equal_columns(whole)
+            for g, r in enumerate(first.tolist()):
+                if whole[:, r].any():
+                    kept = group == g
+                    shifts = np.unique(unit_shifts[whole[unit_of, r]])
+                    out.append(
+                        _row_intervals(
+                            coeffs[0], rows.u_lo[kept], rows.u_hi[kept], b_rows[kept], shifts, field, granule_bytes
+                        )
                     )
+            ok = ok & ~whole  # left: the rows a unit clips
+        clipped = ok.any(axis=1)
+        single = np.array([len(shifts) == 1 for _, shifts in units]) & clipped
+        if single.sum() > 1:  # units of one copy each (a tile's copy iterations): their rows at once
+            unit, row = np.nonzero(ok & single[:, None])
+            shift = np.array([shifts[0] for _, shifts in units])[unit]
+            out.append(
+                _row_intervals(
+                    coeffs[0], lo[unit, row], hi[unit, row], b_rows[row] + shift, _NO_SHIFT, field, granule_bytes
                 )
-                rest = ~whole
-        for guards, shifts in members:
-            for conj in guards:
-                lo, hi, ok = rows.clip(conj)
-                if rest is not None:
-                    ok = ok & rest
-                if ok.any():
-                    out.append(_row_intervals(coeffs[0], lo[ok], hi[ok], b_rows[ok], shifts, field, granule_bytes))
+            )
+            clipped &= ~single
+        for u in np.flatnonzero(clipped).tolist():
+            kept = ok[u]
+            out.append(
+                _row_intervals(coeffs[0], lo[u][kept], hi[u][kept], b_rows[kept], units[u][1], field, granule_bytes)
+            )
     return _union([f for f, _ in out], [la for _, la in out])
+
+
+def _first_of_equal_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the distinct columns of a boolean `table`: the index of each one's first occurrence, and for every
+    column the number of its distinct column (`first_of_equal_rows` of the columns packed 64 to a word)."""
+    words = -(-len(table) // 64)
+    packed = np.zeros((table.shape[1], 8 * words), dtype=np.uint8)
+    packed[:, : -(-len(table) // 8)] = np.packbits(table, axis=0).T
+    return first_of_equal_rows(packed.view(np.uint64))
 
 
 def _row_intervals(
