@@ -122,26 +122,18 @@ class _Rows:
         """``coeffs . v`` at each row's start (u = 0); shared, not to be written."""
         return self._start_values(coeffs[1:])
 
-    def clips(self, conjs: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`clip` of each of `conjs` at once, shape (len(conjs), rows) each: one pass per distinct constraint
-        (a tile's copy has hundreds of guards, each a few of a few dozen constraints)."""
-        n = len(conjs)
-        lo = np.tile(self.u_lo, (n, 1))
-        hi = np.tile(self.u_hi, (n, 1))
-        ok = np.ones(lo.shape, dtype=bool)
-        having: dict = {}
-        for k, conj in enumerate(conjs):
-            for c in conj:
-                having.setdefault(c, []).append(k)
-        for c, ks in having.items():
-            side, bound = self._bound(c)
-            if side > 0:
-                lo[ks] = np.maximum(lo[ks], bound)
-            elif side < 0:
-                hi[ks] = np.minimum(hi[ks], bound)
-            else:
-                ok[ks] &= bound
-        ok &= lo <= hi
+    def clips(self, family: _Family) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`clip` of each unit of `family`, shape (units, rows) each: each distinct constraint bounded once, and
+        gathered for every unit at once (a tile's copy has hundreds of guards, each a few of a few dozen
+        constraints)."""
+        lower = np.stack([self.u_lo, *(self._bound(c)[1] for c in family.lower)])
+        upper = np.stack([self.u_hi, *(self._bound(c)[1] for c in family.upper)])
+        lo = lower[family.lower_index].max(axis=1)
+        hi = upper[family.upper_index].min(axis=1)
+        ok = lo <= hi
+        if family.kept:
+            kept = np.stack([np.ones(len(self.u_lo), dtype=bool), *(self._bound(c)[1] for c in family.kept)])
+            ok &= kept[family.kept_index].all(axis=1)
         return lo, hi, ok
 
     def clip(self, conj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -291,6 +283,74 @@ def _translated_runs(instructions, field: Field, threads: ThreadSet, granule_byt
     return _union(firsts, lasts)
 
 
+@dataclass(frozen=True, eq=False)
+class _Family:
+    """Instructions of one coefficient vector whose rows merge alike (`_touched_rows`): each conjunction of each
+    offset group's guard is a unit, its shifted copies on the rows it keeps; the units' constraints by what they
+    bound (lower, upper, whether a row is kept: the sign of the u coefficient), each unit's as indices (0: none)."""
+
+    coeffs: tuple[int, ...]
+    merge: bool
+    units: list[tuple[tuple, np.ndarray]]
+    lower: list
+    lower_index: np.ndarray
+    upper: list
+    upper_index: np.ndarray
+    kept: list
+    kept_index: np.ndarray
+    unit_shifts: np.ndarray  # every unit's shifts, one after the other
+    unit_of: np.ndarray  # the unit of each of them
+    first_shift: np.ndarray  # where each unit's shifts start
+    single: np.ndarray  # the units of one shift
+
+
+def _constraint_index(units, constraints: list, which) -> np.ndarray:
+    """(units, k) indices (from 1) into `constraints` of the constraints of each unit that `which` selects, after
+    a first column of 0 (the row's own bound, which every unit's clip starts from), padded with 0."""
+    position = {c: k + 1 for k, c in enumerate(constraints)}
+    per_unit = [[position[c] for c in conj if which(c)] for conj, _ in units]
+    index = np.zeros((len(units), 1 + max(map(len, per_unit), default=0)), dtype=np.int64)
+    for u, ks in enumerate(per_unit):
+        index[u, 1 : 1 + len(ks)] = ks
+    return index
+
+
+@cached_by_identity(maxsize=64)
+def _families(instructions, bx: int) -> list[_Family]:
+    """`instructions` (of one array and kind) as `_Family`s for blocks `bx` threads wide; kept for the instruction
+    tuple, which a candidate's footprints of every thread set share."""
+    members: dict[tuple, list[tuple[tuple, np.ndarray]]] = {}
+    for coeffs, guards, shifts in shifted_copies(instructions):
+        forms = [c for conj in guards for c in conj]
+        merge = _mergeable(forms, bx) and coeffs[3] == bx * coeffs[0]
+        members.setdefault((coeffs, merge), []).extend((conj, shifts) for conj in guards)
+    families = []
+    for (coeffs, merge), units in members.items():
+        constraints = list(dict.fromkeys(c for conj, _ in units for c in conj))
+        lower = [c for c in constraints if c.coeffs[0] > 0]
+        upper = [c for c in constraints if c.coeffs[0] < 0]
+        kept = [c for c in constraints if c.coeffs[0] == 0]
+        sizes = np.array([len(shifts) for _, shifts in units], dtype=np.int64)
+        families.append(
+            _Family(
+                coeffs,
+                merge,
+                units,
+                lower,
+                _constraint_index(units, lower, lambda c: c.coeffs[0] > 0),
+                upper,
+                _constraint_index(units, upper, lambda c: c.coeffs[0] < 0),
+                kept,
+                _constraint_index(units, kept, lambda c: c.coeffs[0] == 0),
+                np.concatenate([shifts for _, shifts in units]),
+                np.repeat(np.arange(len(units)), sizes),
+                np.cumsum(sizes) - sizes,
+                sizes == 1,
+            )
+        )
+    return families
+
+
 def _touched_rows(instructions, field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
     """`touched` of every row of `threads` at once.
 
@@ -303,52 +363,48 @@ def _touched_rows(instructions, field: Field, threads: ThreadSet, granule_bytes:
     are shifted copies of one row set: rows are clipped once per group, and
     copies shifted by less than a row's length are joined before sorting.
     """
-    bx = threads.block[0]
-    families: dict[tuple, list[tuple[tuple, np.ndarray]]] = {}
-    for coeffs, guards, shifts in shifted_copies(instructions):
-        forms = [c for conj in guards for c in conj]
-        merge = _mergeable(forms, bx) and coeffs[3] == bx * coeffs[0]
-        families.setdefault((coeffs, merge), []).append((guards, shifts))
     out = []
-    for (coeffs, merge), members in families.items():
-        rows = _rows(threads, merge)
-        b_rows = rows.values(coeffs)
-        # each conjunction of each group's guard is a unit: its copies on the rows it keeps
-        units = [(conj, shifts) for guards, shifts in members for conj in guards]
-        lo, hi, ok = rows.clips([conj for conj, _ in units])  # (units, rows)
-        whole = ok & (lo == rows.u_lo) & (hi == rows.u_hi)
-        if len(units) > 1 and whole.any():
-            # rows that the same units leave whole (a tile's points away from the edges; a copy's iterations that
-            # reach a row of the block): there those units' copies are shifted copies of one row set, joined as
-            # one group's are
-            unit_shifts = np.concatenate([shifts for _, shifts in units])
-            unit_of = np.repeat(np.arange(len(units)), [len(shifts) for _, shifts in units])
-            first, group = _first_of_equal_columns(whole)
-            for g, r in enumerate(first.tolist()):
-                if whole[:, r].any():
-                    kept = group == g
-                    shifts = np.unique(unit_shifts[whole[unit_of, r]])
-                    out.append(
-                        _row_intervals(
-                            coeffs[0], rows.u_lo[kept], rows.u_hi[kept], b_rows[kept], shifts, field, granule_bytes
+    for family in _families(instructions, threads.block[0]):
+        rows = _rows(threads, family.merge)
+        step, b_rows = family.coeffs[0], rows.values(family.coeffs)
+        lo, hi, ok = rows.clips(family)  # (units, rows)
+        if len(family.units) > 1:
+            whole = ok & (lo == rows.u_lo) & (hi == rows.u_hi)
+            if whole.any():
+                # rows that the same units leave whole (a tile's points away from the edges; a copy's iterations
+                # that reach a row of the block): there those units' copies are shifted copies of one row set,
+                # joined as one group's are
+                first, group = _first_of_equal_columns(whole)
+                for g, r in enumerate(first.tolist()):
+                    if whole[:, r].any():
+                        kept = group == g
+                        shifts = np.unique(family.unit_shifts[whole[family.unit_of, r]])
+                        out.append(
+                            _row_intervals(
+                                step, rows.u_lo[kept], rows.u_hi[kept], b_rows[kept], shifts, field, granule_bytes
+                            )
                         )
-                    )
-            ok = ok & ~whole  # left: the rows a unit clips
+                ok = ok & ~whole  # left: the rows a unit clips
         clipped = ok.any(axis=1)
-        single = np.array([len(shifts) == 1 for _, shifts in units]) & clipped
-        if single.sum() > 1:  # units of one copy each (a tile's copy iterations): their rows at once
+        single = family.single & clipped
+        if np.count_nonzero(single) > 1:  # units of one copy each (a tile's copy iterations): their rows at once
             unit, row = np.nonzero(ok & single[:, None])
-            shift = np.array([shifts[0] for _, shifts in units])[unit]
             out.append(
                 _row_intervals(
-                    coeffs[0], lo[unit, row], hi[unit, row], b_rows[row] + shift, _NO_SHIFT, field, granule_bytes
+                    step,
+                    lo[unit, row],
+                    hi[unit, row],
+                    b_rows[row] + family.unit_shifts[family.first_shift[unit]],
+                    _NO_SHIFT,
+                    field,
+                    granule_bytes,
                 )
             )
             clipped &= ~single
         for u in np.flatnonzero(clipped).tolist():
             kept = ok[u]
             out.append(
-                _row_intervals(coeffs[0], lo[u][kept], hi[u][kept], b_rows[kept], units[u][1], field, granule_bytes)
+                _row_intervals(step, lo[u][kept], hi[u][kept], b_rows[kept], family.units[u][1], field, granule_bytes)
             )
     return _union([f for f, _ in out], [la for _, la in out])
 
