@@ -391,9 +391,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     for relevant, group in by_loops.items():
         # every iteration of the loops the group depends on at once: counter values as arrays
         count = math.prod(sizes[i] for i in relevant)
-        positions = np.array(list(itertools.product(*(range(sizes[i]) for i in relevant))), dtype=np.int64).reshape(
-            count, len(relevant)
-        )
+        positions = np.indices([sizes[i] for i in relevant], dtype=np.int64).reshape(len(relevant), count).T
         numbers = {
             **blockdim,
             **{
@@ -499,9 +497,7 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
         g = tuple(conjunctions[c] for c in pair_conj[bounds[i] : bounds[i + 1]].tolist())
         guards[i] = several.setdefault(g, g)
     head = list(map(heads.__getitem__, kind_index.tolist()))
-    affines = map(
-        tuple.__new__, itertools.repeat(Affine), zip(map(operator.itemgetter(2), head), key[:, 7].tolist())
-    )
+    affines = map(tuple.__new__, itertools.repeat(Affine), zip(map(operator.itemgetter(2), head), key[:, 7].tolist()))
     return tuple(
         map(
             tuple.__new__,
@@ -562,6 +558,18 @@ class BlockThreads:
         #: ``coeffs . v`` for every thread, shape (blocks, threads)
         self.values = AffineValues(np.ascontiguousarray(np.moveaxis(self.coords, -1, 0)))
         self._satisfying: dict[tuple[Affine, ...], np.ndarray] = {}
+        #: `guards_mask` of each guard asked for
+        self.guard_masks: dict[tuple, np.ndarray] = {}
+        self._mask_classes: dict[tuple, int] = {}
+        self._mask_ids: dict[bytes, int] = {}
+
+    def mask_class(self, guards) -> int:
+        """A number for the threads `guards` let run: equal for guards that let the same threads run."""
+        number = self._mask_classes.get(guards)
+        if number is None:
+            content = guards_mask(guards, self).tobytes()
+            number = self._mask_classes[guards] = self._mask_ids.setdefault(content, len(self._mask_ids))
+        return number
 
     def satisfying(self, conjunction: tuple[Affine, ...]) -> np.ndarray:
         """Which threads satisfy every ``>= 0`` constraint of `conjunction`; shared, not to be written."""
@@ -581,10 +589,16 @@ def block_threads(block: tuple[int, int, int], bids: tuple[tuple[int, int, int],
 
 
 def guards_mask(guards, threads: BlockThreads) -> np.ndarray:
-    """Which threads of `threads` some conjunction of `guards` (an instruction's) lets run."""
-    mask = np.zeros(threads.coords.shape[:-1], dtype=bool)
-    for conj in guards:
-        mask |= threads.satisfying(conj)
+    """Which threads of `threads` some conjunction of `guards` (an instruction's) lets run; kept with `threads`
+    (the L1 estimate, the request counts and the shared-memory estimate ask for a tile copy's hundreds of guards
+    on the same blocks); shared, not to be written."""
+    mask = threads.guard_masks.get(guards)
+    if mask is None:
+        mask = np.zeros(threads.coords.shape[:-1], dtype=bool)
+        for conj in guards:
+            mask |= threads.satisfying(conj)
+        mask.flags.writeable = False
+        threads.guard_masks[guards] = mask
     return mask
 
 

@@ -24,7 +24,6 @@ from .addresses import (
     block_threads,
     byte_addresses,
     cached_by_identity,
-    guards_mask,
     offset_groups,
 )
 
@@ -81,6 +80,9 @@ def bank_cycles_per_instruction(word_rows: np.ndarray, bank_count: int, n_instru
     return per_bank.max(axis=1).reshape(n_instructions, -1).sum(axis=1)
 
 
+_ZERO, _ONE = np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64)
+
+
 def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, kind: AccessKind | None = None):
     """Instructions (of `kind`, where given) that differ by a whole number of `period_bytes` and run on the same
     threads of the blocks `threads` ask the same of L1: one of each, and its count.
@@ -98,10 +100,13 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, 
         if kind is not None and instr_kind is not kind:
             continue
         if guards not in masks:
-            masks[guards] = (guards_mask(guards, threads).tobytes(), any(guards))
+            masks[guards] = (threads.mask_class(guards), any(guards))
         f = fields[name]
         residues = (f.base_offset_bytes + f.element_bytes * offsets) % period_bytes
-        unique, first, counts = np.unique(residues, return_index=True, return_counts=True)
+        if len(residues) == 1:  # a tile copy's iterations: each under a guard of its own
+            unique, first, counts = residues, _ZERO, _ONE
+        else:
+            unique, first, counts = np.unique(residues, return_index=True, return_counts=True)
         for residue, i, count in zip(unique.tolist(), first.tolist(), counts.tolist()):
             key = (name, instr_kind, coeffs, masks[guards], residue)
             if key in classes:
