@@ -179,8 +179,8 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     threads past the domain's edge still hold their lanes."""
     import numpy as np
 
-    from ..estimate.addresses import active_masks, block_threads, byte_addresses, compile_kernel
-    from ..estimate.l1 import distinct_per_row, load_lines, rows_of
+    from ..estimate.addresses import block_threads, compile_kernel
+    from ..estimate.l1 import load_lines
     from ..estimate.volumes import representative_blocks
     from ..kernel import AccessKind
 
@@ -192,11 +192,9 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
     bids = tuple(map(tuple, representative_blocks(grid)))
     threads = block_threads(tuple(block), bids)
-    loads = [i for i in compiled.instructions if i.kind is AccessKind.LOAD]
-    stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
-    updating = [threads.satisfying(conj) for conj in compiled.points]
-    lups = max(sum(int(a.sum()) for a in updating), 1)
-    point_warps = max(_warps_with_an_active_lane(np.stack(updating), warp), 1) if updating else 1
+    lups, point_warps, store_requests, store_lines, stored_bytes, stores_active = _point_and_store_counts(
+        compiled, tuple(fields.values()), tuple(block), bids, warp, device.l1_line_bytes
+    )
     counts = dict.fromkeys(
         (
             "load_requests_per_lup",
@@ -212,7 +210,7 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         ),
         0.0,
     )
-    if loads:
+    if any(i.kind is AccessKind.LOAD for i in compiled.instructions):
         loads, weight, lines, sectors = load_lines(
             compiled, tuple(fields.values()), tuple(block), bids, (warp, device.l1_line_bytes, device.l2_sector_bytes)
         )
@@ -232,21 +230,11 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
         counts["l1_tag_passes_per_lup"] = float(passes[~ro].sum()) / lups
         counts["read_only_l1_tag_passes_per_lup"] = float(passes[ro].sum()) / lups
-    store_active = active_masks(stores, threads)
-    store_requests = _warps_with_an_active_lane(store_active, warp) / lups
-    # every line a warp store touches is one L2 request: stores write through L1
-    store_lines = (
-        distinct_per_row(
-            rows_of(byte_addresses(stores, fields, threads) // device.l1_line_bytes, store_active, warp)
-        ).sum()
-        if stores
-        else 0
-    )
+    store_requests /= lups
     counts["store_lines_per_lup"] = float(store_lines) / lups
     # lines a warp store writes in part: its lines less the lines its lanes' bytes would fill
-    stored_bytes = sum(int(a.sum()) * fields[i.field].element_bytes for a, i in zip(store_active, stores))
     counts["partly_stored_lines_per_lup"] = max(float(store_lines) - stored_bytes / device.l1_line_bytes, 0.0) / lups
-    counts["stores_per_update"] = float(store_active.sum()) / lups  # a folded thread's stores, one point's each
+    counts["stores_per_update"] = float(stores_active) / lups  # a folded thread's stores, one point's each
     fma_instructions = model.flops_per_lup / 2 * point_warps / lups
     counts["warp_instructions_per_lup"] = (
         counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"] + store_requests + fma_instructions
@@ -255,6 +243,57 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     blocks, threads_per_block = threads.coords.shape[:2]
     counts["warps_per_lup"] = blocks * -(-threads_per_block // warp) / lups
     return counts
+
+
+def _point_and_store_counts(compiled, field_list, block, bids, warp: int, line_bytes: int) -> tuple:
+    """Of `compiled` on the representative blocks `bids`: updates (at least 1), warps with a lane that updates,
+    warp store requests, the lines warp stores touch (every one an L2 request: stores write through L1), the bytes
+    they store and the active store lanes. Kept for the compiled code, which a SPEC's ``read_only`` variants
+    share."""
+    return _kept_counts().get(
+        (compiled,),
+        (field_list, block, bids, warp, line_bytes),
+        lambda: _count_points_and_stores(compiled, field_list, block, bids, warp, line_bytes),
+    )
+
+
+@functools.cache
+def _kept_counts():
+    """`_point_and_store_counts`' values (made on first use: importing the estimator here would load numpy and
+    sympy with the model's module)."""
+    from ..estimate.addresses import KeptByIdentity
+
+    return KeptByIdentity(128)
+
+
+def _count_points_and_stores(compiled, field_list, block, bids, warp: int, line_bytes: int) -> tuple:
+    import numpy as np
+
+    from ..estimate.addresses import active_masks, block_threads, byte_addresses
+    from ..estimate.l1 import distinct_per_row, rows_of
+    from ..kernel import AccessKind
+
+    fields = {f.name: f for f in field_list}
+    threads = block_threads(block, bids)
+    stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
+    updating = [threads.satisfying(conj) for conj in compiled.points]
+    lups = max(sum(int(a.sum()) for a in updating), 1)
+    point_warps = max(_warps_with_an_active_lane(np.stack(updating), warp), 1) if updating else 1
+    store_active = active_masks(stores, threads)
+    store_lines = (
+        int(distinct_per_row(rows_of(byte_addresses(stores, fields, threads) // line_bytes, store_active, warp)).sum())
+        if stores
+        else 0
+    )
+    stored_bytes = sum(int(a.sum()) * fields[i.field].element_bytes for a, i in zip(store_active, stores))
+    return (
+        lups,
+        point_warps,
+        _warps_with_an_active_lane(store_active, warp),
+        store_lines,
+        stored_bytes,
+        int(store_active.sum()),
+    )
 
 
 def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
