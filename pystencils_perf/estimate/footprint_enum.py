@@ -259,15 +259,19 @@ def _translated_runs(instructions, field: Field, threads: ThreadSet, granule_byt
     eb = field.element_bytes
     move = move_y * runs[:, 2] + move_z * runs[:, 3]
     residue = (eb * move) % granule_bytes
+    first, group = first_of_equal_rows(np.stack([runs[:, 0], runs[:, 1], residue], axis=1))
+    # a class stands for its runs where it has several here or is a whole row of the grid, which later waves
+    # have too; the other runs (a wave's partial first and last rows, those a guard clips) are counted together
+    standing = whole & (np.bincount(group)[group] > 1)
+    if threads.grid is not None:
+        standing |= whole & (runs[:, 0] == 0) & (runs[:, 1] == threads.grid[0] - 1)
     firsts, lasts = [], []
-    classes: dict[tuple[int, int, int], list[int]] = {}
-    for r in np.flatnonzero(whole).tolist():
-        classes.setdefault((int(runs[r, 0]), int(runs[r, 1]), int(residue[r])), []).append(r)
-    for key, members in classes.items():
-        r0 = members[0]
+    for g in np.unique(group[standing]).tolist():
+        members = np.flatnonzero(standing & (group == g))
+        r0 = int(members[0])
         move0, pattern = _RUN_FOOTPRINTS.get(
             (instructions, field),
-            (block, granule_bytes, *key),
+            (block, granule_bytes, int(runs[r0, 0]), int(runs[r0, 1]), int(residue[r0])),
             lambda: (
                 int(move[r0]),
                 _touched_rows(instructions, field, ThreadSet(block, runs[r0 : r0 + 1]), granule_bytes),
@@ -276,8 +280,8 @@ def _translated_runs(instructions, field: Field, threads: ThreadSet, granule_byt
         shift = (eb * (move[members] - move0)) // granule_bytes
         firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
         lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
-    if not whole.all():
-        rest = _touched_rows(instructions, field, ThreadSet(block, runs[~whole]), granule_bytes)
+    if not standing.all():
+        rest = _touched_rows(instructions, field, ThreadSet(block, runs[~standing]), granule_bytes)
         firsts.append(rest[:, 0])
         lasts.append(rest[:, 1])
     return _union(firsts, lasts)
