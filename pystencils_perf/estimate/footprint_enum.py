@@ -123,18 +123,42 @@ class _Rows:
         return self._start_values(coeffs[1:])
 
     def clips(self, family: _Family) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`clip` of each unit of `family`, shape (units, rows) each: each distinct constraint bounded once, and
-        gathered for every unit at once (a tile's copy has hundreds of guards, each a few of a few dozen
-        constraints)."""
-        lower = np.stack([self.u_lo, *(self._bound(c)[1] for c in family.lower)])
-        upper = np.stack([self.u_hi, *(self._bound(c)[1] for c in family.upper)])
+        """`clip` of each unit of `family`, shape (units, rows) each; shared, not to be written. The constraints are
+        bounded a coefficient vector at a time and gathered for every unit at once (a tile's copy has hundreds of
+        guards, each a few of a few dozen constraints); kept for the family (a thread set's footprints at several
+        granules)."""
+        key = ("family", id(family))
+        kept_for = self._clips.get(key)
+        if kept_for is not None and kept_for[0] is family:
+            return kept_for[1]
+        n_lower, n_upper, n_kept = family.bound_counts
+        lower = self._bounds(family.lower, n_lower, self.u_lo, 1)
+        upper = self._bounds(family.upper, n_upper, self.u_hi, -1)
         lo = lower[family.lower_index].max(axis=1)
         hi = upper[family.upper_index].min(axis=1)
         ok = lo <= hi
-        if family.kept:
-            kept = np.stack([np.ones(len(self.u_lo), dtype=bool), *(self._bound(c)[1] for c in family.kept)])
-            ok &= kept[family.kept_index].all(axis=1)
+        if n_kept:
+            ok &= self._bounds(family.kept, n_kept, np.ones(len(self.u_lo), dtype=bool), 0)[family.kept_index].all(
+                axis=1
+            )
+        self._clips[key] = family, (lo, hi, ok)
         return lo, hi, ok
+
+    def _bounds(self, groups, count: int, first: np.ndarray, side: int) -> np.ndarray:
+        """`first` and under it what each constraint of `groups` (`_Family.lower` and alike) does to each row
+        (`_bound`), shape (1 + count, rows)."""
+        out = np.empty((1 + count, len(first)), dtype=first.dtype)
+        out[0] = first
+        for coeffs, offsets, indices in groups:
+            beta = self.values(coeffs)[None, :] + offsets[:, None]
+            alpha = coeffs[0]
+            if side > 0:
+                out[indices] = _ceil_div(-beta, alpha)
+            elif side < 0:
+                out[indices] = np.floor_divide(beta, -alpha)
+            else:
+                out[indices] = beta >= 0
+        return out
 
     def clip(self, conj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds, and whether it is
@@ -296,12 +320,13 @@ class _Family:
     coeffs: tuple[int, ...]
     merge: bool
     units: list[tuple[tuple, np.ndarray]]
-    lower: list
+    lower: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]]  # (coefficients, offsets, indices) per vector
     lower_index: np.ndarray
-    upper: list
+    upper: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]]
     upper_index: np.ndarray
-    kept: list
+    kept: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]]
     kept_index: np.ndarray
+    bound_counts: tuple[int, int, int]  # how many constraints bound from below, from above, keep rows
     unit_shifts: np.ndarray  # every unit's shifts, one after the other
     unit_of: np.ndarray  # the unit of each of them
     first_shift: np.ndarray  # where each unit's shifts start
@@ -317,6 +342,17 @@ def _constraint_index(units, constraints: list, which) -> np.ndarray:
     for u, ks in enumerate(per_unit):
         index[u, 1 : 1 + len(ks)] = ks
     return index
+
+
+def _by_coefficients(constraints: list) -> list[tuple[tuple[int, ...], np.ndarray, np.ndarray]]:
+    """`constraints` by coefficient vector: its offsets and the constraints' indices (from 1) in the list (a tile's
+    guards differ in offsets)."""
+    groups: dict[tuple, tuple[list, list]] = {}
+    for k, c in enumerate(constraints):
+        offsets, indices = groups.setdefault(c.coeffs, ([], []))
+        offsets.append(c.offset)
+        indices.append(k + 1)
+    return [(coeffs, np.array(o, dtype=np.int64), np.array(i, dtype=np.int64)) for coeffs, (o, i) in groups.items()]
 
 
 @cached_by_identity(maxsize=64)
@@ -340,12 +376,13 @@ def _families(instructions, bx: int) -> list[_Family]:
                 coeffs,
                 merge,
                 units,
-                lower,
+                _by_coefficients(lower),
                 _constraint_index(units, lower, lambda c: c.coeffs[0] > 0),
-                upper,
+                _by_coefficients(upper),
                 _constraint_index(units, upper, lambda c: c.coeffs[0] < 0),
-                kept,
+                _by_coefficients(kept),
                 _constraint_index(units, kept, lambda c: c.coeffs[0] == 0),
+                (len(lower), len(upper), len(kept)),
                 np.concatenate([shifts for _, shifts in units]),
                 np.repeat(np.arange(len(units)), sizes),
                 np.cumsum(sizes) - sizes,
