@@ -13,6 +13,7 @@ from dataclasses import replace
 from unittest import mock
 
 import numpy as np
+import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -91,8 +92,8 @@ def test_enum_isl_and_brute_force_agree(case, data):
 
     wave = ThreadSet.linear_range(block, grid, first, n_blocks)
     expected = brute_force(only_loads, field, block, bids, granule)
-    translated = footprint_enum._translated_runs(loads, field, wave, granule)
-    if translated is not None:  # runs counted as translates of each other: the same intervals as row by row
+    translated = footprint_enum._translated_pieces(loads, field, wave, granule)
+    if translated is not None:  # pieces counted as translates of each other: the same intervals as row by row
         assert np.array_equal(translated, footprint_enum._touched_rows(loads, field, wave, granule))
     assert count(footprint_enum, loads, field, [wave], granule) == expected
     assert count(footprint_isl, loads, field, [wave], granule) == expected
@@ -168,23 +169,24 @@ def test_byte_addresses_and_active_masks_are_each_instructions_own(instrs, block
             assert (masks[i] == instr.active(coords)).all()
 
 
-def test_a_wave_of_whole_rows_is_counted_from_translates_of_one_run():
-    """A wave of many rows of blocks on a grid whose last row the guard clips: its interior runs are translates
-    (their granules are one run's, shifted), the clipped ones are counted row by row, and the union is exact."""
+@pytest.mark.parametrize("domain", [(40, 30, 6), (42, 30, 6)])
+def test_a_wave_is_counted_from_translates_of_a_few_pieces(domain):
+    """A wave of many rows of blocks on a grid whose last row (and, for 42 points, last column) the guard clips:
+    the middles of its runs are translates of pieces of a few lengths, the clipped ends of one another in y, the
+    clipped last row is counted row by row, and the union is exact."""
     from pystencils_perf.catalog import star_3d
     import pystencils_perf as pp
 
-    model = pp.harvest(star_3d(1, (40, 30, 6)))
+    model = pp.harvest(star_3d(1, domain))
     block = (8, 4, 1)
     compiled = compile_kernel(model, block)
     field = next(f for f in model.fields if f.name == "src")
     loads = compiled.for_field(field.name, AccessKind.LOAD)
     grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
-    wave = ThreadSet.linear_range(block, grid, 3, 40)  # rows of 5 blocks, the last of 8 rows clipped in y
-    assert len(wave.runs) >= footprint_enum.TRANSLATED_RUNS_MIN
-    footprint_enum._RUN_FOOTPRINTS.clear()
+    wave = ThreadSet.linear_range(block, grid, 3, 40)  # rows of 5 or 6 blocks, the last of 8 rows clipped in y
     for granule in (32, 128):
-        translated = footprint_enum._translated_runs(loads, field, wave, granule)
+        footprint_enum._PIECE_FOOTPRINTS.clear()
+        translated = footprint_enum._translated_pieces(loads, field, wave, granule)
         assert translated is not None
         assert np.array_equal(translated, footprint_enum._touched_rows(loads, field, wave, granule))
-    assert len(footprint_enum._RUN_FOOTPRINTS.entries) < 2 * len(wave.runs)  # whole rows counted once per residue
+        assert 0 < len(footprint_enum._PIECE_FOOTPRINTS.entries) < len(wave.runs)  # fewer pieces counted than runs

@@ -237,77 +237,117 @@ def _ceil_div(a, b):
 
 
 _NO_SHIFT = np.zeros(1, dtype=np.int64)
-#: a thread set of at least this many runs of blocks is counted run by run where the runs are translates
-TRANSLATED_RUNS_MIN = 3
-#: the granule intervals of a run of blocks, for its translates (`_translated_runs`): a candidate's waves share their
-#: rows of whole blocks
-_RUN_FOOTPRINTS = KeptByIdentity(1024)
+#: the granule intervals of a piece of a row of blocks, for its translates (`_translated_pieces`): a candidate's
+#: waves share them
+_PIECE_FOOTPRINTS = KeptByIdentity(1024)
 
 
 def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
     """The granules `instructions` of `threads` touch in `field` (backend interface): disjoint closed intervals
     of granule indices in ascending order, shape (n, 2).
 
-    A wave of blocks is a few runs of blocks along x, most of them whole rows of the grid: where no guard that
-    moves with bid.y and bid.z clips a run and every address moves alike, the run's granules are those of an
-    earlier run of the same x range shifted (`_translated_runs`)."""
-    if len(threads.runs) >= TRANSLATED_RUNS_MIN:
-        translated = _translated_runs(instructions, field, threads, granule_bytes)
+    A wave of consecutive blocks is assembled from translates of a few pieces of rows of blocks
+    (`_translated_pieces`) where every address moves alike from block to block."""
+    if threads.grid is not None:
+        translated = _translated_pieces(instructions, field, threads, granule_bytes)
         if translated is not None:
             return translated
     return _touched_rows(instructions, field, threads, granule_bytes)
 
 
-def _translated_runs(instructions, field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray | None:
-    """`touched` as the union of its runs' granules, each run that a translate stands for shifted from the
-    translate's (kept per instruction tuple and run shape); None where the addresses do not all move alike.
+def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray | None:
+    """`touched` as the union of translates of pieces of its runs of blocks (kept per instruction tuple); None
+    where the addresses do not all move alike.
 
-    A run at (bid.y, bid.z) moves every address by ``M = a_y bid.y + a_z bid.z`` elements; two runs of one x range
-    whose ``M`` differ by whole granules (``element_bytes * dM``, their residues mod the granule equal) touch
-    granule sets shifted by ``element_bytes * dM / granule``, if no guard clips them differently: every
-    constraint that moves with bid.y or bid.z holds on every thread of both."""
+    A block at (bid.x, bid.y, bid.z) moves every address by ``M = m . bid`` elements. Two pieces of rows of blocks
+    whose ``M`` differ by whole granules (``element_bytes * dM``; their residues mod the granule equal) touch
+    granule sets shifted by ``element_bytes * dM / granule`` if no guard clips them differently. In the middle
+    of a row every constraint that moves with the block holds on every thread: there a piece of L blocks is a
+    translate of any other such piece of L blocks, and a run's middle is cut into pieces of 1, 2, 4, ... blocks
+    (the binary digits of its length), a few lengths for all of a candidate's waves. The blocks at the row's
+    ends, where a guard that moves with bid.x clips, are translates of those of another row if the constraints
+    that move with bid.y and bid.z hold; what neither covers (rows a guard clips in y) is counted row by row."""
     copies = shifted_copies(instructions)
-    moves = {coeffs[4:6] for coeffs, _, _ in copies}
+    moves = {coeffs[3:6] for coeffs, _, _ in copies}
     if len(moves) != 1:
         return None
-    move_y, move_z = moves.pop()
-    runs = threads.runs
-    block = threads.block
-    whole = np.ones(len(runs), dtype=bool)
-    for c in {c for _, guards, _ in copies for conj in guards for c in conj}:
+    move_x, move_y, move_z = moves.pop()
+    runs, block = threads.runs, threads.block
+    moving = [c for c in {c for _, guards, _ in copies for conj in guards for c in conj} if any(c.coeffs[3:6])]
+    # the blocks of each run on whose every thread every moving constraint holds: lo .. hi
+    lo, hi = runs[:, 0].copy(), runs[:, 1].copy()
+    for c in moving:
         a = c.coeffs
-        if a[4] or a[5]:  # the smallest value over each run's threads
-            low = c.offset + sum(min(0, a[i] * (n - 1)) for i, n in enumerate(block))
-            low = low + np.minimum(a[3] * runs[:, 0], a[3] * runs[:, 1]) + a[4] * runs[:, 2] + a[5] * runs[:, 3]
-            whole &= low >= 0
-    eb = field.element_bytes
-    move = move_y * runs[:, 2] + move_z * runs[:, 3]
-    residue = (eb * move) % granule_bytes
-    first, group = first_of_equal_rows(np.stack([runs[:, 0], runs[:, 1], residue], axis=1))
-    # a class stands for its runs where it has several here or is a whole row of the grid, which later waves
-    # have too; the other runs (a wave's partial first and last rows, those a guard clips) are counted together
-    standing = whole & (np.bincount(group)[group] > 1)
-    if threads.grid is not None:
-        standing |= whole & (runs[:, 0] == 0) & (runs[:, 1] == threads.grid[0] - 1)
-    firsts, lasts = [], []
-    for g in np.unique(group[standing]).tolist():
-        members = np.flatnonzero(standing & (group == g))
-        r0 = int(members[0])
-        move0, pattern = _RUN_FOOTPRINTS.get(
-            (instructions, field),
-            (block, granule_bytes, int(runs[r0, 0]), int(runs[r0, 1]), int(residue[r0])),
-            lambda: (
-                int(move[r0]),
-                _touched_rows(instructions, field, ThreadSet(block, runs[r0 : r0 + 1]), granule_bytes),
-            ),
+        rest = (
+            c.offset + sum(min(0, a[i] * (n - 1)) for i, n in enumerate(block)) + a[4] * runs[:, 2] + a[5] * runs[:, 3]
         )
-        shift = (eb * (move[members] - move0)) // granule_bytes
-        firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
-        lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
-    if not standing.all():
-        rest = _touched_rows(instructions, field, ThreadSet(block, runs[~standing]), granule_bytes)
+        if a[3] > 0:
+            np.maximum(lo, _ceil_div(-rest, a[3]), out=lo)
+        elif a[3] < 0:
+            np.minimum(hi, np.floor_divide(rest, -a[3]), out=hi)
+        else:
+            hi[rest < 0] = lo[rest < 0] - 1
+    middle = lo <= hi
+    # pieces (first block, last block, bid.y, bid.z): the middles, and the ends before and after them
+    ends = np.concatenate(
+        [
+            np.stack([runs[:, 0], np.where(middle, lo - 1, runs[:, 1]), runs[:, 2], runs[:, 3]], axis=1),
+            np.stack([np.where(middle, hi + 1, runs[:, 1] + 1), runs[:, 1], runs[:, 2], runs[:, 3]], axis=1)[middle],
+        ]
+    )
+    ends = ends[ends[:, 0] <= ends[:, 1]]
+    # an end stands for its translates in y and z where the constraints that move with bid.y or bid.z hold on it
+    standing_end = np.ones(len(ends), dtype=bool)
+    for c in moving:
+        a = c.coeffs
+        if a[4] or a[5]:
+            low = c.offset + sum(min(0, a[i] * (n - 1)) for i, n in enumerate(block))
+            low = low + np.minimum(a[3] * ends[:, 0], a[3] * ends[:, 1]) + a[4] * ends[:, 2] + a[5] * ends[:, 3]
+            standing_end &= low >= 0
+    # the middles cut into pieces of the lengths of their binary digits, longest first
+    middles = np.stack([lo, hi, runs[:, 2], runs[:, 3]], axis=1)[middle]
+    length = middles[:, 1] - middles[:, 0] + 1
+    pieces, offset = [], np.zeros(len(middles), dtype=np.int64)
+    for bit in range(int(length.max()).bit_length() - 1, -1, -1) if len(middles) else ():
+        has = (length >> bit) & 1 == 1
+        if has.any():
+            first = middles[has, 0] + offset[has]
+            pieces.append(np.stack([first, first + (1 << bit) - 1, middles[has, 2], middles[has, 3]], axis=1))
+            offset[has] += 1 << bit
+    eb = field.element_bytes
+    firsts, lasts = [], []
+
+    def add_translates(members: np.ndarray, key) -> None:
+        """The granules of the pieces `members` (rows of (first, last, bid.y, bid.z)), translates of one another."""
+        move = move_x * members[:, 0] + move_y * members[:, 2] + move_z * members[:, 3]
+        residue = (eb * move) % granule_bytes
+        for r in np.unique(residue).tolist():
+            same = members[residue == r]
+            move0, pattern = _PIECE_FOOTPRINTS.get(
+                (instructions, field),
+                (block, granule_bytes, *key, r),
+                lambda: (
+                    int(move_x * same[0, 0] + move_y * same[0, 2] + move_z * same[0, 3]),
+                    _touched_rows(instructions, field, ThreadSet(block, same[:1]), granule_bytes),
+                ),
+            )
+            shift = (eb * (move[residue == r] - move0)) // granule_bytes
+            firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
+            lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
+
+    for group in pieces:
+        add_translates(group, ("middle", int(group[0, 1] - group[0, 0] + 1)))
+    standing = ends[standing_end]
+    if len(standing):
+        first_of, group = first_of_equal_rows(standing[:, :2])
+        for g, f in enumerate(first_of.tolist()):
+            add_translates(standing[group == g], ("end", int(standing[f, 0]), int(standing[f, 1])))
+    if not standing_end.all():
+        rest = _touched_rows(instructions, field, ThreadSet(block, ends[~standing_end]), granule_bytes)
         firsts.append(rest[:, 0])
         lasts.append(rest[:, 1])
+    if not firsts:
+        return np.empty((0, 2), dtype=np.int64)
     return _union(firsts, lasts)
 
 
