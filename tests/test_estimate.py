@@ -163,3 +163,40 @@ def test_blocks_larger_than_the_iteration_space_are_rejected(jacobi_kernel):
         pp.LaunchConfig((32, 4, 1), (1, 2, 1)),
     }
     assert all("exceeds the 64 threads" in reason for _, reason in ranking.rejected)
+
+
+@pytest.mark.parametrize(
+    "spec_path, params",
+    [
+        ("validation/a100_convolution/convolution.py", {"tile_size_x": 3, "tile_size_y": 4, "read_only": 0}),
+        (
+            "validation/rtx2080ti_convolution/convolution_shmem.py",
+            {"TILE_SIZE_X": 4, "TILE_SIZE_Y": 2, "READ_ONLY": 0, "PADDING": 0},
+        ),
+    ],
+)
+def test_compiled_offset_groups_and_per_field_instructions_are_those_of_the_instructions(spec_path, params):
+    """`compile_kernel` groups its instructions from its integer tables (guarded tiles, a shared copy's guard per
+    iteration): the groups, offsets and per-field tuples equal those a plain pass over the instructions makes."""
+    from pathlib import Path
+
+    from pystencils_perf.estimate.addresses import offset_groups
+    from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+
+    spec = load_tunable_spec(Path(__file__).resolve().parents[1] / spec_path)
+    model = pp.harvest(spec.kernel(params))
+    for view in (model, model.shared_view()) if model.shared_accesses else (model,):
+        for block in [(32, 4, 1), (48, 2, 1), (128, 1, 1)]:
+            compiled = compile_kernel(view, block)
+            for f in view.fields:
+                for kind in AccessKind:
+                    assert compiled.for_field(f.name, kind) == tuple(
+                        i for i in compiled.instructions if i.field == f.name and i.kind is kind
+                    )
+            for instrs in (compiled.instructions, *(compiled.for_field(f.name, AccessKind.LOAD) for f in view.fields)):
+                plain: dict = {}
+                for i in instrs:
+                    plain.setdefault((i.field, i.kind, i.address.coeffs, i.guards), []).append(i.address.offset)
+                grouped = offset_groups(instrs)
+                assert [key for key, _ in grouped] == list(plain)
+                assert all(offsets.tolist() == plain[key] for key, offsets in grouped)

@@ -246,7 +246,12 @@ def cached_by_identity(maxsize: int):
         def cached(obj, *args):
             return kept.get((obj,), args, lambda: function(obj, *args))
 
+        def seed(obj, value, *args):
+            """Keep `value` as the function's for `obj` and `args`, where it was computed otherwise."""
+            kept.get((obj,), args, lambda: value)
+
         cached.cache_clear = kept.clear
+        cached.seed = seed
         return cached
 
     return decorate
@@ -421,8 +426,16 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
             first[:, :, 0] = iterations[runs]
             first[:, :, 1] = np.array(orders)[:, None]
             firsts.append(first.reshape(-1, 2))
-    instructions = _merged_instructions(keys, conj_ids, firsts, list(field_kinds), list(conjunction_of))
-    return CompiledKernel(instructions, tuple(points))
+    instructions, groups, by_field = _merged_instructions(
+        keys, conj_ids, firsts, list(field_kinds), list(conjunction_of)
+    )
+    compiled = CompiledKernel(instructions, tuple(points))
+    # the grouping the estimators ask for, of the whole code and of each array and kind, from the tables
+    offset_groups.seed(instructions, groups)
+    for (name, kind), (instrs, field_groups) in by_field.items():
+        offset_groups.seed(instrs, field_groups)
+    object.__setattr__(compiled, "_by_field", {k: instrs for k, (instrs, _) in by_field.items()})
+    return compiled
 
 
 def _guard_rows(guard, table, forms, merge_forms, block, conjunction_of: dict, merge_of: dict):
@@ -467,12 +480,14 @@ def _ids_in_order(values: np.ndarray, registry: dict, key_of, first_id: int) -> 
     return ids[group]
 
 
-def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> tuple[Instruction, ...]:
+def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> tuple:
     """Instructions from (iteration, access) rows: rows with one key (field and kind, address, guard kept
     apart by) are one instruction, active under the distinct conjunctions of its rows; instructions and their
-    conjunctions in the order of their first row in the unrolled code (iteration, then access)."""
+    conjunctions in the order of their first row in the unrolled code (iteration, then access).
+
+    Also their `offset_groups`, and per (field, kind) its instructions and their groups."""
     if not keys:
-        return ()
+        return (), [], {}
     key, conj, first = np.concatenate(keys), np.concatenate(conj_ids), np.concatenate(firsts)
     in_code_order = np.lexsort((first[:, 1], first[:, 0]))
     key, conj = key[in_code_order], conj[in_code_order]
@@ -498,13 +513,39 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
         guards[i] = several.setdefault(g, g)
     head = list(map(heads.__getitem__, kind_index.tolist()))
     affines = map(tuple.__new__, itertools.repeat(Affine), zip(map(operator.itemgetter(2), head), key[:, 7].tolist()))
-    return tuple(
+    instructions = tuple(
         map(
             tuple.__new__,
             itertools.repeat(Instruction),
             zip(map(operator.itemgetter(0), head), map(operator.itemgetter(1), head), affines, guards),
         )
     )
+    # offset groups: instructions of one head and one guard (a conjunction's id, or past them a set of several's)
+    guard_id = pair_conj[bounds[:-1]].copy()
+    several_ids = {id(g): len(conjunctions) + k for k, g in enumerate(several.values())}
+    for i in np.flatnonzero(np.diff(bounds) > 1).tolist():
+        guard_id[i] = several_ids[id(guards[i])]
+    group_first, group = first_of_equal_rows(np.stack([kind_index, guard_id], axis=1))
+    occurrence = np.argsort(group_first)  # groups in the order of their first instruction
+    number = np.empty(len(occurrence), dtype=np.int64)
+    number[occurrence] = np.arange(len(occurrence))
+    in_groups = np.argsort(number[group], kind="stable")
+    starts = np.searchsorted(number[group][in_groups], np.arange(len(occurrence) + 1)).tolist()
+    offsets = key[:, 7][in_groups]
+    offsets.flags.writeable = False
+    groups = []
+    for g, first_instruction in enumerate(group_first[occurrence].tolist()):
+        field_name, kind, coeffs = heads[kind_index[first_instruction]]
+        groups.append(((field_name, kind, coeffs, guards[first_instruction]), offsets[starts[g] : starts[g + 1]]))
+    field_kind = key[:, 0]
+    by_field = {}
+    for fk in np.unique(field_kind).tolist():
+        members = np.flatnonzero(field_kind == fk).tolist()
+        by_field[field_kinds[fk]] = (
+            tuple(map(instructions.__getitem__, members)),
+            [g for g in groups if (g[0][0], g[0][1]) == field_kinds[fk]],
+        )
+    return instructions, groups, by_field
 
 
 def first_of_equal_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
