@@ -91,6 +91,9 @@ def _affine_check(expr) -> tuple[sp.Basic, str]:
     every expansion, which only an expression with a power of a sum needs."""
     if not isinstance(expr, sp.Expr):
         return expr, "is not an integer expression"
+    as_is, problem = _affine_problem(expr)  # sympy distributes a number over a sum: most addresses come expanded
+    if not problem:
+        return as_is, problem
     expanded, problem = _affine_problem(sp.expand_mul(expr))
     return (expanded, problem) if not problem else _affine_problem(sp.expand(expr))
 

@@ -151,6 +151,10 @@ def _terms(expr: sp.Expr, numeric: set, where: str) -> _Terms:
 def _cached_terms(expr: sp.Expr, numeric: frozenset) -> tuple[_Terms | None, str]:
     """`_terms` of `expr`, or what keeps it from being a polynomial of them; cached, since the variants of a
     tiled kernel, and its folds, repeat most expressions."""
+    try:  # as it is: a harvest's addresses come expanded (`kernel.require_affine`), and a polynomial's terms pass
+        return _uncached_terms(expr, numeric), ""
+    except _NotTerms:
+        pass
     try:  # products expanded first, at half the cost of every expansion: see `kernel.require_affine`
         return _uncached_terms(sp.expand_mul(expr), numeric), ""
     except _NotTerms:
