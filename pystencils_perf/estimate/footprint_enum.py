@@ -267,20 +267,18 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     (the binary digits of its length), a few lengths for all of a candidate's waves. The blocks at the row's
     ends, where a guard that moves with bid.x clips, are translates of those of another row if the constraints
     that move with bid.y and bid.z hold; what neither covers (rows a guard clips in y) is counted row by row."""
-    copies = shifted_copies(instructions)
-    moves = {coeffs[3:6] for coeffs, _, _ in copies}
-    if len(moves) != 1:
+    moves = _block_moves(instructions)
+    if moves is None:
         return None
-    move_x, move_y, move_z = moves.pop()
+    (move_x, move_y, move_z), moving = moves
     runs, block = threads.runs, threads.block
-    moving = [c for c in {c for _, guards, _ in copies for conj in guards for c in conj} if any(c.coeffs[3:6])]
+    # the smallest value of each moving constraint over a block's threads is ``low + a . bid``
+    lowest_tid = {coeffs: sum(min(0, coeffs[i] * (n - 1)) for i, n in enumerate(block)) for coeffs, _ in moving}
     # the blocks of each run on whose every thread every moving constraint holds: lo .. hi
     lo, hi = runs[:, 0].copy(), runs[:, 1].copy()
-    for c in moving:
-        a = c.coeffs
-        rest = (
-            c.offset + sum(min(0, a[i] * (n - 1)) for i, n in enumerate(block)) + a[4] * runs[:, 2] + a[5] * runs[:, 3]
-        )
+    for coeffs, offsets in moving:
+        a = coeffs
+        rest = (offsets[:, None] + lowest_tid[a] + a[4] * runs[:, 2] + a[5] * runs[:, 3]).min(axis=0)
         if a[3] > 0:
             np.maximum(lo, _ceil_div(-rest, a[3]), out=lo)
         elif a[3] < 0:
@@ -298,50 +296,47 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     ends = ends[ends[:, 0] <= ends[:, 1]]
     # an end stands for its translates in y and z where the constraints that move with bid.y or bid.z hold on it
     standing_end = np.ones(len(ends), dtype=bool)
-    for c in moving:
-        a = c.coeffs
+    for coeffs, offsets in moving:
+        a = coeffs
         if a[4] or a[5]:
-            low = c.offset + sum(min(0, a[i] * (n - 1)) for i, n in enumerate(block))
-            low = low + np.minimum(a[3] * ends[:, 0], a[3] * ends[:, 1]) + a[4] * ends[:, 2] + a[5] * ends[:, 3]
-            standing_end &= low >= 0
-    # the middles cut into pieces of the lengths of their binary digits, longest first
+            low = (
+                lowest_tid[a] + np.minimum(a[3] * ends[:, 0], a[3] * ends[:, 1]) + a[4] * ends[:, 2] + a[5] * ends[:, 3]
+            )
+            standing_end &= low + offsets.min() >= 0
+    # the middles cut into pieces of the lengths of their binary digits, longest first; a piece's class: its length
+    # (a middle) or its blocks (an end), and its move's residue
     middles = np.stack([lo, hi, runs[:, 2], runs[:, 3]], axis=1)[middle]
     length = middles[:, 1] - middles[:, 0] + 1
-    pieces, offset = [], np.zeros(len(middles), dtype=np.int64)
+    pieces, keys, offset = [ends[standing_end]], [], np.zeros(len(middles), dtype=np.int64)
+    keys.append(np.stack([np.ones(len(pieces[0]), dtype=np.int64), pieces[0][:, 0], pieces[0][:, 1]], axis=1))
     for bit in range(int(length.max()).bit_length() - 1, -1, -1) if len(middles) else ():
         has = (length >> bit) & 1 == 1
         if has.any():
             first = middles[has, 0] + offset[has]
             pieces.append(np.stack([first, first + (1 << bit) - 1, middles[has, 2], middles[has, 3]], axis=1))
+            keys.append(np.stack([np.zeros_like(first), np.full_like(first, 1 << bit), np.zeros_like(first)], axis=1))
             offset[has] += 1 << bit
+    pieces, keys = np.concatenate(pieces), np.concatenate(keys)
     eb = field.element_bytes
+    move = move_x * pieces[:, 0] + move_y * pieces[:, 2] + move_z * pieces[:, 3]
     firsts, lasts = [], []
-
-    def add_translates(members: np.ndarray, key) -> None:
-        """The granules of the pieces `members` (rows of (first, last, bid.y, bid.z)), translates of one another."""
-        move = move_x * members[:, 0] + move_y * members[:, 2] + move_z * members[:, 3]
+    if len(pieces):
         residue = (eb * move) % granule_bytes
-        for r in np.unique(residue).tolist():
-            same = members[residue == r]
+        class_first, class_of = first_of_equal_rows(np.concatenate([keys, residue[:, None]], axis=1))
+        order = np.argsort(class_of, kind="stable")
+        bounds = np.searchsorted(class_of[order], np.arange(len(class_first) + 1)).tolist()
+        for c, f in enumerate(class_first.tolist()):
             move0, pattern = _PIECE_FOOTPRINTS.get(
                 (instructions, field),
-                (block, granule_bytes, *key, r),
+                (block, granule_bytes, *keys[f].tolist(), int(residue[f])),
                 lambda: (
-                    int(move_x * same[0, 0] + move_y * same[0, 2] + move_z * same[0, 3]),
-                    _touched_rows(instructions, field, ThreadSet(block, same[:1]), granule_bytes),
+                    int(move[f]),
+                    _touched_rows(instructions, field, ThreadSet(block, pieces[f : f + 1]), granule_bytes),
                 ),
             )
-            shift = (eb * (move[residue == r] - move0)) // granule_bytes
+            shift = (eb * (move[order[bounds[c] : bounds[c + 1]]] - move0)) // granule_bytes
             firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
             lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
-
-    for group in pieces:
-        add_translates(group, ("middle", int(group[0, 1] - group[0, 0] + 1)))
-    standing = ends[standing_end]
-    if len(standing):
-        first_of, group = first_of_equal_rows(standing[:, :2])
-        for g, f in enumerate(first_of.tolist()):
-            add_translates(standing[group == g], ("end", int(standing[f, 0]), int(standing[f, 1])))
     if not standing_end.all():
         rest = _touched_rows(instructions, field, ThreadSet(block, ends[~standing_end]), granule_bytes)
         firsts.append(rest[:, 0])
@@ -349,6 +344,24 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     if not firsts:
         return np.empty((0, 2), dtype=np.int64)
     return _union(firsts, lasts)
+
+
+@cached_by_identity(maxsize=64)
+def _block_moves(instructions) -> tuple | None:
+    """How far every address of `instructions` moves per block in x, y and z (elements), and their guards'
+    constraints that move with the block, offsets by coefficient vector; None where the addresses do not all
+    move alike."""
+    copies = shifted_copies(instructions)
+    moves = {coeffs[3:6] for coeffs, _, _ in copies}
+    if len(moves) != 1:
+        return None
+    moving: dict[tuple, set] = {}
+    for _, guards, _ in copies:
+        for conj in guards:
+            for c in conj:
+                if any(c.coeffs[3:6]):
+                    moving.setdefault(c.coeffs, set()).add(c.offset)
+    return moves.pop(), [(coeffs, np.array(sorted(offsets), dtype=np.int64)) for coeffs, offsets in moving.items()]
 
 
 @dataclass(frozen=True, eq=False)
