@@ -15,7 +15,7 @@ is then the size of a union of granule intervals: sort and sweep.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -317,26 +317,34 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
             keys.append(np.stack([np.zeros_like(first), np.full_like(first, 1 << bit), np.zeros_like(first)], axis=1))
             offset[has] += 1 << bit
     pieces, keys = np.concatenate(pieces), np.concatenate(keys)
-    eb = field.element_bytes
+    eb, base = field.element_bytes, field.base_offset_bytes
     move = move_x * pieces[:, 0] + move_y * pieces[:, 2] + move_z * pieces[:, 3]
     firsts, lasts = [], []
     if len(pieces):
-        residue = (eb * move) % granule_bytes
+        # where every row is contiguous, a piece's elements shift by any move: its class is its shape alone, and
+        # its element intervals become granules after the shift; else classes keep the move's residue
+        contiguous = _contiguous_rows(instructions, block[0])
+        residue = np.zeros_like(move) if contiguous else (eb * move) % granule_bytes
         class_first, class_of = first_of_equal_rows(np.concatenate([keys, residue[:, None]], axis=1))
         order = np.argsort(class_of, kind="stable")
         bounds = np.searchsorted(class_of[order], np.arange(len(class_first) + 1)).tolist()
         for c, f in enumerate(class_first.tolist()):
             move0, pattern = _PIECE_FOOTPRINTS.get(
                 (instructions, field),
-                (block, granule_bytes, *keys[f].tolist(), int(residue[f])),
+                (block, eb if contiguous else granule_bytes, *keys[f].tolist(), int(residue[f])),
                 lambda: (
                     int(move[f]),
-                    _touched_rows(instructions, field, ThreadSet(block, pieces[f : f + 1]), granule_bytes),
+                    _piece_footprint(instructions, field, block, pieces[f], granule_bytes, contiguous),
                 ),
             )
-            shift = (eb * (move[order[bounds[c] : bounds[c + 1]]] - move0)) // granule_bytes
-            firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
-            lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
+            members = move[order[bounds[c] : bounds[c + 1]]] - move0
+            if contiguous:  # element intervals, shifted, as granules
+                firsts.append(((base + eb * (pattern[None, :, 0] + members[:, None])) // granule_bytes).ravel())
+                lasts.append(((base + eb * (pattern[None, :, 1] + members[:, None]) + eb - 1) // granule_bytes).ravel())
+            else:
+                shift = (eb * members) // granule_bytes
+                firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
+                lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
     if not standing_end.all():
         rest = _touched_rows(instructions, field, ThreadSet(block, ends[~standing_end]), granule_bytes)
         firsts.append(rest[:, 0])
@@ -344,6 +352,20 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     if not firsts:
         return np.empty((0, 2), dtype=np.int64)
     return _union(firsts, lasts)
+
+
+def _piece_footprint(instructions, field: Field, block, piece: np.ndarray, granule_bytes: int, elements: bool):
+    """The granules, or with `elements` the elements, that `instructions` of the blocks of one piece of a row of
+    blocks (first, last, bid.y, bid.z) touch."""
+    if elements:
+        field, granule_bytes = replace(field, base_offset_bytes=0), field.element_bytes
+    return _touched_rows(instructions, field, ThreadSet(block, piece[None, :]), granule_bytes)
+
+
+@cached_by_identity(maxsize=64)
+def _contiguous_rows(instructions, bx: int) -> bool:
+    """Whether every address of `instructions` moves by at most one element from thread to thread along x."""
+    return all(abs(family.coeffs[0]) <= 1 for family in _families(instructions, bx))
 
 
 @cached_by_identity(maxsize=64)
