@@ -436,7 +436,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     compiled = CompiledKernel(instructions, tuple(points))
     # the grouping the estimators ask for, of the whole code and of each array and kind, from the tables
     offset_groups.seed(instructions, groups)
-    for (name, kind), (instrs, field_groups) in by_field.items():
+    for instrs, field_groups in by_field.values():
         offset_groups.seed(instrs, field_groups)
     object.__setattr__(compiled, "_by_field", {k: instrs for k, (instrs, _) in by_field.items()})
     return compiled

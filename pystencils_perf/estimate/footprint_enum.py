@@ -266,7 +266,9 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     translate of any other such piece of L blocks, and a run's middle is cut into pieces of 1, 2, 4, ... blocks
     (the binary digits of its length), a few lengths for all of a candidate's waves. The blocks at the row's
     ends, where a guard that moves with bid.x clips, are translates of those of another row if the constraints
-    that move with bid.y and bid.z hold; what neither covers (rows a guard clips in y) is counted row by row."""
+    that move with bid.y and bid.z hold; what neither covers (rows a guard clips in y) is counted row by row.
+    Where every row is contiguous, pieces are kept as element intervals, which shift by any move: then the
+    residue does not part them."""
     moves = _block_moves(instructions)
     if moves is None:
         return None
