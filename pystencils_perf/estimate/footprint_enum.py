@@ -209,11 +209,12 @@ def _mergeable(forms, bx: int) -> bool:
 
 
 def count_points(conjunctions, threads: ThreadSet) -> int:
-    """Threads of `threads` (summed over the conjunctions, e.g. folded points) that satisfy them."""
+    """Threads of `threads` (summed over the conjunctions, e.g. folded points) that satisfy them; all
+    conjunctions clipped at once (`_Rows.clips`: a tile's points each have one)."""
     total = 0
-    for conj in conjunctions:
-        lo, hi, ok = _rows(threads, _mergeable(conj, threads.block[0])).clip(conj)
-        total += int(np.sum(hi[ok] - lo[ok] + 1))
+    for family in _point_families(tuple(conjunctions), threads.block[0]):
+        lo, hi, ok = _rows(threads, family.merge).clips(family)
+        total += int(((hi - lo + 1) * ok).sum())
     return total
 
 
@@ -432,6 +433,40 @@ def _by_coefficients(constraints: list) -> list[tuple[tuple[int, ...], np.ndarra
     return [(coeffs, np.array(o, dtype=np.int64), np.array(i, dtype=np.int64)) for coeffs, (o, i) in groups.items()]
 
 
+def _family(coeffs: tuple, merge: bool, units: list) -> _Family:
+    """A `_Family` of `units` (conjunction, shifts)."""
+    constraints = list(dict.fromkeys(c for conj, _ in units for c in conj))
+    lower = [c for c in constraints if c.coeffs[0] > 0]
+    upper = [c for c in constraints if c.coeffs[0] < 0]
+    kept = [c for c in constraints if c.coeffs[0] == 0]
+    sizes = np.array([len(shifts) for _, shifts in units], dtype=np.int64)
+    return _Family(
+        coeffs,
+        merge,
+        units,
+        _by_coefficients(lower),
+        _constraint_index(units, lower, lambda c: c.coeffs[0] > 0),
+        _by_coefficients(upper),
+        _constraint_index(units, upper, lambda c: c.coeffs[0] < 0),
+        _by_coefficients(kept),
+        _constraint_index(units, kept, lambda c: c.coeffs[0] == 0),
+        (len(lower), len(upper), len(kept)),
+        np.concatenate([shifts for _, shifts in units]),
+        np.repeat(np.arange(len(units)), sizes),
+        np.cumsum(sizes) - sizes,
+        sizes == 1,
+    )
+
+
+@cached_by_identity(maxsize=64)
+def _point_families(conjunctions: tuple, bx: int) -> list[_Family]:
+    """`count_points`' conjunctions as families of one unit each, by how their rows merge."""
+    by_merge: dict[bool, list] = {}
+    for conj in conjunctions:
+        by_merge.setdefault(_mergeable(conj, bx), []).append((conj, _NO_SHIFT))
+    return [_family((), merge, units) for merge, units in by_merge.items()]
+
+
 @cached_by_identity(maxsize=64)
 def _families(instructions, bx: int) -> list[_Family]:
     """`instructions` (of one array and kind) as `_Family`s for blocks `bx` threads wide; kept for the instruction
@@ -441,32 +476,7 @@ def _families(instructions, bx: int) -> list[_Family]:
         forms = [c for conj in guards for c in conj]
         merge = _mergeable(forms, bx) and coeffs[3] == bx * coeffs[0]
         members.setdefault((coeffs, merge), []).extend((conj, shifts) for conj in guards)
-    families = []
-    for (coeffs, merge), units in members.items():
-        constraints = list(dict.fromkeys(c for conj, _ in units for c in conj))
-        lower = [c for c in constraints if c.coeffs[0] > 0]
-        upper = [c for c in constraints if c.coeffs[0] < 0]
-        kept = [c for c in constraints if c.coeffs[0] == 0]
-        sizes = np.array([len(shifts) for _, shifts in units], dtype=np.int64)
-        families.append(
-            _Family(
-                coeffs,
-                merge,
-                units,
-                _by_coefficients(lower),
-                _constraint_index(units, lower, lambda c: c.coeffs[0] > 0),
-                _by_coefficients(upper),
-                _constraint_index(units, upper, lambda c: c.coeffs[0] < 0),
-                _by_coefficients(kept),
-                _constraint_index(units, kept, lambda c: c.coeffs[0] == 0),
-                (len(lower), len(upper), len(kept)),
-                np.concatenate([shifts for _, shifts in units]),
-                np.repeat(np.arange(len(units)), sizes),
-                np.cumsum(sizes) - sizes,
-                sizes == 1,
-            )
-        )
-    return families
+    return [_family(coeffs, merge, units) for (coeffs, merge), units in members.items()]
 
 
 def _touched_rows(instructions, field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray:
