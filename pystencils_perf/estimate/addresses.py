@@ -649,14 +649,10 @@ def guards_mask(guards, threads: BlockThreads) -> np.ndarray:
 
 def active_masks(instructions, threads: BlockThreads) -> np.ndarray:
     """Which threads run each instruction, shape (instructions, blocks, threads); instructions under the same
-    guards (a stencil's loads) share one evaluation of them."""
-    masks: dict = {}
-    for instr in instructions:
-        if instr.guards not in masks:
-            masks[instr.guards] = guards_mask(instr.guards, threads)
+    guards (a stencil's loads) share one evaluation of them (`guards_mask` keeps it)."""
     if not instructions:
         return np.zeros((0, *threads.coords.shape[:-1]), dtype=bool)
-    return np.stack([masks[i.guards] for i in instructions])
+    return np.stack([guards_mask(i.guards, threads) for i in instructions])
 
 
 def byte_addresses(instructions, fields: dict, threads: BlockThreads) -> np.ndarray:

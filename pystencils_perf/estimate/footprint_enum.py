@@ -78,7 +78,7 @@ def _row_threads(by: int, bz: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Rows:
-    """A thread set's rows (tid.x = 0): each row's u range, and each constraint's clip of it.
+    """A thread set's rows (tid.x = 0): each row's u range, and each family's clips of it.
 
     merged rows: u = bid.x*bdim.x + tid.x over the whole run, bid.x = 0 in the coordinates, in the order (run,
     tid.y and tid.z); otherwise one row per block, u = tid.x, bid.x in the coordinates, in the order (run, tid.y
@@ -116,14 +116,15 @@ class _Rows:
             self.u_lo = np.zeros(len(run), dtype=np.int64)
             self.u_hi = np.full(len(run), bx - 1, dtype=np.int64)
         self._start_values = AffineValues(columns[1:])  # tid.x is 0: its column is left out
-        self._clips: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._clips: dict[tuple, tuple] = {}  # ("family", id): (the family, `clips` of it)
 
     def values(self, coeffs: tuple[int, ...]) -> np.ndarray:
         """``coeffs . v`` at each row's start (u = 0); shared, not to be written."""
         return self._start_values(coeffs[1:])
 
     def clips(self, family: _Family) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`clip` of each unit of `family`, shape (units, rows) each; shared, not to be written. The constraints are
+        """Each row's u range where every constraint ``alpha*u + beta >= 0`` of each unit of `family` holds, and
+        whether it is not empty, shape (units, rows) each; shared, not to be written. The constraints are
         bounded a coefficient vector at a time and gathered for every unit at once (a tile's copy has hundreds of
         guards, each a few of a few dozen constraints); kept for the family (a thread set's footprints at several
         granules)."""
@@ -145,8 +146,8 @@ class _Rows:
         return lo, hi, ok
 
     def _bounds(self, groups, count: int, first: np.ndarray, side: int) -> np.ndarray:
-        """`first` and under it what each constraint of `groups` (`_Family.lower` and alike) does to each row
-        (`_bound`), shape (1 + count, rows)."""
+        """`first` and under it what each constraint of `groups` (`_Family.lower` and alike) does to each row: the
+        lowest u (`side` 1), the highest (-1) or whether the row is kept (0), shape (1 + count, rows)."""
         out = np.empty((1 + count, len(first)), dtype=first.dtype)
         out[0] = first
         for coeffs, offsets, indices in groups:
@@ -160,46 +161,13 @@ class _Rows:
                 out[indices] = beta >= 0
         return out
 
-    def clip(self, conj) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Each row's u range where every constraint ``alpha*u + beta >= 0`` of `conj` holds, and whether it is
-        not empty; shared, not to be written."""
-        if conj not in self._clips:
-            lo, hi = self.u_lo.copy(), self.u_hi.copy()
-            ok = np.ones(len(lo), dtype=bool)
-            for c in conj:
-                side, bound = self._bound(c)
-                if side > 0:
-                    np.maximum(lo, bound, out=lo)
-                elif side < 0:
-                    np.minimum(hi, bound, out=hi)
-                else:
-                    ok &= bound
-            ok &= lo <= hi
-            self._clips[conj] = lo, hi, ok
-        return self._clips[conj]
-
-    def _bound(self, c) -> tuple[int, np.ndarray]:
-        """What one constraint does to each row: the lowest u (side 1), the highest (side -1), or whether the row
-        is kept (side 0); kept per constraint, since the guards of a tile's copy combine a few of them."""
-        key = ("bound", c)
-        if key not in self._clips:
-            alpha = c.coeffs[0]
-            beta = self.values(c.coeffs) + c.offset
-            if alpha > 0:
-                self._clips[key] = 1, _ceil_div(-beta, alpha)
-            elif alpha < 0:
-                self._clips[key] = -1, np.floor_divide(beta, -alpha)
-            else:
-                self._clips[key] = 0, beta >= 0
-        return self._clips[key]
-
 
 #: the rows of a thread set, for each of its footprints (arrays, kinds, granules)
 _ROWS = KeptByIdentity(32)
 
 
 def _rows(threads: ThreadSet, merge: bool) -> _Rows:
-    """`threads`' rows (kept: the constraints a guard clips them with are bounded once for every footprint)."""
+    """`threads`' rows (kept: each family's clips of them are computed once for every footprint)."""
     return _ROWS.get((threads,), (merge,), lambda: _Rows(threads, merge))
 
 
