@@ -290,12 +290,13 @@ def test_nothing_to_tune_and_bad_budgets_are_errors():
 
 def test_measurements_reorder_a_wrong_model():
     """The model puts the best block width at 8 where it is 32: measured slower than predicted there, the search
-    moves to wider blocks and finds the best at its 6th measurement, where the model's own order has it 10th."""
+    moves to wider blocks and finds the best at its 7th measurement (the 3rd probes fma 0), where the model's own
+    order has it 10th."""
     prior = lambda bx, by, fma: 1.0 + 0.2 * abs(math.log2(bx) - 3) + 0.1 * abs(math.log2(by) - 1) + 0.3 * (1 - fma)
     model_order = [c.params for c in sorted(candidates(prior), key=lambda c: c.predicted_seconds)]
     best = {"bx": 32, "by": 2, "fma": 1}
-    result = tune(candidates(prior), FakeSource(), budget=6, kernel="k", store=None, early_stop=False)
-    assert result.best.params == best and model_order.index(best) >= 6
+    result = tune(candidates(prior), FakeSource(), budget=7, kernel="k", store=None, early_stop=False)
+    assert result.best.params == best and model_order.index(best) >= 7
 
 
 def test_a_model_blind_to_a_switch_is_corrected_within_the_budget():
@@ -304,6 +305,30 @@ def test_a_model_blind_to_a_switch_is_corrected_within_the_budget():
     prior = lambda bx, by, fma: synthetic_time_ms(bx, by, 1 - fma)
     result = tune(candidates(prior), FakeSource(), budget=16, kernel="k", store=None, early_stop=False)
     assert result.best.params == {"bx": 32, "by": 2, "fma": 1}
+
+
+def test_a_switch_the_model_is_wrong_about_is_measured_at_both_values_early():
+    """Issue 56: a model that prices fma 1 slower everywhere keeps a search without probes on fma 0 for 10
+    measurements; the switch's other value, probed from the third measurement on, holds the best."""
+    from pystencils_perf.tune.search import SearchSettings
+
+    prior = lambda bx, by, fma: synthetic_time_ms(bx, by, 1 - fma)
+    best = {"bx": 32, "by": 2, "fma": 1}
+
+    def measured(settings):
+        result = tune(candidates(prior), FakeSource(), budget=3, kernel="k", store=None, early_stop=False, **settings)
+        return [m["params"] for m in result.record.measured]
+
+    assert [p["fma"] for p in measured({})] == [0, 0, 1] and best in measured({})
+    assert best not in measured({"settings": SearchSettings(probe_switches_after=0)})
+
+
+def test_switch_masks_are_the_values_of_two_valued_parameters():
+    from pystencils_perf.tune.search import switch_masks
+
+    params = [{"bx": bx, "fma": fma, "mode": mode} for bx in (32, 64, 128) for fma in (0, 1) for mode in ("a",)]
+    masks = switch_masks(params)
+    assert [m.tolist() for m in masks] == [[p["fma"] == value for p in params] for value in (0, 1)]
 
 
 def test_an_exact_model_stops_early():

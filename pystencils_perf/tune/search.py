@@ -5,11 +5,10 @@ process over the candidates' parameters (`parameter_coordinates`): a constant pa
 on this GPU, which changes no order) and a smooth part (it is off by more for wide blocks, for read-only loads,
 ...), which reorders the unmeasured candidates after each measurement. The next candidate is the one with the
 lowest corrected time (minus `exploration` standard deviations, none by default), raised where measured
-neighbours failed to run (`failure_chance`), and the search stops when no unmeasured candidate has a probability
+neighbours failed to run (`failure_chance`); each value of a switch (a parameter of two values) is measured early
+(`SearchSettings.probe_switches_after`). The search stops when no unmeasured candidate has a probability
 above `stop_probability` of beating the measured best by more than `stop_within`, once the model has been right
-on this GPU (`model_trusted`). docs/tuning.md says how the
-constants were chosen.
-"""
+on this GPU (`model_trusted`). docs/tuning.md says how the constants were chosen."""
 
 from __future__ import annotations
 
@@ -68,6 +67,18 @@ def parameter_coordinates(params: list[dict]) -> np.ndarray:
     return np.stack(columns, axis=1) / LENGTH_SCALE_LOG2
 
 
+def switch_masks(params: list[dict]) -> list[np.ndarray]:
+    """For each value of each parameter that takes exactly two values over `params` (a switch), which candidates
+    have it; in the order of the parameters' names."""
+    masks = []
+    for name in sorted({k for p in params for k in p}):
+        values = [repr(p.get(name)) for p in params]
+        distinct = sorted(set(values))
+        if len(distinct) == 2:
+            masks.extend(np.array([v == value for v in values]) for value in distinct)
+    return masks
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """The search's constants; the defaults are what `benchmarks/bench_tune.py` reports."""
@@ -81,6 +92,10 @@ class SearchSettings:
     exploration: float = 0.0
     #: the same where no candidate has a prediction (all start alike): only the uncertainty spreads the search
     exploration_without_model: float = 0.5
+    #: after this many measurements, each value of each switch (`switch_masks`) that none measured so far is measured
+    #: at its best corrected time, one after the other (0: never): a model blind to what a switch does otherwise keeps
+    #: the whole search on the value it prefers (docs/tuning.md, "probes switches")
+    probe_switches_after: int = 2
     #: stop when no unmeasured candidate is faster than the measured best by this fraction ...
     stop_within: float = 0.01
     #: ... with more than this probability
@@ -107,6 +122,7 @@ class ModelGuidedSearch:
         self.prior = np.log(predicted)
         self.coordinates = parameter_coordinates(params)
         self.measured: dict[int, float | None] = {}
+        self.switches = switch_masks(params)
 
     def __len__(self) -> int:
         return len(self.prior)
@@ -171,11 +187,24 @@ class ModelGuidedSearch:
         while left.size and len(chosen) < size:
             mean, sd = self.posterior(left, pretend)
             runs = np.maximum(1.0 - self.failure_chance(left), 1e-9)
-            pick = int(np.argmin(mean - exploration * sd - np.log(runs)))
+            score = mean - exploration * sd - np.log(runs)
+            unprobed = self._unprobed_switch(len(self.measured) + len(chosen), chosen) if informed else None
+            if unprobed is not None:
+                score = np.where(unprobed[left], score, np.inf)
+            pick = int(np.argmin(score))
             chosen.append(int(left[pick]))
             pretend[int(left[pick])] = float(mean[pick])
             left = np.delete(left, pick)
         return chosen
+
+    def _unprobed_switch(self, made: int, chosen: list[int]) -> np.ndarray | None:
+        """The candidates of the first switch value that no measured or `chosen` candidate has, once `made`
+        measurements reach `SearchSettings.probe_switches_after`; None where every value has one (or before)."""
+        after = self.settings.probe_switches_after
+        if not after or made < after:
+            return None
+        taken = [*self.measured, *chosen]
+        return next((mask for mask in self.switches if not mask[taken].any()), None)
 
     def chance_to_improve(self) -> float:
         """The highest probability that an unmeasured candidate beats the best measured by `stop_within`."""
