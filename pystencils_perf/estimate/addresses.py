@@ -626,6 +626,11 @@ class BlockThreads:
             self._satisfying[conjunction] = mask
         return self._satisfying[conjunction]
 
+    def updates(self, points) -> int:
+        """Points the threads update: of each conjunction of `points` (a compiled kernel's, one per point of a
+        thread's fold or tile), the threads that satisfy it."""
+        return sum(int(self.satisfying(conj).sum()) for conj in points)
+
 
 @functools.lru_cache(maxsize=4)
 def block_threads(block: tuple[int, int, int], bids: tuple[tuple[int, int, int], ...]) -> BlockThreads:

@@ -155,7 +155,7 @@ def _block_requests(
         group = max(1, min(warp, bank_count * bank_width // int(eb)))
         words = rows_of(byte_addr[sel] // bank_width, mask[sel], group)
         cycles += int(np.dot(bank_cycles_per_instruction(words, bank_count, sel.sum()), weight[sel]))
-    lups = sum(int(threads.satisfying(conj).sum()) for conj in compiled.points)
+    lups = threads.updates(compiled.points)
     return BlockRequests(cycles, load_sectors, store_sectors, lups, uncached_sectors)
 
 

@@ -52,7 +52,7 @@ def _requests(compiled, field_list, block, bids, sizes: tuple[int, int, int]) ->
     warp, banks, bank_bytes = sizes
     fields = {f.name: f for f in field_list}
     threads = block_threads(block, bids)
-    lups = max(sum(int(threads.satisfying(conj).sum()) for conj in compiled.points), 1)
+    lups = max(threads.updates(compiled.points), 1)
     # a shift by whole banks rotates every lane's bank alike: the busiest bank's count is the same
     instrs, weight = shift_classes(compiled.instructions, fields, bank_bytes, threads)
     if not instrs:

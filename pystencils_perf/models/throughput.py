@@ -277,7 +277,7 @@ def _count_points_and_stores(compiled, field_list, block, bids, warp: int, line_
     threads = block_threads(block, bids)
     stores = [i for i in compiled.instructions if i.kind is AccessKind.STORE]
     updating = [threads.satisfying(conj) for conj in compiled.points]
-    lups = max(sum(int(a.sum()) for a in updating), 1)
+    lups = max(threads.updates(compiled.points), 1)
     point_warps = max(_warps_with_an_active_lane(np.stack(updating), warp), 1) if updating else 1
     store_active = active_masks(stores, threads)
     store_lines = (
