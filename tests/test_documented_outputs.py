@@ -81,6 +81,12 @@ DOCUMENTED = [
         0,
     ),
     (
+        "validation/rtx2080ti_convolution/shared_wavefronts.md",
+        "copy_unroll_study.py` counts the copy both ways",
+        "python3 validation/rtx2080ti_convolution/copy_unroll_study.py",
+        0,
+    ),
+    (
         "plugins/hhc/README.md",
         "## What `examples/paper_numbers.py` prints",
         "python3 plugins/hhc/examples/paper_numbers.py",
