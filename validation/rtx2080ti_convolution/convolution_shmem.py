@@ -6,8 +6,9 @@ input 4110 x 4110 (the image plus a 7-point border on each side). Each block fir
 its tile needs, ``(BLOCK_SIZE_Y * TILE_SIZE_Y + 14) x (BLOCK_SIZE_X * TILE_SIZE_X + 14)`` values from
 ``(blockIdx.y * BLOCK_SIZE_Y * TILE_SIZE_Y, blockIdx.x * BLOCK_SIZE_X * TILE_SIZE_X)`` on, into shared
 memory: ``for (i = ty; i < rows; i += BLOCK_SIZE_Y) for (j = tx; j < columns; j += BLOCK_SIZE_X)``
-(`load_loops` ``ci``, ``cj`` with the bounds in `load_guard`). Then each thread computes its tile of
-outputs from shared memory and stores them strided by the block size, as in the A100 convolution.
+(`load_loops` ``ci``, ``cj``; the row bound in `load_guard`, the column bound in `load_loop_bounds`). Then
+each thread computes its tile of outputs from shared memory and stores them strided by the block size, as in the
+A100 convolution.
 Where the tile does not divide the image (the source's ``#if``), the copy also checks the input's
 edge and the stores the image's; where it does, those conditions hold anyway (a block's copy ends at
 most at row and column 4096 + 14), so `load_guard` and `guard` state them for every block size.

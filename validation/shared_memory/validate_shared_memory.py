@@ -2,9 +2,11 @@
 
     python3 validation/shared_memory/validate_shared_memory.py [--plot FILE.png]
 
-1. Shared-load and shared-store wavefronts of KTT's convolution, as the estimator counts them
+1. Shared-load and shared-store wavefronts of KTT's convolution, and its global load requests (the throughput
+   model's count), as the estimator counts them
    (`pystencils_perf.estimate.shared` through `rtx2080ti_convolution/convolution_shmem.py`), against Nsight
-   Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum`` and ``_op_st.sum`` on the RTX 2080 Ti,
+   Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum``, ``_op_st.sum`` and
+   ``l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum`` on the RTX 2080 Ti,
    PADDING 0, the rows without spilled registers (KTT's PADDING 1 is not Kernel Tuner's padding: see
    `rtx2080ti_convolution/shared_wavefronts.md`).
 2. The default model's time per launch against the measured time, ranked as `pystencils-perf tune --replay`
@@ -36,7 +38,9 @@ from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.estimate.shared import shared_requests  # noqa: E402
 from pystencils_perf.estimate.volumes import representative_blocks  # noqa: E402
 from pystencils_perf.hookspecs import hookimpl  # noqa: E402
+from pystencils_perf.launch import LaunchConfig  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, run_to_run_spreads  # noqa: E402
+from pystencils_perf.models.throughput import constants_for, request_counts  # noqa: E402
 from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
 from pystencils_perf.resources import ResourceUsage  # noqa: E402
 from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
@@ -53,6 +57,8 @@ KT_KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_on
 KT_FIXED = {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
 KTT_KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y", "READ_ONLY", "PADDING")
 LOADS, STORES = (f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum" for op in ("ld", "st"))
+#: the copy's global loads (all of the kernel's): warp requests, which the throughput model's L1 and latency terms count
+GLOBAL_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
 SPILLS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum")
 WITHIN = 0.10
 
@@ -79,9 +85,11 @@ class KttRegisters:
 
 
 def wavefront_agreement(rows: list[dict]) -> list[str]:
-    """Per kind (loads, stores): rows within `WITHIN` of the counter, median and largest error."""
+    """Per kind (shared loads, shared stores, global load requests): rows within `WITHIN` of the counter, median
+    and largest error."""
     spec, device = load_tunable_spec(KTT_SPEC), get_device("RTX-2080-Ti")
-    errors = {LOADS: [], STORES: []}
+    tag_lookups = constants_for(device).l1_tag_lookups_per_cycle
+    errors = {LOADS: [], STORES: [], GLOBAL_REQUESTS: []}
     for r in rows:
         if any(float(r[c]) for c in SPILLS):
             continue
@@ -93,13 +101,16 @@ def wavefront_agreement(rows: list[dict]) -> list[str]:
         updates = spec.lattice_updates
         errors[LOADS].append(got.load_wavefronts_per_lup * updates / float(r[LOADS]) - 1)
         errors[STORES].append(got.store_wavefronts_per_lup * updates / float(r[STORES]) - 1)
+        counts = request_counts(model, LaunchConfig(block, (1, 1, 1)), device, tag_lookups)
+        requests = counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]
+        errors[GLOBAL_REQUESTS].append(requests * updates / float(r[GLOBAL_REQUESTS]) - 1)
     lines = [
-        f"{len(errors[LOADS])} KTT RTX 2080 Ti rows, PADDING 0, without spills; estimated shared wavefronts "
-        "against the counters:",
+        f"{len(errors[LOADS])} KTT RTX 2080 Ti rows, PADDING 0, without spills; estimated shared wavefronts and "
+        "global load requests against the counters:",
         "| | within 10 % | median error | largest error |",
         "|---|---|---|---|",
     ]
-    for name, counter in (("loads", LOADS), ("stores", STORES)):
+    for name, counter in (("loads", LOADS), ("stores", STORES), ("global load requests", GLOBAL_REQUESTS)):
         e = np.abs(np.array(errors[counter]))
         lines.append(
             f"| {name} | {np.sum(e <= WITHIN)} ({100 * np.mean(e <= WITHIN):.1f} %) | {100 * np.median(e):.2f} % "

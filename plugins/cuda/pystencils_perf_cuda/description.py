@@ -31,6 +31,10 @@ from pystencils_perf.kernel import (
 
 from .expressions import Scope, parse, parse_access, parse_block_condition, parse_block_expression
 
+#: how far nvcc unrolls a loop whose trip count differs between threads (`CudaKernel.load_loop_bounds`): read in
+#: KTT's counters of its convolution's copy on an RTX 2080 Ti, where 4 fits and 2 and 8 do not
+#: (validation/rtx2080ti_convolution/shared_wavefronts.md, "The copy's stores")
+NVCC_RUNTIME_UNROLL = 4
 #: element size in bytes of the CUDA and numpy type names a description may use
 DTYPE_BYTES = {
     "double": 8, "float64": 8, "float": 4, "float32": 4, "half": 2, "__half": 2, "float16": 2, "bfloat16": 2,
@@ -110,6 +114,14 @@ class CudaKernel:
         its tile into shared memory (``for (i = threadIdx.y; i < h; i += blockDim.y)``, written
         as a counter over the copy's rows with ``threadIdx.y + i * blockDim.y < h`` in
         `load_guard`); their iterations are not updates, the stores run once per update.
+    :param load_loop_bounds: the condition a load loop runs while, where the loop has one of its own
+        (``{"c": "col < blockDim.x + 2"}`` for ``for (col = threadIdx.x; col < blockDim.x + 2; col +=
+        blockDim.x)``), so that the threads of a warp make different numbers of iterations: nvcc unrolls such a
+        loop by `runtime_unroll` and runs the iterations left over apart, and a warp whose threads leave different
+        numbers over issues an iteration's loads and stores once for the threads that make it in the unrolled
+        groups and once for those that make it among the rest. The condition guards the copy's accesses
+        with `load_guard`.
+    :param runtime_unroll: that unrolling's factor (`NVCC_RUNTIME_UNROLL`); 1 issues each iteration once.
     :param constants: integers the other entries may name.
     :param source: the kernel's CUDA file; where nvcc or NVRTC is installed it is compiled
         (with `defines` as ``-D`` macros) for the device's architecture, so that
@@ -144,6 +156,8 @@ class CudaKernel:
     guarded_when: str | None = None
     loops: dict[str, tuple] = field(default_factory=dict)
     load_loops: dict[str, tuple] = field(default_factory=dict)
+    load_loop_bounds: dict[str, str] = field(default_factory=dict)
+    runtime_unroll: int = NVCC_RUNTIME_UNROLL
     constants: dict[str, int] = field(default_factory=dict)
     flops_per_lup: float = 0.0
     registers_per_thread: int | None = None
@@ -297,6 +311,78 @@ class _Builder:
             require_affine(rel.lhs - rel.rhs, f"{where} {text!r}")
         return guard
 
+    def _unrolled_paths(self) -> list:
+        """The copy's code paths where nvcc unrolls its load loops at run time (`CudaKernel.load_loop_bounds`): one
+        function per path that gives an access of the copy as that path's access. Sets `copy_loops`, the loops
+        the paths run over: a bounded loop's counter ``c`` becomes ``U * group + unrolled`` (U the factor), an
+        iteration runs in the unrolled group where the group's last iteration runs too, and among the rest where
+        it does not; with a factor of 1 the bound only guards the loop's accesses. Both paths of an iteration
+        touch what it touches: only its requests and wavefronts change."""
+        self.copy_loops = []
+        unknown = set(self.desc.load_loop_bounds) - set(self.desc.load_loops)
+        if unknown:
+            raise HarvestError(f"{self.where}: load_loop_bounds names {sorted(unknown)[0]!r}, which is no load loop")
+        factor = self.desc.runtime_unroll
+        if type(factor) is not int or factor < 1:
+            raise HarvestError(f"{self.where}: runtime_unroll = {factor!r} is not a positive integer")
+        paths = [(sp.true, {})]
+        for loop in self.load_loops:
+            name = loop.counter.name.removeprefix("loop.")
+            if name not in self.desc.load_loop_bounds:
+                self.copy_loops.append(loop)
+                continue
+            left = self._loop_bound(name, loop)  # >= 0 where the iteration runs
+            if factor == 1:
+                self.copy_loops.append(loop)
+                paths = [(sp.And(condition, sp.Ge(left, 0)), substitutions) for condition, substitutions in paths]
+                continue
+            group, unrolled = (sp.Symbol(f"loop.{name}.{part}", integer=True) for part in ("group", "unrolled"))
+            count = len(loop.values)
+            self.copy_loops += [
+                Loop(group, 0, -(-count // factor), updates=False),
+                Loop(unrolled, 0, factor, updates=False),
+            ]
+            at = {loop.counter: loop.start + loop.step * (factor * group + unrolled)}
+            within = sp.Le(factor * group + unrolled, count - 1) if count % factor else sp.true
+            group_end = left.subs(loop.counter, loop.start + loop.step * (factor * group + factor - 1))
+            # the group's last iteration runs where the whole group does (the condition fails from one on)
+            branches = (sp.Ge(group_end, 0), sp.And(sp.Ge(left.subs(at), 0), sp.Ge(-group_end - 1, 0)))
+            paths = [
+                (sp.And(condition, within, branch), {**substitutions, **at})
+                for condition, substitutions in paths
+                for branch in branches
+            ]
+        return [
+            lambda access, condition=condition, at=at: Access(
+                access.field,
+                access.kind,
+                sp.expand(access.address.subs(at)),
+                sp.And(access.predicate.subs(at), condition),
+            )
+            for condition, at in paths
+        ]
+
+    def _loop_bound(self, name: str, loop: Loop) -> sp.Expr:
+        """`CudaKernel.load_loop_bounds` of loop `name` as an affine f that is >= 0 where an iteration runs, with a
+        negative coefficient of the loop's counter: it holds on the first iterations and on none after the first
+        where it fails."""
+        text = self.desc.load_loop_bounds[name]
+        where = f"{self.where}: load_loop_bounds {name!r} {text!r}"
+        bound = parse(text, self.scope, where) if isinstance(text, str) else None
+        left = {  # integers: a < b is b - a - 1 >= 0
+            sp.StrictLessThan: lambda a, b: b - a - 1,
+            sp.LessThan: lambda a, b: b - a,
+            sp.StrictGreaterThan: lambda a, b: a - b - 1,
+            sp.GreaterThan: lambda a, b: a - b,
+        }.get(type(bound))
+        if left is None:
+            raise HarvestError(f"{where} is not one inequality (<, <=, >, >=)")
+        f = require_affine(sp.expand(left(bound.lhs, bound.rhs)), where)
+        step = f.coeff(loop.counter).subs({b: sp.Symbol(b.name, positive=True) for b in BDIM})
+        if step.is_negative is not True:
+            raise HarvestError(f"{where}: it must fail from some iteration on, as a loop's condition does")
+        return f
+
     def _read_only(self, array: Array) -> bool:
         if isinstance(array.read_only, str):
             return self._integer(array.read_only, f"{self.where}: array {array.name!r}: read_only") != 0
@@ -360,7 +446,10 @@ class _Builder:
             if self.desc.guarded_when is None
             else parse_block_condition(self.desc.guarded_when, self.scope, f"{self.where}: guarded_when")
         )
-        accesses = [self._access(t, AccessKind.LOAD, fields_, load_guard) for t in self.desc.loads]
+        paths = self._unrolled_paths()
+        accesses = [
+            path(self._access(t, AccessKind.LOAD, fields_, load_guard)) for t in self.desc.loads for path in paths
+        ]
         accesses += [self._access(t, AccessKind.STORE, fields_, domain) for t in self.desc.stores]
         if not any(a.kind is AccessKind.STORE for a in accesses):
             raise HarvestError(f"{self.where} has no store")
@@ -376,7 +465,11 @@ class _Builder:
             if self.desc.shared_load_guard is None
             else self._guard(self.desc.shared_load_guard, "shared_load_guard", threads)
         )
-        shared = [self._access(t, AccessKind.STORE, shared_fields, load_guard, True) for t in self.desc.shared_stores]
+        shared = [
+            path(self._access(t, AccessKind.STORE, shared_fields, load_guard, True))
+            for t in self.desc.shared_stores
+            for path in paths
+        ]
         shared += [
             self._access(t, AccessKind.LOAD, shared_fields, shared_load_guard, True) for t in self.desc.shared_loads
         ]
@@ -394,7 +487,7 @@ class _Builder:
             work_items=threads,
             lattice_updates=math.prod(threads) * math.prod(len(lp.values) for lp in self.loops),
             domain=domain,
-            loops=tuple(self.loops + self.load_loops + self.inner_loops),
+            loops=tuple(self.loops + self.copy_loops + self.inner_loops),
             shared_arrays=tuple(shared_fields.values()),
             shared_memory_is_static=bool(self.desc.shared_arrays) and all(a.static for a in self.desc.shared_arrays),
             shared_accesses=tuple(dict.fromkeys(shared)),

@@ -469,6 +469,74 @@ def test_a_broadcast_is_one_wavefront_and_shared_values_are_loaded_once_per_thre
     assert got.load_requests_per_lup == pytest.approx(4 / (2 * 32))
 
 
+def _row_copy(tile: int, unroll: int):
+    """One row of `tile` points per thread and a 14-point halo, copied into shared memory by a loop whose trip count
+    differs between threads: ``for (col = threadIdx.x; col < blockDim.x * tile + 14; col += blockDim.x)``."""
+    return CudaKernel(
+        name="row copy",
+        arrays=(Array("a", "float", (4096 + 14,)), Array("b", "float", (4096,))),
+        threads=(4096 // tile,),
+        indices={"col": "threadIdx.x + c * blockDim.x"},
+        load_loops={"c": (0, tile + 14)},  # ceil((blockDim.x * tile + 14) / blockDim.x) <= tile + 14
+        load_loop_bounds={"c": f"col < blockDim.x * {tile} + 14"},
+        runtime_unroll=unroll,
+        load_guard="blockIdx.x * blockDim.x * " + str(tile) + " + col < 4110",
+        loads=(f"a[blockIdx.x * blockDim.x * {tile} + col]",),
+        stores=(f"b[blockIdx.x * blockDim.x * {tile} + threadIdx.x]",),
+        shared_arrays=(SharedArray("row", "float", (f"blockDim.x * {tile} + 14",)),),
+        shared_stores=("row[col]",),
+    )
+
+
+def _unrolled_copy_counts(block_x: int, tile: int, unroll: int) -> tuple[int, int]:
+    """Brute force, warp by warp: the copy's store instructions and wavefronts where each thread runs its iterations
+    in groups of `unroll`, then the rest, and a warp runs each group and each of the rest for the threads that have
+    it."""
+    width, instructions, wavefronts = block_x * tile + 14, 0, 0
+    for first in range(0, block_x, 32):
+        trips = {tx: len(range(tx, width, block_x)) for tx in range(first, min(first + 32, block_x))}
+        runs = [
+            {tx: unroll * g + u for tx, t in trips.items() if t // unroll > g}
+            for g in range(max(t // unroll for t in trips.values()))
+            for u in range(unroll)
+        ]
+        runs += [
+            {tx: unroll * (t // unroll) + k for tx, t in trips.items() if t % unroll > k}
+            for k in range(max(t % unroll for t in trips.values()))
+        ]
+        for run in runs:
+            instructions += 1
+            wavefronts += _busiest_bank_wavefronts([[tx + block_x * c] for tx, c in run.items()])
+    return instructions, wavefronts
+
+
+@pytest.mark.parametrize("block_x, tile", [(32, 3), (32, 7), (64, 3), (48, 4), (32, 4), (96, 5)])
+def test_a_copy_loop_unrolled_at_run_time_issues_each_code_path_for_its_own_threads(block_x, tile):
+    """KTT's counters (validation/rtx2080ti_convolution/shared_wavefronts.md): a 32-wide block whose threads copy
+    rows of 110 values makes 4 or 3 iterations per thread, and its warp issues 3 + 4 stores, not 4."""
+    from pystencils_perf.estimate.shared import shared_requests
+
+    a100 = pp.get_device("A100")
+    block = (block_x, 1, 1)
+    for unroll in (4, 2, 1):
+        got = shared_requests(_row_copy(tile, unroll).model(), block, [(3, 0, 0)], a100)
+        instructions, wavefronts = _unrolled_copy_counts(block_x, tile, unroll)
+        assert got.store_requests_per_lup * block_x == pytest.approx(instructions), unroll
+        assert got.store_wavefronts_per_lup * block_x == pytest.approx(wavefronts), unroll
+    assert _unrolled_copy_counts(32, 3, 4) == (7, 7) and _unrolled_copy_counts(32, 3, 1) == (4, 4)
+
+
+def test_load_loop_bounds_are_checked():
+    with pytest.raises(pp.HarvestError, match="load_loop_bounds names 'k', which is no load loop"):
+        replace(_row_copy(3, 4), load_loop_bounds={"k": "col < 10"}).model()
+    with pytest.raises(pp.HarvestError, match="load_loop_bounds 'c' 'col == 10' is not one inequality"):
+        replace(_row_copy(3, 4), load_loop_bounds={"c": "col == 10"}).model()
+    with pytest.raises(pp.HarvestError, match="'col > 10': it must fail from some iteration on"):
+        replace(_row_copy(3, 4), load_loop_bounds={"c": "col > 10"}).model()
+    with pytest.raises(pp.HarvestError, match="runtime_unroll = 0 is not a positive integer"):
+        replace(_row_copy(3, 4), runtime_unroll=0).model()
+
+
 def test_shared_memory_descriptions_are_checked():
     with pytest.raises(pp.HarvestError, match="shared load 'tile\\[blockIdx.x\\]\\[0\\]': a block's shared array"):
         replace(_shared_box(), shared_loads=("tile[blockIdx.x][0]",)).model()
