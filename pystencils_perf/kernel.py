@@ -151,6 +151,10 @@ class Access:
     kind: AccessKind
     address: sp.Expr
     predicate: sp.Basic = sp.true
+    #: of a load: how many of its loads a warp issues before it waits for them, where the code decides it (a loop
+    #: that nvcc unrolls at run time: its unrolled groups' loads all at once, the iterations left over one by
+    #: one); 0 leaves it to the performance model's estimate
+    loads_in_flight: int = 0
 
     def __str__(self) -> str:
         return f"{self.kind.value:5s} {self.field}[{self.address}]"
@@ -393,7 +397,8 @@ class KernelModel:
         lines.append(f"  accesses: {n_load} loads, {n_store} stores")
         for acc in self.accesses:
             pred = "" if acc.predicate == self.domain or acc.predicate is sp.true else f"   if {acc.predicate}"
-            lines.append(f"    {acc}{pred}")
+            at_once = f"   ({acc.loads_in_flight} at once)" if acc.loads_in_flight else ""
+            lines.append(f"    {acc}{pred}{at_once}")
         if self.shared_accesses:
             n_load = sum(a.kind is AccessKind.LOAD for a in self.shared_accesses)
             lines.append(f"  shared-memory accesses: {n_load} loads, {len(self.shared_accesses) - n_load} stores")

@@ -19,7 +19,7 @@ import itertools
 import math
 import operator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -75,6 +75,14 @@ class CompiledKernel:
 
     def for_field(self, name: str, kind: AccessKind) -> tuple[Instruction, ...]:
         return self._by_field.get((name, kind), ())
+
+    #: loads a warp issues at once under a conjunction, where the code decides it (`Access.loads_in_flight`)
+    _in_flight: ClassVar[dict] = {}
+
+    def loads_in_flight(self, guards) -> int:
+        """How many loads of an instruction under `guards` a warp issues before it waits, where the code decides
+        it (a loop unrolled at run time); 0 where the performance model estimates it."""
+        return next((n for conj in guards if (n := self._in_flight.get(conj))), 0) if self._in_flight else 0
 
     @functools.cached_property
     def _by_field(self) -> dict[tuple[str, AccessKind], tuple[Instruction, ...]]:
@@ -272,7 +280,7 @@ def _symbolic_forms(model: KernelModel):
     for order, acc in enumerate(model.accesses):
         where = f"kernel {model.name!r}: {acc.kind.value} of field {acc.field!r}"
         address, guard = _terms(acc.address, numeric, where), _constraint_terms(acc.predicate, numeric, where)
-        accesses.append((acc.field, acc.kind, address, guard))
+        accesses.append((acc.field, acc.kind, address, guard, acc.loads_in_flight))
         used = _loop_symbols(address, *guard)
         by_loops.setdefault(tuple(i for i, lp in enumerate(model.loops) if lp.counter in used), []).append(order)
     return domain, accesses, by_loops
@@ -381,7 +389,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     domain, accesses, by_loops = _symbolic_forms(model)
     if not guards_compiled(model, block):
         # no guards: an access still runs over its guard's loops too, which only repeats its instructions
-        domain, accesses = (), [(f, k, a, ()) for f, k, a, _ in accesses]
+        domain, accesses = (), [(f, k, a, (), n) for f, k, a, _, n in accesses]
     loops = model.loops
     sizes = [len(lp.values) for lp in loops]
     strides = [math.prod(sizes[i + 1 :]) for i in range(len(loops))]
@@ -397,6 +405,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     # one row per (iteration, access) that some thread may run: instruction key columns, its conjunction's id,
     # and (iteration, access) for the order of the unrolled code
     keys, conj_ids, firsts, conjunction_of, merge_of, field_kinds = [], [], [], {}, {}, {}
+    in_flight: dict[int, int] = {}  # conjunction id: loads a warp issues at once under it (`Access.loads_in_flight`)
     for relevant, group in by_loops.items():
         # every iteration of the loops the group depends on at once: counter values as arrays
         count = math.prod(sizes[i] for i in relevant)
@@ -417,6 +426,9 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
             by_guard.setdefault(accesses[order][3], []).append(order)
         for guard, orders in by_guard.items():
             runs, conj_id, merge_id = _guard_rows(guard, table, forms, merge_forms, block, conjunction_of, merge_of)
+            for n in {accesses[o][4] for o in orders if accesses[o][4] and accesses[o][1] is AccessKind.LOAD}:
+                for c in np.unique(conj_id[runs]).tolist():  # the fewest in flight where loads of one guard differ
+                    in_flight[c] = min(in_flight.get(c, n), n)
             n_runs, n_access = int(runs.sum()), len(orders)
             rows = np.empty((n_access, n_runs, 9), dtype=np.int64)
             rows[:, :, 0] = np.array([field_kinds.setdefault(accesses[o][:2], len(field_kinds)) for o in orders])[
@@ -439,6 +451,11 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     for instrs, field_groups in by_field.values():
         offset_groups.seed(instrs, field_groups)
     object.__setattr__(compiled, "_by_field", {k: instrs for k, (instrs, _) in by_field.items()})
+    if in_flight:
+        conjunctions = list(conjunction_of)
+        object.__setattr__(
+            compiled, "_in_flight", {conjunctions[c]: n for c, n in in_flight.items() if conjunctions[c]}
+        )
     return compiled
 
 

@@ -83,9 +83,12 @@ def bank_cycles_per_instruction(word_rows: np.ndarray, bank_count: int, n_instru
 _ZERO, _ONE = np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64)
 
 
-def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, kind: AccessKind | None = None):
+def shift_classes(
+    instrs, fields: dict[str, Field], period_bytes: int, threads, kind: AccessKind | None = None, loads_in_flight=None
+):
     """Instructions (of `kind`, where given) that differ by a whole number of `period_bytes` and run on the same
-    threads of the blocks `threads` ask the same of L1: one of each, and its count.
+    threads of the blocks `threads` ask the same of L1: one of each, and its count; with `loads_in_flight` (a
+    compiled kernel's `CompiledKernel.loads_in_flight`) only those whose warps issue as many loads at once.
 
     Shifting every address of a warp by a multiple of the sector and the bank
     word moves its sectors and rotates its banks, so sector counts and bank
@@ -100,7 +103,8 @@ def shift_classes(instrs, fields: dict[str, Field], period_bytes: int, threads, 
         if kind is not None and instr_kind is not kind:
             continue
         if guards not in masks:
-            masks[guards] = (threads.mask_class(guards), any(guards))
+            in_flight = loads_in_flight(guards) if loads_in_flight else 0
+            masks[guards] = (threads.mask_class(guards), any(guards), in_flight)
         f = fields[name]
         residues = (f.base_offset_bytes + f.element_bytes * offsets) % period_bytes
         if len(residues) == 1:  # a tile copy's iterations: each under a guard of its own
@@ -163,14 +167,16 @@ def _block_requests(
 def load_lines(
     compiled: CompiledKernel, field_list: tuple[Field, ...], block: tuple, bids: tuple, sizes: tuple[int, int, int]
 ):
-    """The load classes of a candidate's representative blocks `bids` (loads that ask for the same lines:
-    `shift_classes`), their counts, and per class and warp the lines and the L2 sectors it touches (`sizes`:
-    warp, line and sector bytes). Cached for the compiled instructions: a SPEC's variants that differ in
-    ``read_only`` only share them."""
+    """The load classes of a candidate's representative blocks `bids` (loads that ask for the same lines and
+    go as many at a time: `shift_classes`), their counts, and per class and warp the lines and the L2 sectors it
+    touches (`sizes`: warp, line and sector bytes). Cached for the compiled instructions: a SPEC's variants that
+    differ in ``read_only`` only share them."""
     warp, line_bytes, sector_bytes = sizes
     fields = {f.name: f for f in field_list}
     threads = block_threads(block, bids)
-    loads, weight = shift_classes(compiled.instructions, fields, line_bytes, threads, AccessKind.LOAD)
+    loads, weight = shift_classes(
+        compiled.instructions, fields, line_bytes, threads, AccessKind.LOAD, compiled.loads_in_flight
+    )
     byte_addr = byte_addresses(loads, fields, threads)
     active = active_masks(loads, threads)
     lines = distinct_per_row(rows_of(byte_addr // line_bytes, active, warp)).reshape(len(loads), -1)

@@ -55,6 +55,8 @@ EXTRAS = (
 )
 #: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
 COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
+#: extras it adds only where the code says how many loads a warp issues at once (`Access.loads_in_flight`)
+CODED_EXTRAS = ("coded_load_requests_per_lup", "coded_load_rounds_per_lup")
 
 
 @dataclass(frozen=True)
@@ -221,10 +223,18 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         ro = np.array([i.field in read_only for i in loads])
         counts["load_requests_per_lup"] = float(requests[~ro].sum()) / lups
         counts["read_only_load_requests_per_lup"] = float(requests[ro].sum()) / lups
+        in_flight = np.array([compiled.loads_in_flight(i.guards) for i in loads])
+        coded = in_flight > 0
+        if coded.any():  # the code says how many a warp issues at once: a round per that many requests
+            counts["coded_load_requests_per_lup"] = float(requests[coded].sum()) / lups
+            counts["coded_load_rounds_per_lup"] = float((requests[coded] / in_flight[coded]).sum()) / lups
         if individually_guarded(model, block):
             guarded = np.array([any(conj for conj in i.guards) for i in loads])
-            counts["individually_guarded_load_requests_per_lup"] = float(requests[guarded].sum()) / lups
-            counts["individually_guarded_read_only_load_requests_per_lup"] = float(requests[guarded & ro].sum()) / lups
+            rounds_estimated = guarded & ~coded  # the others' rounds are the code's
+            counts["individually_guarded_load_requests_per_lup"] = float(requests[rounds_estimated].sum()) / lups
+            counts["individually_guarded_read_only_load_requests_per_lup"] = (
+                float(requests[rounds_estimated & ro].sum()) / lups
+            )
             counts["individually_guarded_read_only_l1_tag_passes_per_lup"] = float(passes[guarded & ro].sum()) / lups
         counts["l1_tag_lookups_per_lup"] = float(lines[~ro].sum()) / lups
         counts["read_only_l1_tag_lookups_per_lup"] = float(lines[ro].sum()) / lups
@@ -337,7 +347,8 @@ def candidate_extras(model, launch, device, metrics) -> dict[str, float]:
 
 def load_rounds_per_lup(x: dict, c: ThroughputConstants) -> tuple[float, float]:
     """Warp load requests per update and the rounds they take: a warp issues a round of requests, then waits
-    for all of them. As often as the compiled code waits, where it was read; else those under an ``if`` of
+    for all of them. As often as the compiled code waits, where it was read; else those whose code says how
+    many go at once (`Access.loads_in_flight`: a loop unrolled at run time) at that, those under an ``if`` of
     their own at their own rate (those through the read-only path at theirs), the others at the estimated
     loads in flight."""
     requests = x["load_requests_per_lup"] + x["read_only_load_requests_per_lup"] + x["spill_load_requests_per_lup"]
@@ -345,8 +356,10 @@ def load_rounds_per_lup(x: dict, c: ThroughputConstants) -> tuple[float, float]:
         return requests, x["compiled_load_waits_per_lup"]
     guarded = x["individually_guarded_load_requests_per_lup"]
     guarded_read_only = x["individually_guarded_read_only_load_requests_per_lup"]
+    coded = x.get("coded_load_requests_per_lup", 0.0)
     return requests, (
-        (requests - guarded) / c.loads_in_flight_per_warp
+        x.get("coded_load_rounds_per_lup", 0.0)
+        + (requests - coded - guarded) / c.loads_in_flight_per_warp
         + (guarded - guarded_read_only) / c.guarded_loads_in_flight_per_warp
         + guarded_read_only / c.guarded_read_only_loads_in_flight_per_warp
     )

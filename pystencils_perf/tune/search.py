@@ -34,6 +34,10 @@ TRUST_AFTER_MEASUREMENTS = 8
 #: ... and the most the measured times may scatter about the model's (standard deviation of log measured over
 #: predicted, its constant factor taken out): half the error the search assumes, a model shown right on this GPU
 TRUSTED_LOG_ERROR = MODEL_LOG_ERROR / 2
+#: ... and none of the last `TRUST_AFTER_MEASUREMENTS` of which lay further than this many standard deviations from
+#: what the search expected of it before measuring it: a search surprised by its latest measurements cannot claim
+#: to know what the rest would measure (a shared-memory cache whose fastest launches the model puts far down)
+SURPRISE_STANDARD_DEVIATIONS = 3.0
 
 
 def _is_number(value) -> bool:
@@ -105,6 +109,8 @@ class SearchSettings:
     trust_after: int = TRUST_AFTER_MEASUREMENTS
     #: ... that scatter about the model's times by at most this much (`model_scatter`)
     trusted_log_error: float = TRUSTED_LOG_ERROR
+    #: ... and of which the last `trust_after` surprised the search by at most this many standard deviations
+    surprise_standard_deviations: float = SURPRISE_STANDARD_DEVIATIONS
 
 
 class ModelGuidedSearch:
@@ -123,6 +129,8 @@ class ModelGuidedSearch:
         self.coordinates = parameter_coordinates(params)
         self.measured: dict[int, float | None] = {}
         self.switches = switch_masks(params)
+        #: how far each timed measurement lay from what the search expected of it, in standard deviations
+        self.surprises: list[float] = []
 
     def __len__(self) -> int:
         return len(self.prior)
@@ -130,6 +138,9 @@ class ModelGuidedSearch:
     def observe(self, index: int, time: float | None) -> None:
         """A measured time (same unit for all candidates), or None where the candidate failed to run (its
         neighbours then are likely to fail too: `failure_chance`)."""
+        if time is not None:
+            mean, sd = self.posterior(np.array([index]))
+            self.surprises.append(abs(math.log(time) - float(mean[0])) / float(sd[0]))
         self.measured[index] = None if time is None else float(time)
 
     @property
@@ -228,14 +239,20 @@ class ModelGuidedSearch:
         return float(np.std([value - self.prior[i] for i, value in timed], ddof=1))
 
     def model_trusted(self) -> bool:
-        """Whether the model has been right on this GPU (`SearchSettings.trust_after`, `trusted_log_error`): its
-        claim that nothing better is likely rests on its own order, which a wrong model (another kernel's
-        predictions, shared memory it does not see) gets wrong while the search still believes it. Without
-        predictions there is no claim: the search runs to its budget."""
+        """Whether the model has been right on this GPU (`SearchSettings.trust_after`, `trusted_log_error`) and the
+        search's own expectations lately too (`surprise_standard_deviations`): its claim that nothing better is
+        likely rests on its own order, which a wrong model (another kernel's predictions, shared memory it does not
+        see) gets wrong while the search still believes it. Without predictions there is no claim: the search runs
+        to its budget."""
         s = self.settings
         scatter = self.model_scatter()
         timed = sum(t is not None for t in self.measured.values())
-        return scatter is not None and timed >= s.trust_after and scatter <= s.trusted_log_error
+        return (
+            scatter is not None
+            and timed >= s.trust_after
+            and scatter <= s.trusted_log_error
+            and max(self.surprises[-s.trust_after :]) <= s.surprise_standard_deviations
+        )
 
     def done(self) -> bool:
         """Everything measured, or, where the model has been right so far (`model_trusted`), nothing left that is

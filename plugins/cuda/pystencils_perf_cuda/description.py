@@ -119,8 +119,8 @@ class CudaKernel:
         blockDim.x)``), so that the threads of a warp make different numbers of iterations: nvcc unrolls such a
         loop by `runtime_unroll` and runs the iterations left over apart, and a warp whose threads leave different
         numbers over issues an iteration's loads and stores once for the threads that make it in the unrolled
-        groups and once for those that make it among the rest. The condition guards the copy's accesses
-        with `load_guard`.
+        groups and once for those that make it among the rest; a group's loads go at once, each of the rest
+        alone (`Access.loads_in_flight`). The condition guards the copy's accesses with `load_guard`.
     :param runtime_unroll: that unrolling's factor (`NVCC_RUNTIME_UNROLL`); 1 issues each iteration once.
     :param constants: integers the other entries may name.
     :param source: the kernel's CUDA file; where nvcc or NVRTC is installed it is compiled
@@ -317,7 +317,8 @@ class _Builder:
         the paths run over: a bounded loop's counter ``c`` becomes ``U * group + unrolled`` (U the factor), an
         iteration runs in the unrolled group where the group's last iteration runs too, and among the rest where
         it does not; with a factor of 1 the bound only guards the loop's accesses. Both paths of an iteration
-        touch what it touches: only its requests and wavefronts change."""
+        touch what it touches: only its requests, wavefronts and the loads a warp waits for at once change (a
+        group's all together, the rest one by one: `Access.loads_in_flight`)."""
         self.copy_loops = []
         unknown = set(self.desc.load_loop_bounds) - set(self.desc.load_loops)
         if unknown:
@@ -325,7 +326,7 @@ class _Builder:
         factor = self.desc.runtime_unroll
         if type(factor) is not int or factor < 1:
             raise HarvestError(f"{self.where}: runtime_unroll = {factor!r} is not a positive integer")
-        paths = [(sp.true, {})]
+        paths = [(sp.true, {}, 0)]  # (condition, substitutions, loads in flight)
         for loop in self.load_loops:
             name = loop.counter.name.removeprefix("loop.")
             if name not in self.desc.load_loop_bounds:
@@ -334,7 +335,7 @@ class _Builder:
             left = self._loop_bound(name, loop)  # >= 0 where the iteration runs
             if factor == 1:
                 self.copy_loops.append(loop)
-                paths = [(sp.And(condition, sp.Ge(left, 0)), substitutions) for condition, substitutions in paths]
+                paths = [(sp.And(condition, sp.Ge(left, 0)), at, n) for condition, at, n in paths]
                 continue
             group, unrolled = (sp.Symbol(f"loop.{name}.{part}", integer=True) for part in ("group", "unrolled"))
             count = len(loop.values)
@@ -345,21 +346,23 @@ class _Builder:
             at = {loop.counter: loop.start + loop.step * (factor * group + unrolled)}
             within = sp.Le(factor * group + unrolled, count - 1) if count % factor else sp.true
             group_end = left.subs(loop.counter, loop.start + loop.step * (factor * group + factor - 1))
-            # the group's last iteration runs where the whole group does (the condition fails from one on)
-            branches = (sp.Ge(group_end, 0), sp.And(sp.Ge(left.subs(at), 0), sp.Ge(-group_end - 1, 0)))
+            # the group's last iteration runs where the whole group does (the condition fails from one on); a group
+            # issues its loads together, the iterations left over one by one
+            branches = ((sp.Ge(group_end, 0), factor), (sp.And(sp.Ge(left.subs(at), 0), sp.Ge(-group_end - 1, 0)), 1))
             paths = [
-                (sp.And(condition, within, branch), {**substitutions, **at})
-                for condition, substitutions in paths
-                for branch in branches
+                (sp.And(condition, within, branch), {**substitutions, **at}, in_flight)
+                for condition, substitutions, _ in paths
+                for branch, in_flight in branches
             ]
         return [
-            lambda access, condition=condition, at=at: Access(
+            lambda access, condition=condition, at=at, in_flight=in_flight: Access(
                 access.field,
                 access.kind,
                 sp.expand(access.address.subs(at)),
                 sp.And(access.predicate.subs(at), condition),
+                in_flight if access.kind is AccessKind.LOAD else 0,
             )
-            for condition, at in paths
+            for condition, at, in_flight in paths
         ]
 
     def _loop_bound(self, name: str, loop: Loop) -> sp.Expr:

@@ -488,11 +488,11 @@ def _row_copy(tile: int, unroll: int):
     )
 
 
-def _unrolled_copy_counts(block_x: int, tile: int, unroll: int) -> tuple[int, int]:
+def _unrolled_copy_counts(block_x: int, tile: int, unroll: int) -> tuple[int, int, int]:
     """Brute force, warp by warp: the copy's store instructions and wavefronts where each thread runs its iterations
     in groups of `unroll`, then the rest, and a warp runs each group and each of the rest for the threads that have
-    it."""
-    width, instructions, wavefronts = block_x * tile + 14, 0, 0
+    it; and the times a warp waits for its loads, once per group and once per iteration of the rest."""
+    width, instructions, wavefronts, waits = block_x * tile + 14, 0, 0, 0
     for first in range(0, block_x, 32):
         trips = {tx: len(range(tx, width, block_x)) for tx in range(first, min(first + 32, block_x))}
         runs = [
@@ -507,7 +507,8 @@ def _unrolled_copy_counts(block_x: int, tile: int, unroll: int) -> tuple[int, in
         for run in runs:
             instructions += 1
             wavefronts += _busiest_bank_wavefronts([[tx + block_x * c] for tx, c in run.items()])
-    return instructions, wavefronts
+        waits += max(t // unroll for t in trips.values()) + max(t % unroll for t in trips.values())
+    return instructions, wavefronts, waits
 
 
 @pytest.mark.parametrize("block_x, tile", [(32, 3), (32, 7), (64, 3), (48, 4), (32, 4), (96, 5)])
@@ -515,15 +516,24 @@ def test_a_copy_loop_unrolled_at_run_time_issues_each_code_path_for_its_own_thre
     """KTT's counters (validation/rtx2080ti_convolution/shared_wavefronts.md): a 32-wide block whose threads copy
     rows of 110 values makes 4 or 3 iterations per thread, and its warp issues 3 + 4 stores, not 4."""
     from pystencils_perf.estimate.shared import shared_requests
+    from pystencils_perf.models.throughput import request_counts
 
     a100 = pp.get_device("A100")
     block = (block_x, 1, 1)
     for unroll in (4, 2, 1):
-        got = shared_requests(_row_copy(tile, unroll).model(), block, [(3, 0, 0)], a100)
-        instructions, wavefronts = _unrolled_copy_counts(block_x, tile, unroll)
+        model = _row_copy(tile, unroll).model()
+        got = shared_requests(model, block, [(3, 0, 0)], a100)
+        instructions, wavefronts, waits = _unrolled_copy_counts(block_x, tile, unroll)
         assert got.store_requests_per_lup * block_x == pytest.approx(instructions), unroll
         assert got.store_wavefronts_per_lup * block_x == pytest.approx(wavefronts), unroll
-    assert _unrolled_copy_counts(32, 3, 4) == (7, 7) and _unrolled_copy_counts(32, 3, 1) == (4, 4)
+        # the global loads: one request each, a group's together and the rest one by one
+        counts = request_counts(model, pp.LaunchConfig(block), a100, 4)
+        assert counts["load_requests_per_lup"] * block_x == pytest.approx(instructions), unroll
+        if unroll > 1:
+            assert counts["coded_load_rounds_per_lup"] * block_x == pytest.approx(waits), unroll
+        else:  # every iteration its own: the model's estimate of the loads in flight
+            assert "coded_load_rounds_per_lup" not in counts
+    assert _unrolled_copy_counts(32, 3, 4) == (7, 7, 4) and _unrolled_copy_counts(32, 3, 1)[:2] == (4, 4)
 
 
 def test_load_loop_bounds_are_checked():
