@@ -311,9 +311,10 @@ class _Builder:
             require_affine(rel.lhs - rel.rhs, f"{where} {text!r}")
         return guard
 
-    def _unrolled_paths(self) -> list:
-        """The copy's code paths where nvcc unrolls its load loops at run time (`CudaKernel.load_loop_bounds`): one
-        function per path that gives an access of the copy as that path's access. Sets `copy_loops`, the loops
+    def _unrolled_paths(self):
+        """The copy's code paths where nvcc unrolls its load loops at run time (`CudaKernel.load_loop_bounds`): a
+        function that gives an access as its copies on those paths (itself where it is in no bounded loop). Sets
+        `copy_loops`, the loops
         the paths run over: a bounded loop's counter ``c`` becomes ``U * group + unrolled`` (U the factor), an
         iteration runs in the unrolled group where the group's last iteration runs too, and among the rest where
         it does not; with a factor of 1 the bound only guards the loop's accesses. Both paths of an iteration
@@ -326,6 +327,12 @@ class _Builder:
         factor = self.desc.runtime_unroll
         if type(factor) is not int or factor < 1:
             raise HarvestError(f"{self.where}: runtime_unroll = {factor!r} is not a positive integer")
+        if self.desc.load_loop_bounds and self.desc.guarded_when is not None:
+            raise HarvestError(
+                f"{self.where}: guarded_when would compile load_loop_bounds out with the other guards; leave "
+                "guarded_when out and write load_guard for every block size"
+            )
+        bounded = {self.scope.loops[name] for name in self.desc.load_loop_bounds}
         paths = [(sp.true, {}, 0)]  # (condition, substitutions, loads in flight)
         for loop in self.load_loops:
             name = loop.counter.name.removeprefix("loop.")
@@ -354,16 +361,22 @@ class _Builder:
                 for condition, substitutions, _ in paths
                 for branch, in_flight in branches
             ]
-        return [
-            lambda access, condition=condition, at=at, in_flight=in_flight: Access(
-                access.field,
-                access.kind,
-                sp.expand(access.address.subs(at)),
-                sp.And(access.predicate.subs(at), condition),
-                in_flight if access.kind is AccessKind.LOAD else 0,
-            )
-            for condition, at, in_flight in paths
-        ]
+
+        def on_paths(access: Access) -> list[Access]:
+            if not (access.address.free_symbols | access.predicate.free_symbols) & bounded:
+                return [access]  # not in a bounded loop: once
+            return [
+                Access(
+                    access.field,
+                    access.kind,
+                    sp.expand(access.address.subs(at)),
+                    sp.And(access.predicate.subs(at), condition),
+                    in_flight if access.kind is AccessKind.LOAD else 0,
+                )
+                for condition, at, in_flight in paths
+            ]
+
+        return on_paths
 
     def _loop_bound(self, name: str, loop: Loop) -> sp.Expr:
         """`CudaKernel.load_loop_bounds` of loop `name` as an affine f that is >= 0 where an iteration runs, with a
@@ -449,10 +462,8 @@ class _Builder:
             if self.desc.guarded_when is None
             else parse_block_condition(self.desc.guarded_when, self.scope, f"{self.where}: guarded_when")
         )
-        paths = self._unrolled_paths()
-        accesses = [
-            path(self._access(t, AccessKind.LOAD, fields_, load_guard)) for t in self.desc.loads for path in paths
-        ]
+        on_paths = self._unrolled_paths()
+        accesses = [a for t in self.desc.loads for a in on_paths(self._access(t, AccessKind.LOAD, fields_, load_guard))]
         accesses += [self._access(t, AccessKind.STORE, fields_, domain) for t in self.desc.stores]
         if not any(a.kind is AccessKind.STORE for a in accesses):
             raise HarvestError(f"{self.where} has no store")
@@ -469,9 +480,9 @@ class _Builder:
             else self._guard(self.desc.shared_load_guard, "shared_load_guard", threads)
         )
         shared = [
-            path(self._access(t, AccessKind.STORE, shared_fields, load_guard, True))
+            a
             for t in self.desc.shared_stores
-            for path in paths
+            for a in on_paths(self._access(t, AccessKind.STORE, shared_fields, load_guard, True))
         ]
         shared += [
             self._access(t, AccessKind.LOAD, shared_fields, shared_load_guard, True) for t in self.desc.shared_loads

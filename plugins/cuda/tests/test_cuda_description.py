@@ -545,6 +545,20 @@ def test_load_loop_bounds_are_checked():
         replace(_row_copy(3, 4), load_loop_bounds={"c": "col > 10"}).model()
     with pytest.raises(pp.HarvestError, match="runtime_unroll = 0 is not a positive integer"):
         replace(_row_copy(3, 4), runtime_unroll=0).model()
+    with pytest.raises(pp.HarvestError, match="guarded_when would compile load_loop_bounds out"):
+        replace(_row_copy(3, 4), load_guard=None, guarded_when="blockDim.x % 32 != 0").model()
+
+
+def test_only_the_accesses_of_a_bounded_loop_take_its_paths():
+    """A load outside the copy loop runs once per thread, whatever the copy's paths: it is not repeated over them."""
+    desc = _row_copy(3, 4)
+    model = replace(
+        desc, load_guard="threadIdx.x < 1024", loads=(*desc.loads, "b[blockIdx.x * blockDim.x + threadIdx.x]")
+    ).model()
+    outside = [a for a in model.accesses if a.kind.value == "load" and a.field == "b"]
+    copy = [a for a in model.accesses if a.kind.value == "load" and a.field == "a"]
+    assert len(outside) == 1 and outside[0].loads_in_flight == 0
+    assert sorted(a.loads_in_flight for a in copy) == [1, 4]
 
 
 def test_shared_memory_descriptions_are_checked():
