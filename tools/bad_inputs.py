@@ -661,6 +661,14 @@ SHARED_COPY = (
     'shared_arrays=(SharedArray("sh", "float", ("blockDim.y", "blockDim.x"), pitch={pitch}),), '
     'shared_stores=("sh[threadIdx.y][threadIdx.x]",), shared_loads=("{load}",))\n'
 )
+#: a copy of one row into shared memory by a loop that runs while `{bound}`, unrolled at run time by `{unroll}`
+ROW_COPY = (
+    "from pystencils_perf_cuda import Array, CudaKernel\n"
+    'kernel = CudaKernel(name="row copy", arrays=(Array("a", "float", (4110,)), Array("b", "float", (4096,))), '
+    'threads=(4096,), indices={{"col": "threadIdx.x + c * blockDim.x"}}, load_loops={{"c": (0, 15)}}, '
+    'load_loop_bounds={{"c": "{bound}"}}, runtime_unroll={unroll}, loads=("a[blockIdx.x * blockDim.x + col]",), '
+    'stores=("b[blockIdx.x * blockDim.x + threadIdx.x]",))\n'
+)
 SPEC_ERRORS = {  # label: (SPEC text, what the message must name)
     "syntax-error": ("assignments = [\n", "syntax"),
     "raises": ("raise RuntimeError('the grid file is gone')\n", "the grid file is gone"),
@@ -695,6 +703,8 @@ SPEC_ERRORS = {  # label: (SPEC text, what the message must name)
         SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="'blockDim.x - 64'"),
         "sh.stride0",
     ),
+    "cuda-load-loop-bound-never-fails": (ROW_COPY.format(bound="col > 10", unroll=4), "load_loop_bounds 'c'"),
+    "cuda-runtime-unroll-0": (ROW_COPY.format(bound="col < blockDim.x + 14", unroll=0), "runtime_unroll"),
 }
 SPEC_WARNINGS = {  # label: (SPEC text, device, what the warning must name): ranked, with a warning
     "in-place": (
