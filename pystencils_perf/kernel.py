@@ -346,7 +346,7 @@ class KernelModel:
             loops.append(Loop(k, 0, f))
         accesses, shared_accesses = (
             tuple(
-                Access(acc.field, acc.kind, sp.expand(acc.address.xreplace(subs)), acc.predicate.xreplace(subs))
+                replace(acc, address=sp.expand(acc.address.xreplace(subs)), predicate=acc.predicate.xreplace(subs))
                 for acc in group
             )
             for group in (self.accesses, self.shared_accesses)
