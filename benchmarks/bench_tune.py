@@ -473,7 +473,8 @@ at a time (`ModelGuidedSearch`, at most {cap} measurements) with the model's pre
 ones (the same predicted times shuffled over the configurations, five seeds; inverted, the predicted best the worst;
 none, every configuration alike), the claim is right where the best found is within 3 % of the optimum. The rule
 stops a search only where the model has been right on this GPU (`ModelGuidedSearch.model_trusted`: 8 timed
-measurements scattering about the model's times by at most half the error the search assumes); before that rule,
+measurements scattering about the model's times by at most half the error the search assumes, the last 8 each within
+3 standard deviations of what the search expected of it, docs/tuning.md); before that rule,
 the same replays stopped 32 of 32 times and the claim held in 7 (22 %): after 5-50 measurements at 12-99 % of the
 optimum with wrong predictions.
 
