@@ -12,9 +12,9 @@
 2. The default model's time per launch against the measured time, ranked as `pystencils-perf tune --replay`
    ranks (`spec_candidates`), with each launch's compiled registers where a table or the data has them: the H200's
    320-configuration sample of Kernel Tuner's shared-memory convolution (`hopper/data/h200`, registers of
-   `data/external/convolution15_shmem_registers_sm_90.csv`), the A100 cache's ``use_shmem = 1`` rows (no
-   register table for them: occupancy from threads and shared memory), and KTT's RTX 2080 Ti rows (registers from
-   its counters). Spearman of predicted against measured time, the measured share of the best of the model's pick
+   `data/external/convolution15_shmem_registers_sm_90.csv`), the A100 cache's ``use_shmem = 1`` rows (registers of
+   `data/external/convolution15_shmem_registers_sm_80.csv`), and KTT's RTX 2080 Ti rows (registers from its
+   counters). Spearman of predicted against measured time, the measured share of the best of the model's pick
    (ties at their worst), the measured best's predicted rank, MAPE, and the data's own run-to-run noise.
 """
 
