@@ -385,15 +385,10 @@ class _Builder:
         text = self.desc.load_loop_bounds[name]
         where = f"{self.where}: load_loop_bounds {name!r} {text!r}"
         bound = parse(text, self.scope, where) if isinstance(text, str) else None
-        left = {  # integers: a < b is b - a - 1 >= 0
-            sp.StrictLessThan: lambda a, b: b - a - 1,
-            sp.LessThan: lambda a, b: b - a,
-            sp.StrictGreaterThan: lambda a, b: a - b - 1,
-            sp.GreaterThan: lambda a, b: a - b,
-        }.get(type(bound))
-        if left is None:
+        if not isinstance(bound, (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan)):
             raise HarvestError(f"{where} is not one inequality (<, <=, >, >=)")
-        f = require_affine(sp.expand(left(bound.lhs, bound.rhs)), where)
+        strict = isinstance(bound, (sp.StrictLessThan, sp.StrictGreaterThan))  # over integers: a < b is b - a - 1 >= 0
+        f = require_affine(sp.expand(bound.gts - bound.lts - (1 if strict else 0)), where)
         step = f.coeff(loop.counter).subs({b: sp.Symbol(b.name, positive=True) for b in BDIM})
         if step.is_negative is not True:
             raise HarvestError(f"{where}: it must fail from some iteration on, as a loop's condition does")
