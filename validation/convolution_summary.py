@@ -8,6 +8,7 @@ ranking again.
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import itertools
 import re
@@ -18,10 +19,12 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
+from pystencils_perf.devices import get_device
 from pystencils_perf.hookspecs import hookimpl
 from pystencils_perf.models import throughput
 from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.predict import Prediction, limiter_times
+from pystencils_perf.resources import ResourceUsage
 from pystencils_perf.validate import Validation, metric_errors, ranking_quality
 
 HEADER = (
@@ -90,11 +93,45 @@ class CompiledRegisters:
         return {launch: usage for launch, usage in found.items() if usage is not None}
 
 
+#: KTT's export of its convolution on the RTX 2080 Ti: per launch its duration, counters and registers
+KTT_COUNTERS = "rtx2080ti_convolution15_ktt_counters.csv"
+#: the KTT parameters that tell a launch's registers apart (block, tile, read-only loads)
+KTT_REGISTER_KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y", "READ_ONLY")
+
+
+class KttRegisters:
+    """A `perf_launch_resources` plugin: the registers each launch of KTT's convolution (PADDING 0, as the
+    description `rtx2080ti_convolution/convolution_shmem.py` has it) ran with on the RTX 2080 Ti, from its
+    counters' ``registers`` column."""
+
+    def __init__(self, rows: list[dict]):
+        self.registers = {
+            tuple(int(r[k]) for k in KTT_REGISTER_KEY): int(r["registers"]) for r in rows if int(r["PADDING"]) == 0
+        }
+
+    @hookimpl
+    def perf_launch_resources(self, kernel, model, launches, device):
+        constants = getattr(kernel, "constants", {})
+        if "tsx" not in constants or device.name != get_device("RTX-2080-Ti").name:
+            return None
+        variant = (constants["tsx"], constants["tsy"], int(kernel.arrays[0].read_only))
+        found = {launch: self.registers.get((*launch.block[:2], *variant)) for launch in launches}
+        return {launch: ResourceUsage("sm_75", r, 0, 0, 0, "KTT's run") for launch, r in found.items() if r}
+
+
+def ktt_rows() -> list[dict]:
+    """The rows of KTT's export (`KTT_COUNTERS`), as strings."""
+    with open(external_data(KTT_COUNTERS), newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
 def use_compiled_registers() -> None:
-    """Register `CompiledRegisters` with pystencils-perf's plugin manager (once)."""
+    """Register `CompiledRegisters` and `KttRegisters` with pystencils-perf's plugin manager (once)."""
     pm = get_plugin_manager()
     if not any(isinstance(plugin, CompiledRegisters) for plugin in pm.get_plugins()):
         pm.register(CompiledRegisters(), name="validation-compiled-registers")
+    if not any(isinstance(plugin, KttRegisters) for plugin in pm.get_plugins()):
+        pm.register(KttRegisters(ktt_rows()), name="validation-ktt-registers")
 
 
 def variant_params(pair) -> dict[str, str]:

@@ -21,7 +21,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
@@ -33,21 +32,17 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import use_compiled_registers  # noqa: E402
+from convolution_summary import ktt_rows, use_compiled_registers  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.estimate.shared import shared_requests  # noqa: E402
 from pystencils_perf.estimate.volumes import representative_blocks  # noqa: E402
-from pystencils_perf.hookspecs import hookimpl  # noqa: E402
 from pystencils_perf.launch import LaunchConfig  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, run_to_run_spreads  # noqa: E402
 from pystencils_perf.models.throughput import constants_for, request_counts  # noqa: E402
-from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
-from pystencils_perf.resources import ResourceUsage  # noqa: E402
 from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
 from pystencils_perf.validate import spearman  # noqa: E402
 
 VALIDATION = Path(__file__).resolve().parents[1]
-KTT = VALIDATION / "data/external/rtx2080ti_convolution15_ktt_counters.csv"
 KTT_SPEC = VALIDATION / "rtx2080ti_convolution/convolution_shmem.py"
 KT_SPEC = VALIDATION / "a100_convolution/convolution_shmem.py"
 A100_CACHE = VALIDATION / "data/external/a100_convolution15_kernel_tuner_cache.json.gz"
@@ -63,25 +58,9 @@ SPILLS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pip
 WITHIN = 0.10
 
 
-def ktt_rows() -> list[dict]:
-    with open(KTT, newline="") as fh:
-        return [r for r in csv.DictReader(fh) if int(r["PADDING"]) == 0]
-
-
-class KttRegisters:
-    """A `perf_launch_resources` plugin: the registers each KTT launch ran with (its counters' ``registers``)."""
-
-    def __init__(self, rows: list[dict]):
-        self.registers = {tuple(int(r[k]) for k in KTT_KEY[:5]): int(r["registers"]) for r in rows}
-
-    @hookimpl
-    def perf_launch_resources(self, kernel, model, launches, device):
-        constants = getattr(kernel, "constants", {})
-        if "tsx" not in constants or device.name != get_device("RTX-2080-Ti").name:
-            return None
-        variant = (constants["tsx"], constants["tsy"], int(kernel.arrays[0].read_only))
-        found = {launch: self.registers.get((*launch.block[:2], *variant)) for launch in launches}
-        return {launch: ResourceUsage("sm_75", r, 0, 0, 0, "KTT's run") for launch, r in found.items() if r}
+def ktt_padding_0_rows() -> list[dict]:
+    """KTT's rows with PADDING 0, the only padding the description has."""
+    return [r for r in ktt_rows() if int(r["PADDING"]) == 0]
 
 
 def wavefront_agreement(rows: list[dict]) -> list[str]:
@@ -183,12 +162,10 @@ def main(argv=None) -> int:
     parser.add_argument("--plot", type=Path, help="write predicted against measured time by tile to this PNG")
     args = parser.parse_args(argv)
     plotted: list = []
-    rows = ktt_rows()
+    rows = ktt_padding_0_rows()
     print("\n".join(wavefront_agreement(rows)))
     print()
-    pm = get_plugin_manager()
-    use_compiled_registers()
-    pm.register(KttRegisters(rows), name="validation-ktt-registers")
+    use_compiled_registers()  # with KTT's launches' registers (convolution_summary.KttRegisters)
     h200, _ = kernel_tuner_times(H200_CACHE, {"use_shmem": 1})
     rerun, _ = kernel_tuner_times(H200_RERUN, {"use_shmem": 1})
     h200_noise = [abs(rerun[c] - h200[c]) / h200[c] for c in set(rerun) & set(h200)]
