@@ -381,7 +381,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     spaces = [
-        ("star3d r4 640x512x512, 1024 thr x 3 folds", star_3d(4, (640, 512, 512)), 2.0),
+        ("star3d r4 640x512x512, 1024 thr x 3 folds", star_3d(4, (640, 512, 512)), 1.0),
         ("D3Q19 SRT 256^3, 512 thr x 3 folds", lbm.d3q19_srt((256, 256, 256)), 5.0),
     ]
     print(

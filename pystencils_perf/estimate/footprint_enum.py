@@ -278,15 +278,16 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     # (a middle) or its blocks (an end), and its move's residue
     middles = np.stack([lo, hi, runs[:, 2], runs[:, 3]], axis=1)[middle]
     length = middles[:, 1] - middles[:, 0] + 1
-    pieces, keys, offset = [ends[standing_end]], [], np.zeros(len(middles), dtype=np.int64)
-    keys.append(np.stack([np.ones(len(pieces[0]), dtype=np.int64), pieces[0][:, 0], pieces[0][:, 1]], axis=1))
-    for bit in range(int(length.max()).bit_length() - 1, -1, -1) if len(middles) else ():
-        has = (length >> bit) & 1 == 1
-        if has.any():
-            first = middles[has, 0] + offset[has]
-            pieces.append(np.stack([first, first + (1 << bit) - 1, middles[has, 2], middles[has, 3]], axis=1))
-            keys.append(np.stack([np.zeros_like(first), np.full_like(first, 1 << bit), np.zeros_like(first)], axis=1))
-            offset[has] += 1 << bit
+    standing = ends[standing_end]
+    pieces, keys = [standing], [np.stack([np.ones(len(standing), dtype=np.int64), standing[:, 0], standing[:, 1]], 1)]
+    if len(middles):
+        # every middle's set binary digits at once, longest first: a digit's piece starts past the longer ones
+        digits = np.arange(int(length.max()).bit_length() - 1, -1, -1)
+        digit, m = np.nonzero((length[None, :] >> digits[:, None]) & 1)
+        size, past = np.left_shift(1, digits[digit]), digits[digit] + 1
+        first = middles[m, 0] + ((length[m] >> past) << past)
+        pieces.append(np.stack([first, first + size - 1, middles[m, 2], middles[m, 3]], axis=1))
+        keys.append(np.stack([np.zeros_like(first), size, np.zeros_like(first)], axis=1))
     pieces, keys = np.concatenate(pieces), np.concatenate(keys)
     eb, base = field.element_bytes, field.base_offset_bytes
     move = move_x * pieces[:, 0] + move_y * pieces[:, 2] + move_z * pieces[:, 3]
