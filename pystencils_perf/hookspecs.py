@@ -177,7 +177,8 @@ def perf_prune_filters() -> dict[str, str]:
 @hookspec
 def perf_footprint_backends() -> dict[str, Any]:
     """Footprint backends by name: modules or objects with ``touched``, ``count_union``, ``count_overlap`` and
-    ``count_points`` (as `estimate.footprint_enum`).
+    ``count_points`` (as `estimate.footprint_enum`), and optionally ``touched_sets`` (``touched`` of several
+    thread sets of one launch at once, which the estimator asks for a candidate's waves).
 
     The built-in estimator offers ``"enum"`` and ``"isl"``; ``"auto"`` is enumeration.
     """

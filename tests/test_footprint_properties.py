@@ -92,9 +92,15 @@ def test_enum_isl_and_brute_force_agree(case, data):
 
     wave = ThreadSet.linear_range(block, grid, first, n_blocks)
     expected = brute_force(only_loads, field, block, bids, granule)
-    translated = footprint_enum._translated_pieces(loads, field, wave, granule)
+    translated = footprint_enum._translated_pieces(loads, field, [wave], granule)
     if translated is not None:  # pieces counted as translates of each other: the same intervals as row by row
-        assert np.array_equal(translated, footprint_enum._touched_rows(loads, field, wave, granule))
+        assert np.array_equal(translated[0], footprint_enum._touched_rows(loads, field, wave, granule))
+    # several sets at once (a candidate's waves share their pieces): each the same as on its own
+    other_first = data.draw(st.integers(0, total - 1), label="another set's first block")
+    other = ThreadSet.linear_range(block, grid, other_first, data.draw(st.integers(1, total - other_first)))
+    together = footprint_enum.touched_sets(loads, field, [wave, other, wave], granule)
+    for threads, footprint in zip([wave, other, wave], together):
+        assert np.array_equal(footprint, footprint_enum._touched_rows(loads, field, threads, granule))
     assert count(footprint_enum, loads, field, [wave], granule) == expected
     assert count(footprint_isl, loads, field, [wave], granule) == expected
 
@@ -186,7 +192,7 @@ def test_a_wave_is_counted_from_translates_of_a_few_pieces(domain):
     wave = ThreadSet.linear_range(block, grid, 3, 40)  # rows of 5 or 6 blocks, the last of 8 rows clipped in y
     for granule in (32, 128):
         footprint_enum._PIECE_FOOTPRINTS.clear()
-        translated = footprint_enum._translated_pieces(loads, field, wave, granule)
+        translated = footprint_enum._translated_pieces(loads, field, [wave], granule)
         assert translated is not None
-        assert np.array_equal(translated, footprint_enum._touched_rows(loads, field, wave, granule))
+        assert np.array_equal(translated[0], footprint_enum._touched_rows(loads, field, wave, granule))
         assert 0 < len(footprint_enum._PIECE_FOOTPRINTS.entries) < len(wave.runs)  # fewer pieces counted than runs

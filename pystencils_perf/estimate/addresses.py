@@ -243,6 +243,11 @@ class KeptByIdentity:
             self.entries.popitem(last=False)
         return value
 
+    def holds(self, objects: tuple, key: tuple) -> bool:
+        """Whether a value is kept for `objects` and `key`."""
+        entry = self.entries.get((tuple(map(id, objects)), key))
+        return entry is not None and all(kept is obj for kept, obj in zip(entry[0], objects))
+
     def clear(self) -> None:
         self.entries.clear()
 

@@ -217,16 +217,25 @@ def touched(instructions: list[Instruction], field: Field, threads: ThreadSet, g
 
     A wave of consecutive blocks is assembled from translates of a few pieces of rows of blocks
     (`_translated_pieces`) where every address moves alike from block to block."""
-    if threads.grid is not None:
-        translated = _translated_pieces(instructions, field, threads, granule_bytes)
+    return touched_sets(instructions, field, [threads], granule_bytes)[0]
+
+
+def touched_sets(
+    instructions: list[Instruction], field: Field, thread_sets: list[ThreadSet], granule_bytes: int
+) -> list[np.ndarray]:
+    """`touched` of each of `thread_sets`, sets of blocks of one launch (backend interface, optional): a
+    candidate's waves are cut into pieces of the same few classes, whose footprints and translates are made
+    once for all of them."""
+    if all(threads.grid is not None for threads in thread_sets):
+        translated = _translated_pieces(instructions, field, thread_sets, granule_bytes)
         if translated is not None:
             return translated
-    return _touched_rows(instructions, field, threads, granule_bytes)
+    return [_touched_rows(instructions, field, threads, granule_bytes) for threads in thread_sets]
 
 
-def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_bytes: int) -> np.ndarray | None:
-    """`touched` as the union of translates of pieces of its runs of blocks (kept per instruction tuple); None
-    where the addresses do not all move alike.
+def _translated_pieces(instructions, field: Field, thread_sets, granule_bytes: int) -> list[np.ndarray] | None:
+    """`touched_sets` as the union of translates of pieces of each set's runs of blocks (kept per instruction
+    tuple); None where the addresses do not all move alike.
 
     A block at (bid.x, bid.y, bid.z) moves every address by ``M = m . bid`` elements. Two pieces of rows of blocks
     whose ``M`` differ by whole granules (``element_bytes * dM``; their residues mod the granule equal) touch
@@ -242,7 +251,9 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     if moves is None:
         return None
     (move_x, move_y, move_z), moving = moves
-    runs, block = threads.runs, threads.block
+    block = thread_sets[0].block
+    runs = np.concatenate([threads.runs for threads in thread_sets])
+    run_set = np.repeat(np.arange(len(thread_sets)), [len(threads.runs) for threads in thread_sets])
     # the smallest value of each moving constraint over a block's threads is ``low + a . bid``
     lowest_tid = {coeffs: sum(min(0, coeffs[i] * (n - 1)) for i, n in enumerate(block)) for coeffs, _ in moving}
     # the blocks of each run on whose every thread every moving constraint holds: lo .. hi
@@ -264,7 +275,8 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
             np.stack([np.where(middle, hi + 1, runs[:, 1] + 1), runs[:, 1], runs[:, 2], runs[:, 3]], axis=1)[middle],
         ]
     )
-    ends = ends[ends[:, 0] <= ends[:, 1]]
+    real = ends[:, 0] <= ends[:, 1]
+    ends, end_set = ends[real], np.concatenate([run_set, run_set[middle]])[real]
     # an end stands for its translates in y and z where the constraints that move with bid.y or bid.z hold on it
     standing_end = np.ones(len(ends), dtype=bool)
     for coeffs, offsets in moving:
@@ -280,6 +292,7 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
     length = middles[:, 1] - middles[:, 0] + 1
     standing = ends[standing_end]
     pieces, keys = [standing], [np.stack([np.ones(len(standing), dtype=np.int64), standing[:, 0], standing[:, 1]], 1)]
+    piece_set = [end_set[standing_end]]
     if len(middles):
         # every middle's set binary digits at once, longest first: a digit's piece starts past the longer ones
         digits = np.arange(int(length.max()).bit_length() - 1, -1, -1)
@@ -288,10 +301,11 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
         first = middles[m, 0] + ((length[m] >> past) << past)
         pieces.append(np.stack([first, first + size - 1, middles[m, 2], middles[m, 3]], axis=1))
         keys.append(np.stack([np.zeros_like(first), size, np.zeros_like(first)], axis=1))
-    pieces, keys = np.concatenate(pieces), np.concatenate(keys)
+        piece_set.append(run_set[middle][m])
+    pieces, keys, piece_set = np.concatenate(pieces), np.concatenate(keys), np.concatenate(piece_set)
     eb, base = field.element_bytes, field.base_offset_bytes
     move = move_x * pieces[:, 0] + move_y * pieces[:, 2] + move_z * pieces[:, 3]
-    firsts, lasts = [], []
+    firsts, lasts, sets = [], [], []
     if len(pieces):
         # where every row is contiguous, a piece's elements shift by any move: its class is its shape alone, and
         # its element intervals become granules after the shift; else classes keep the move's residue
@@ -309,21 +323,45 @@ def _translated_pieces(instructions, field: Field, threads: ThreadSet, granule_b
                     _piece_footprint(instructions, field, block, pieces[f], granule_bytes, contiguous),
                 ),
             )
-            members = move[order[bounds[c] : bounds[c + 1]]] - move0
+            members = order[bounds[c] : bounds[c + 1]]
+            shift = move[members] - move0
             if contiguous:  # element intervals, shifted, as granules
-                firsts.append(((base + eb * (pattern[None, :, 0] + members[:, None])) // granule_bytes).ravel())
-                lasts.append(((base + eb * (pattern[None, :, 1] + members[:, None]) + eb - 1) // granule_bytes).ravel())
+                firsts.append(((base + eb * (pattern[None, :, 0] + shift[:, None])) // granule_bytes).ravel())
+                lasts.append(((base + eb * (pattern[None, :, 1] + shift[:, None]) + eb - 1) // granule_bytes).ravel())
             else:
-                shift = (eb * members) // granule_bytes
+                shift = (eb * shift) // granule_bytes
                 firsts.append((pattern[None, :, 0] + shift[:, None]).ravel())
                 lasts.append((pattern[None, :, 1] + shift[:, None]).ravel())
-    if not standing_end.all():
-        rest = _touched_rows(instructions, field, ThreadSet(block, ends[~standing_end]), granule_bytes)
-        firsts.append(rest[:, 0])
-        lasts.append(rest[:, 1])
+            sets.append(np.repeat(piece_set[members], len(pattern)))
+    if not standing_end.all():  # every set's ends at once: a row's intervals never leave its set
+        clipped = ~standing_end
+        rows = _touched_rows_by_set(instructions, field, block, ends[clipped], end_set[clipped], granule_bytes)
+        for s, rest in rows:
+            firsts.append(rest[:, 0])
+            lasts.append(rest[:, 1])
+            sets.append(np.full(len(rest), s))
+    return _unions_by_set(firsts, lasts, sets, len(thread_sets))
+
+
+def _touched_rows_by_set(instructions, field: Field, block, runs: np.ndarray, run_set: np.ndarray, granule_bytes: int):
+    """(set, `_touched_rows` of its runs) for each set that has runs among `runs`."""
+    return [
+        (s, _touched_rows(instructions, field, ThreadSet(block, runs[run_set == s]), granule_bytes))
+        for s in np.unique(run_set).tolist()
+    ]
+
+
+def _unions_by_set(firsts: list, lasts: list, sets: list, count: int) -> list[np.ndarray]:
+    """`_union` of the intervals of each of `count` sets, the set of each interval in `sets`."""
     if not firsts:
-        return np.empty((0, 2), dtype=np.int64)
-    return _union(firsts, lasts)
+        return [np.empty((0, 2), dtype=np.int64) for _ in range(count)]
+    if count == 1:
+        return [_union(firsts, lasts)]
+    first, last, of = np.concatenate(firsts), np.concatenate(lasts), np.concatenate(sets)
+    order = np.argsort(of, kind="stable")
+    bounds = np.searchsorted(of[order], np.arange(count + 1)).tolist()
+    first, last = first[order], last[order]
+    return [_union([first[a:b]], [last[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _piece_footprint(instructions, field: Field, block, piece: np.ndarray, granule_bytes: int, elements: bool):

@@ -115,6 +115,26 @@ class FootprintCounter:
             lambda: self.backend.touched(instrs, field, threads, granule_bytes),
         )
 
+    def prefetch(self, thread_sets: list[ThreadSet], granule_bytes: int) -> None:
+        """The footprints of `thread_sets` (waves of the candidate) by every array and kind, where not kept yet, in
+        one call each where the backend takes several sets at once (``touched_sets``): the waves share their
+        pieces' work."""
+        touched_sets = getattr(self.backend, "touched_sets", None)
+        if touched_sets is None:
+            return
+        for name, field in self.fields.items():
+            for kind in AccessKind:
+                instrs = self.compiled.for_field(name, kind)
+                if not instrs:
+                    continue
+                keyed = [((field, ts.block, ts.grid, ts.key, granule_bytes), ts) for ts in thread_sets]
+                missing = [(key, ts) for key, ts in keyed if not _FOOTPRINTS.holds((instrs, self.backend), key)]
+                if not missing:
+                    continue
+                footprints = touched_sets(instrs, field, [ts for _, ts in missing], granule_bytes)
+                for (key, _), footprint in zip(missing, footprints):
+                    _FOOTPRINTS.get((instrs, self.backend), key, lambda footprint=footprint: footprint)
+
     def block(self, kind: AccessKind, block, bid, granule_bytes: int, skip: frozenset[str] = frozenset()) -> int:
         """Distinct granules one block touches; a translate of a block counted before reuses its count.
 
@@ -310,7 +330,15 @@ def wave_volumes(
     dram_load = dram_store = wave_lups = 0.0
     comp_load = overlap_sum = comp_store = redundant_load = redundant_store = 0.0
     coverages, previous_ratios, l2_oversubs = [], [], []
-    for first in representative_waves(grid, wave_blocks):
+    firsts = representative_waves(grid, wave_blocks)
+    counter.prefetch(
+        [
+            ThreadSet.linear_range(block, grid, first, wave_blocks)
+            for first in sorted({f - wave_blocks for f in firsts if f >= wave_blocks} | set(firsts))
+        ],
+        fetch,
+    )
+    for first in firsts:
         curr = ThreadSet.linear_range(block, grid, first, wave_blocks)
         n_lups = count_points(compiled.points, curr)
         v_curr = counter.union(AccessKind.LOAD, [curr], fetch) * fetch
