@@ -226,7 +226,7 @@ def touched_sets(
     """`touched` of each of `thread_sets`, sets of blocks of one launch (backend interface, optional): a
     candidate's waves are cut into pieces of the same few classes, whose footprints and translates are made
     once for all of them."""
-    if all(threads.grid is not None for threads in thread_sets):
+    if thread_sets and all(t.grid is not None and t.block == thread_sets[0].block for t in thread_sets):
         translated = _translated_pieces(instructions, field, thread_sets, granule_bytes)
         if translated is not None:
             return translated
@@ -275,8 +275,8 @@ def _translated_pieces(instructions, field: Field, thread_sets, granule_bytes: i
             np.stack([np.where(middle, hi + 1, runs[:, 1] + 1), runs[:, 1], runs[:, 2], runs[:, 3]], axis=1)[middle],
         ]
     )
-    real = ends[:, 0] <= ends[:, 1]
-    ends, end_set = ends[real], np.concatenate([run_set, run_set[middle]])[real]
+    nonempty = ends[:, 0] <= ends[:, 1]
+    ends, end_set = ends[nonempty], np.concatenate([run_set, run_set[middle]])[nonempty]
     # an end stands for its translates in y and z where the constraints that move with bid.y or bid.z hold on it
     standing_end = np.ones(len(ends), dtype=bool)
     for coeffs, offsets in moving:
