@@ -331,10 +331,13 @@ def wave_volumes(
     comp_load = overlap_sum = comp_store = redundant_load = redundant_store = 0.0
     coverages, previous_ratios, l2_oversubs = [], [], []
     firsts = representative_waves(grid, wave_blocks)
+    # with the waves `older_wave_reuse` may look back to: on a big L2 it counts them all, and in one call the
+    # representative waves' older waves share their pieces' classes
+    back = min(OLDER_WAVES_LOOKED_AT, firsts[0] // wave_blocks)
     counter.prefetch(
         [
             ThreadSet.linear_range(block, grid, first, wave_blocks)
-            for first in sorted({f - wave_blocks for f in firsts if f >= wave_blocks} | set(firsts))
+            for first in range(firsts[0] - back * wave_blocks, firsts[-1] + 1, wave_blocks)
         ],
         fetch,
     )
