@@ -265,6 +265,21 @@ def older_wave_reuse(
     return reuse
 
 
+def _ratio_looked_at(hit_curve) -> float:
+    """How far past the L2 a wave leaves `older_wave_hits` looks (`OLDER_WAVE_RATIO_LOOKED_AT` with a fitted curve)."""
+    return 1.0 if hit_curve is None else OLDER_WAVE_RATIO_LOOKED_AT
+
+
+def older_waves_looked_at(l2_left_bytes: float, wave_bytes: float, hit_curve) -> int:
+    """About how many waves back `older_wave_hits` looks from a wave that leaves `l2_left_bytes` of L2, each wave
+    `wave_bytes` (loads and the lines their stores add): those that fit in the room it looks at, and the first one
+    that does not (its loop counts it to find that out)."""
+    room = _ratio_looked_at(hit_curve) * l2_left_bytes
+    if room <= 0 or wave_bytes <= 0:
+        return 1
+    return min(OLDER_WAVES_LOOKED_AT, int(room // wave_bytes) + 1)
+
+
 def older_wave_hits(
     counter: FootprintCounter,
     block,
@@ -287,8 +302,9 @@ def older_wave_hits(
     both. There a device's ``older_wave_hit`` curve gives the share of each wave's bytes that hit by its ratio.
     docs/model/index.md ("DRAM -> L2 loads") has what both were checked against.
     """
-    ratio_looked_at = 1.0 if hit_curve is None else OLDER_WAVE_RATIO_LOOKED_AT
-    reuse = older_wave_reuse(counter, block, grid, first, wave_blocks, granule_bytes, l2_left_bytes, ratio_looked_at)
+    reuse = older_wave_reuse(
+        counter, block, grid, first, wave_blocks, granule_bytes, l2_left_bytes, _ratio_looked_at(hit_curve)
+    )
     return sum(b if hit_curve is None else float(hit_curve(x)) * b for x, b in reuse)
 
 
@@ -331,16 +347,14 @@ def wave_volumes(
     comp_load = overlap_sum = comp_store = redundant_load = redundant_store = 0.0
     coverages, previous_ratios, l2_oversubs = [], [], []
     firsts = representative_waves(grid, wave_blocks)
-    # with the waves `older_wave_reuse` may look back to: on a big L2 it counts them all, and in one call the
-    # representative waves' older waves share their pieces' classes
-    back = min(OLDER_WAVES_LOOKED_AT, firsts[0] // wave_blocks)
-    counter.prefetch(
-        [
-            ThreadSet.linear_range(block, grid, first, wave_blocks)
-            for first in range(firsts[0] - back * wave_blocks, firsts[-1] + 1, wave_blocks)
-        ],
-        fetch,
-    )
+
+    def waves_back_to(back: int) -> list[ThreadSet]:
+        """The representative waves and the `back` waves before the first of them."""
+        start = firsts[0] - min(back, firsts[0] // wave_blocks) * wave_blocks
+        return [ThreadSet.linear_range(block, grid, f, wave_blocks) for f in range(start, firsts[-1] + 1, wave_blocks)]
+
+    counter.prefetch(waves_back_to(1), fetch)
+    hit_curve = device.curves.get("older_wave_hit")
     for first in firsts:
         curr = ThreadSet.linear_range(block, grid, first, wave_blocks)
         n_lups = count_points(compiled.points, curr)
@@ -355,13 +369,9 @@ def wave_volumes(
         else:
             v_prev = v_overlap = prev_store_lines = 0
         l2_left = l2_capacity - (v_curr - v_overlap) - curr_store_lines
-        new = (
-            v_curr
-            - v_overlap
-            - older_wave_hits(
-                counter, block, grid, first, wave_blocks, fetch, l2_left, device.curves.get("older_wave_hit")
-            )
-        )
+        if first == firsts[0] and v_prev:  # the older waves L2 may hold, in one call for all representative waves
+            counter.prefetch(waves_back_to(older_waves_looked_at(l2_left, v_prev + prev_store_lines, hit_curve)), fetch)
+        new = v_curr - v_overlap - older_wave_hits(counter, block, grid, first, wave_blocks, fetch, l2_left, hit_curve)
         # the coverage of Ernst et al. (JPDC 2023) eq. 8 counts loads only; L2 is write-back and allocates a
         # stored line too, so both waves' stores take their share of it (V100 r=2 16x4x16 fold 1x1x2, whose
         # two waves' loads just fit the 6 MB: its previous wave's halo measured as a miss, 10.73 B/Lup, where
