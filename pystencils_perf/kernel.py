@@ -81,6 +81,16 @@ def require_affine(expr, where: str) -> sp.Expr:
     return expanded
 
 
+#: the relations a guard or a loop's condition may be: each holds where `nonnegative_form` of it is >= 0
+INEQUALITIES = (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan)
+
+
+def nonnegative_form(relation: sp.Basic) -> sp.Expr:
+    """An inequality of `INEQUALITIES` over integers as f with ``f >= 0`` where it holds (``a < b``: ``b - a - 1``)."""
+    strict = isinstance(relation, (sp.StrictLessThan, sp.StrictGreaterThan))
+    return relation.gts - relation.lts - (1 if strict else 0)
+
+
 _COORDINATES = frozenset(TID + BID)
 
 

@@ -105,9 +105,7 @@ class KttRegisters:
     counters' ``registers`` column."""
 
     def __init__(self, rows: list[dict]):
-        self.registers = {
-            tuple(int(r[k]) for k in KTT_REGISTER_KEY): int(r["registers"]) for r in rows if int(r["PADDING"]) == 0
-        }
+        self.registers = {tuple(int(r[k]) for k in KTT_REGISTER_KEY): int(r["registers"]) for r in rows}
 
     @hookimpl
     def perf_launch_resources(self, kernel, model, launches, device):
@@ -119,10 +117,11 @@ class KttRegisters:
         return {launch: ResourceUsage("sm_75", r, 0, 0, 0, "KTT's run") for launch, r in found.items() if r}
 
 
-def ktt_rows() -> list[dict]:
-    """The rows of KTT's export (`KTT_COUNTERS`), as strings."""
+def ktt_padding_0_rows() -> list[dict]:
+    """The rows of KTT's export (`KTT_COUNTERS`) with PADDING 0, the only padding the descriptions have, as
+    strings."""
     with open(external_data(KTT_COUNTERS), newline="") as fh:
-        return list(csv.DictReader(fh))
+        return [r for r in csv.DictReader(fh) if int(r["PADDING"]) == 0]
 
 
 def use_compiled_registers() -> None:
@@ -131,7 +130,7 @@ def use_compiled_registers() -> None:
     if not any(isinstance(plugin, CompiledRegisters) for plugin in pm.get_plugins()):
         pm.register(CompiledRegisters(), name="validation-compiled-registers")
     if not any(isinstance(plugin, KttRegisters) for plugin in pm.get_plugins()):
-        pm.register(KttRegisters(ktt_rows()), name="validation-ktt-registers")
+        pm.register(KttRegisters(ktt_padding_0_rows()), name="validation-ktt-registers")
 
 
 def variant_params(pair) -> dict[str, str]:

@@ -25,7 +25,7 @@ import numpy as np
 import sympy as sp
 
 from ..errors import HarvestError
-from ..kernel import BDIM, BID, FOLD_COUNTERS, TID, AccessKind, KernelModel
+from ..kernel import BDIM, BID, FOLD_COUNTERS, INEQUALITIES, TID, AccessKind, KernelModel, nonnegative_form
 
 COORDS = TID + BID  # the order of the coefficient vectors
 
@@ -206,10 +206,8 @@ def _constraint_terms(pred: sp.Basic, numeric: set, where: str) -> tuple[_Terms,
         return ()
     if isinstance(pred, sp.And):
         return tuple(c for arg in pred.args for c in _constraint_terms(arg, numeric, where))
-    if isinstance(pred, (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan)):
-        diff = pred.gts - pred.lts  # >= 0, or > 0 for strict relations
-        strict = isinstance(pred, (sp.StrictLessThan, sp.StrictGreaterThan))
-        return (_terms(diff - 1 if strict else diff, numeric, where),)
+    if isinstance(pred, INEQUALITIES):
+        return (_terms(nonnegative_form(pred), numeric, where),)
     if isinstance(pred, sp.Equality):
         d = pred.lhs - pred.rhs
         return (_terms(d, numeric, where), _terms(-d, numeric, where))
@@ -230,11 +228,18 @@ class KeptByIdentity:
         self.size = size
         self.entries: collections.OrderedDict = collections.OrderedDict()
 
-    def get(self, objects: tuple, key: tuple, compute):
-        """The value kept for `objects` and `key`, or `compute()`'s, then kept."""
+    def _kept(self, objects: tuple, key: tuple):
+        """The full key of `objects` and `key`, and its entry where it is kept for these very objects (else None)."""
         full_key = (tuple(map(id, objects)), key)
         entry = self.entries.get(full_key)
         if entry is not None and all(kept is obj for kept, obj in zip(entry[0], objects)):
+            return full_key, entry
+        return full_key, None
+
+    def get(self, objects: tuple, key: tuple, compute):
+        """The value kept for `objects` and `key`, or `compute()`'s, then kept."""
+        full_key, entry = self._kept(objects, key)
+        if entry is not None:
             self.entries.move_to_end(full_key)
             return entry[1]
         value = compute()
@@ -245,8 +250,7 @@ class KeptByIdentity:
 
     def holds(self, objects: tuple, key: tuple) -> bool:
         """Whether a value is kept for `objects` and `key`."""
-        entry = self.entries.get((tuple(map(id, objects)), key))
-        return entry is not None and all(kept is obj for kept, obj in zip(entry[0], objects))
+        return self._kept(objects, key)[1] is not None
 
     def clear(self) -> None:
         self.entries.clear()

@@ -111,7 +111,7 @@ class FootprintCounter:
         instrs, field = self.compiled.for_field(name, kind), self.fields[name]
         return _FOOTPRINTS.get(
             (instrs, self.backend),
-            (field, threads.block, threads.grid, threads.key, granule_bytes),
+            _footprint_key(field, threads, granule_bytes),
             lambda: self.backend.touched(instrs, field, threads, granule_bytes),
         )
 
@@ -127,7 +127,7 @@ class FootprintCounter:
                 instrs = self.compiled.for_field(name, kind)
                 if not instrs:
                     continue
-                keyed = [((field, ts.block, ts.grid, ts.key, granule_bytes), ts) for ts in thread_sets]
+                keyed = [(_footprint_key(field, ts, granule_bytes), ts) for ts in thread_sets]
                 missing = [(key, ts) for key, ts in keyed if not _FOOTPRINTS.holds((instrs, self.backend), key)]
                 if not missing:
                     continue
@@ -198,6 +198,11 @@ class FootprintCounter:
                     total += self.backend.count_union(parts)
             self._counts[key] = total
         return self._counts[key]
+
+
+def _footprint_key(field, threads: ThreadSet, granule_bytes: int) -> tuple:
+    """What `_FOOTPRINTS` keeps a thread set's footprint of an instruction tuple by."""
+    return field, threads.block, threads.grid, threads.key, granule_bytes
 
 
 def _uniform_block_shift(instrs, block, bid) -> int | None:

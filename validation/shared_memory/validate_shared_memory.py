@@ -32,7 +32,7 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import ktt_rows, use_compiled_registers  # noqa: E402
+from convolution_summary import ktt_padding_0_rows, use_compiled_registers  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.estimate.shared import shared_requests  # noqa: E402
 from pystencils_perf.estimate.volumes import representative_blocks  # noqa: E402
@@ -56,11 +56,6 @@ LOADS, STORES = (f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum" for o
 GLOBAL_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
 SPILLS = ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum")
 WITHIN = 0.10
-
-
-def ktt_padding_0_rows() -> list[dict]:
-    """KTT's rows with PADDING 0, the only padding the description has."""
-    return [r for r in ktt_rows() if int(r["PADDING"]) == 0]
 
 
 def wavefront_agreement(rows: list[dict]) -> list[str]:

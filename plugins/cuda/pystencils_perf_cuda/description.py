@@ -18,6 +18,7 @@ from pystencils_perf.errors import HarvestError
 from pystencils_perf.kernel import (
     BDIM,
     BID,
+    INEQUALITIES,
     TID,
     Access,
     AccessKind,
@@ -26,6 +27,7 @@ from pystencils_perf.kernel import (
     KernelModel,
     Loop,
     base_offset,
+    nonnegative_form,
     require_affine,
 )
 
@@ -385,10 +387,9 @@ class _Builder:
         text = self.desc.load_loop_bounds[name]
         where = f"{self.where}: load_loop_bounds {name!r} {text!r}"
         bound = parse(text, self.scope, where) if isinstance(text, str) else None
-        if not isinstance(bound, (sp.StrictLessThan, sp.LessThan, sp.StrictGreaterThan, sp.GreaterThan)):
+        if not isinstance(bound, INEQUALITIES):
             raise HarvestError(f"{where} is not one inequality (<, <=, >, >=)")
-        strict = isinstance(bound, (sp.StrictLessThan, sp.StrictGreaterThan))  # over integers: a < b is b - a - 1 >= 0
-        f = require_affine(sp.expand(bound.gts - bound.lts - (1 if strict else 0)), where)
+        f = require_affine(sp.expand(nonnegative_form(bound)), where)
         step = f.coeff(loop.counter).subs({b: sp.Symbol(b.name, positive=True) for b in BDIM})
         if step.is_negative is not True:
             raise HarvestError(f"{where}: it must fail from some iteration on, as a loop's condition does")
