@@ -303,6 +303,48 @@ def _group_table(model: KernelModel, relevant: tuple[int, ...]) -> _FormTable:
     return _FormTable([form for order in by_loops[relevant] for form in (accesses[order][2], *accesses[order][3])])
 
 
+@dataclass(frozen=True)
+class _GuardGroup:
+    """The accesses of a loop group under one guard, as `_compile` needs them for every block: their positions
+    in the model, the rows of their addresses in the group's table, their (field, kind) pairs (the distinct ones,
+    and which of them each access is) and the loads in flight the model says they issue."""
+
+    guard: tuple
+    orders: np.ndarray
+    address_rows: np.ndarray
+    field_kinds: tuple
+    field_kind_index: np.ndarray
+    loads_in_flight: frozenset
+
+
+@cached_by_identity(maxsize=64)
+def _guard_groups(model: KernelModel, relevant: tuple[int, ...], guarded: bool) -> tuple[_GuardGroup, ...]:
+    """The accesses of a loop group (`_symbolic_forms`) by guard, in the order the guards first occur: a tile's
+    thousands of accesses share a handful of guards, and every block of a variant groups them alike. Without
+    guards (`guarded` false) they are one group."""
+    _, accesses, by_loops = _symbolic_forms(model)
+    table = _group_table(model, relevant)
+    by_guard: dict[tuple, list[int]] = {}
+    for order in by_loops[relevant]:
+        by_guard.setdefault(accesses[order][3] if guarded else (), []).append(order)
+    groups = []
+    for guard, orders in by_guard.items():
+        pairs = [accesses[o][:2] for o in orders]
+        distinct = tuple(dict.fromkeys(pairs))
+        position = {pair: k for k, pair in enumerate(distinct)}
+        groups.append(
+            _GuardGroup(
+                guard,
+                np.array(orders, dtype=np.int64),
+                np.array([table.row[accesses[o][2]] for o in orders], dtype=np.int64),
+                distinct,
+                np.array([position[pair] for pair in pairs], dtype=np.int64),
+                frozenset(accesses[o][4] for o in orders if accesses[o][4] and accesses[o][1] is AccessKind.LOAD),
+            )
+        )
+    return tuple(groups)
+
+
 def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
     """Whether the code for `block` has its guards (`KernelModel.guards_compiled_when`)."""
     if model.guards_compiled_when is sp.true:
@@ -395,10 +437,11 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     fully unrolled code (iteration, then access).
     """
     model = code.model
-    domain, accesses, by_loops = _symbolic_forms(model)
-    if not guards_compiled(model, block):
+    domain, _, by_loops = _symbolic_forms(model)
+    guarded = guards_compiled(model, block)
+    if not guarded:
         # no guards: an access still runs over its guard's loops too, which only repeats its instructions
-        domain, accesses = (), [(f, k, a, (), n) for f, k, a, _, n in accesses]
+        domain = ()
     loops = model.loops
     sizes = [len(lp.values) for lp in loops]
     strides = [math.prod(sizes[i + 1 :]) for i in range(len(loops))]
@@ -415,7 +458,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     # and (iteration, access) for the order of the unrolled code
     keys, conj_ids, firsts, conjunction_of, merge_of, field_kinds = [], [], [], {}, {}, {}
     in_flight: dict[int, int] = {}  # conjunction id: loads a warp issues at once under it (`Access.loads_in_flight`)
-    for relevant, group in by_loops.items():
+    for relevant in by_loops:
         # every iteration of the loops the group depends on at once: counter values as arrays
         count = math.prod(sizes[i] for i in relevant)
         positions = np.indices([sizes[i] for i in relevant], dtype=np.int64).reshape(len(relevant), count).T
@@ -430,26 +473,22 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
         table = _group_table(model, relevant)
         forms = table.values(numbers, count)
         merge_forms = None if model.merges_accesses_across_guards else table.values({**numbers, **unfolded}, count)
-        by_guard: dict[tuple, list[int]] = {}  # the group's accesses under each guard (a stencil's loads share one)
-        for order in group:
-            by_guard.setdefault(accesses[order][3], []).append(order)
-        for guard, orders in by_guard.items():
-            runs, conj_id, merge_id = _guard_rows(guard, table, forms, merge_forms, block, conjunction_of, merge_of)
-            for n in {accesses[o][4] for o in orders if accesses[o][4] and accesses[o][1] is AccessKind.LOAD}:
+        for g in _guard_groups(model, relevant, guarded):  # a stencil's loads share one guard
+            runs, conj_id, merge_id = _guard_rows(g.guard, table, forms, merge_forms, block, conjunction_of, merge_of)
+            for n in g.loads_in_flight:
                 for c in np.unique(conj_id[runs]).tolist():  # the fewest in flight where loads of one guard differ
                     in_flight[c] = min(in_flight.get(c, n), n)
-            n_runs, n_access = int(runs.sum()), len(orders)
+            n_runs, n_access = int(runs.sum()), len(g.orders)
+            ids = np.array([field_kinds.setdefault(pair, len(field_kinds)) for pair in g.field_kinds], dtype=np.int64)
             rows = np.empty((n_access, n_runs, 9), dtype=np.int64)
-            rows[:, :, 0] = np.array([field_kinds.setdefault(accesses[o][:2], len(field_kinds)) for o in orders])[
-                :, None
-            ]
-            rows[:, :, 1:8] = forms[[table.row[accesses[o][2]] for o in orders]][:, runs]
+            rows[:, :, 0] = ids[g.field_kind_index][:, None]
+            rows[:, :, 1:8] = forms[g.address_rows][:, runs]
             rows[:, :, 8] = merge_id[runs]
             keys.append(rows.reshape(-1, 9))
             conj_ids.append(np.tile(conj_id[runs], n_access))
             first = np.empty((n_access, n_runs, 2), dtype=np.int64)
             first[:, :, 0] = iterations[runs]
-            first[:, :, 1] = np.array(orders)[:, None]
+            first[:, :, 1] = g.orders[:, None]
             firsts.append(first.reshape(-1, 2))
     instructions, groups, by_field = _merged_instructions(
         keys, conj_ids, firsts, list(field_kinds), list(conjunction_of)
