@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .devices import get_device
+from . import estimate_store
 from .errors import ConfigurationError, HarvestError, NothingRunsError, PerfError
 from .estimate.plugin import get_backend
 from .launch import DEFAULT_DEVICE, DEFAULT_MODEL, CandidateSpace, Layout, RankOptions, check_threads, keywords_or
@@ -202,6 +203,7 @@ def rank(
     jobs: int | None = None,
     options: RankOptions | None = None,
     layout: Layout | None = None,
+    remember: bool = False,
 ) -> Ranking:
     """Rank the launch candidates of a kernel for a device, best predicted first.
 
@@ -263,6 +265,9 @@ def rank(
         the command line pass theirs on.
     layout : Layout, optional
         align and domain_shape as one object (`launch.Layout`), in place of those keywords.
+    remember : bool, default False
+        Keep the candidates' estimates on disk and take them from there when the same kernel, candidates,
+        device, options, plugins and code come again (`estimate_store`; `create_kernel` does).
 
     Returns
     -------
@@ -323,7 +328,11 @@ def rank(
     folded_models = {fold: kernel_model.folded(fold) for fold in dict.fromkeys(lc.fold for lc in space.accepted)}
     if space.accepted:  # a kernel that races, or reads outside its fields, ranks as well as a right one: warn first
         warn_about_kernel(kernel_model, space.accepted[0].block, dev)
-    ranked = _estimate_all((pm, folded_models, space.accepted, dev, options), jobs, progress)
+    context = (pm, folded_models, space.accepted, dev, options)
+    if remember:
+        ranked = estimate_store.remembered(context, lambda: _estimate_all(context, jobs, progress))
+    else:
+        ranked = _estimate_all(context, jobs, progress)
     rejected = list(space.rejected)
     if not ranked:
         reasons = "; ".join(f"{launch.label}: {reason}" for launch, reason in rejected[:3])

@@ -12,6 +12,9 @@ os.environ["PYSTENCILS_CACHE_DIR"] = _CACHE.name
 os.environ.setdefault("MPLCONFIGDIR", os.path.join(_CACHE.name, "matplotlib"))
 # hypothesis writes .hypothesis/ (its constants cache) into the directory pytest was started from
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(_CACHE.name, "hypothesis"))
+# `create_kernel` keeps its estimates on disk: a test that patches the model must not be answered from another
+# test's entry (tests/test_estimate_store.py switches it on where it tests it)
+os.environ["PYSTENCILS_PERF_REMEMBER"] = "0"
 
 
 def pytest_unconfigure(config):

@@ -180,7 +180,8 @@ def create_kernel(
 def choose_launch(
     kernel, recipe: ApplyOptions, device: Device, options: RankOptions, layout: Layout, *, nvcc=True
 ) -> KernelChoice:
-    """Rank `kernel`'s candidates (each fold's registers from `recipe` through `perf_resources`) and select."""
+    """Rank `kernel`'s candidates (each fold's registers from `recipe` through `perf_resources`) and select; the
+    estimates are kept on disk for the next call with the same kernel (`estimate_store`)."""
     ranking = rank(
         kernel,
         device,
@@ -188,5 +189,6 @@ def choose_launch(
         layout=layout,
         recipe=recipe,
         compile_resources=nvcc,
+        remember=True,
     )
     return KernelChoice(device, ranking.pick, ranking, ranking.resources, compiled=nvcc)  # rank asked the plugins
