@@ -505,15 +505,19 @@ def blocks_per_lup(metrics) -> float:
 MEMORY_QUEUE = ("LLC", "DRAM")
 #: utilization at which the queueing factor stops growing (1 / (1 - u) = 1000), so that the fixed point exists
 MAX_MEMORY_UTILIZATION = 0.999
+#: how close `loaded_seconds` comes to its fixed point, relative to it
+FIXED_POINT_TOLERANCE = 1e-9
 
 
 def loaded_seconds(
     times: dict[str, float], latency_parts: tuple[float, float], overlap_exponent: float
 ) -> tuple[float, float]:
     """Seconds per update of `times` where the latency term waits in the memory queue, and that latency term:
-    the fixed point T = overlapped(latency at u = T_queue / T), by bisection. The unloaded time is its lower
-    end (u can only lengthen the latency); `latency_parts` are the unloaded latency's parts up to and beyond
-    L2 (`latency_parts_cycles`)."""
+    the fixed point T = overlapped(latency at u = T_queue / T), to a billionth (`FIXED_POINT_TOLERANCE`). The
+    unloaded time is its lower end (u can only lengthen the latency), and T - overlapped(...) grows with T: the
+    root is kept bracketed while the Illinois variant of regula falsi narrows the bracket, in a few steps where
+    bisection took thirty. `latency_parts` are the unloaded latency's parts up to and beyond L2
+    (`latency_parts_cycles`)."""
     queue = next((times[name] for name in MEMORY_QUEUE if name in times), 0.0)
     up_to_l2, beyond_l2 = latency_parts
     if not queue or not beyond_l2 or not times.get("latency"):
@@ -527,11 +531,25 @@ def loaded_seconds(
         return overlapped_seconds({**times, "latency": latency_at(t)}, overlap_exponent)
 
     low = high = overlapped_seconds(times, overlap_exponent)
-    while at(high) > high:
+    excess_low = excess_high = at(high) - high  # how far the overlapped time lies beyond T: above 0 below the root
+    while excess_high > 0:
+        low, excess_low = high, excess_high
         high *= 2.0
-    for _ in range(30):  # to a billionth of the bracket
-        mid = 0.5 * (low + high)
-        low, high = (mid, high) if at(mid) > mid else (low, mid)
+        excess_high = at(high) - high
+    replaced = 0  # the end the last step replaced (+1 the low, -1 the high): an end kept twice has its excess halved
+    while high - low > FIXED_POINT_TOLERANCE * high and excess_high < 0:
+        mid = (low * excess_high - high * excess_low) / (excess_high - excess_low)
+        if not low < mid < high:
+            mid = 0.5 * (low + high)
+        excess = at(mid) - mid
+        if excess > 0:
+            low, excess_low = mid, excess
+            excess_high *= 0.5 if replaced == 1 else 1.0
+            replaced = 1
+        else:
+            high, excess_high = mid, excess
+            excess_low *= 0.5 if replaced == -1 else 1.0
+            replaced = -1
     return high, latency_at(high)
 
 
