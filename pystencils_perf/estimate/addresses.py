@@ -345,8 +345,10 @@ def _guard_groups(model: KernelModel, relevant: tuple[int, ...], guarded: bool) 
     return tuple(groups)
 
 
+@cached_by_identity(maxsize=256)
 def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
-    """Whether the code for `block` has its guards (`KernelModel.guards_compiled_when`)."""
+    """Whether the code for `block` has its guards (`KernelModel.guards_compiled_when`); kept per model and block,
+    which the compiler and the request counts both ask (sympy decides it)."""
     if model.guards_compiled_when is sp.true:
         return True
     value = model.guards_compiled_when.xreplace(dict(zip(BDIM, block)))
