@@ -2,14 +2,11 @@
 kernels runs again and again, and estimating the candidates takes seconds where the rest of the call takes a
 fraction of one (docs/performance.md, "A second run").
 
-An entry is keyed by everything the estimates depend on: the folded kernel models (accesses, fields, registers),
-the launches, the device's numbers, the options (performance model, footprint backend, plugin options), the
-registered plugins, and the code that computes them: the name, size and modification time of every file of
-pystencils-perf's package and of the plugins' packages (an edited or reinstalled file makes another key), and the
-versions of the libraries the estimates use. An entry that cannot be read is estimated again, and one that cannot
-be written is not kept. ``PYSTENCILS_PERF_REMEMBER=0`` switches the store off (the test suite does, so that a test
-that patches the model is never answered from another test's entry).
-
+An entry is keyed by everything the estimates depend on (`entry_key`): the folded kernel models, the launches, the
+device's numbers, the options, the registered plugins, and the code that computes them (name, size and modification
+time of every file of pystencils-perf's and the plugins' packages; the libraries' versions). An entry that cannot be
+read is estimated again; one that cannot be written is not kept. ``PYSTENCILS_PERF_REMEMBER=0`` switches the store
+off, as the test suite does, so that a test that patches the model is never answered from another test's entry.
 Entries are pickles in the user's own cache folder, where pystencils keeps the kernels it compiles and loads too.
 """
 
