@@ -62,6 +62,7 @@ from pystencils_perf.catalog import lbm, star_3d  # noqa: E402
 from pystencils_perf.estimate.volumes import occupancy  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
+from quick_start import cpu_and_peak, quick_start_overhead  # noqa: E402
 
 PEAK_MEMORY_TARGET_BYTES = 1 << 30
 #: the default model's ranking may cost at most this much more than the limiters' (issue 26: the throughput model
@@ -136,13 +137,6 @@ def _time_one_candidate(model, device, backend, block):
     start = time.perf_counter()
     pp.rank(model, device, blocks=[block], folds=[(1, 1, 1)], backend=backend)
     return time.perf_counter() - start
-
-
-def cpu_and_peak() -> tuple[float, int]:
-    """CPU seconds of this process and its waited-for children, and the larger peak RSS of the two (bytes)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_s = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
-    return cpu_s, 1024 * max(me.ru_maxrss, children.ru_maxrss)  # Linux: KiB
 
 
 def first_run(name, target_s, function, candidates) -> dict:
@@ -268,27 +262,6 @@ def first_run_rows():
         yield tune_row(cache, pp.get_device(read_kernel_tuner(cache).device_name).name)
 
 
-def quick_start_overhead() -> tuple[float, float, float, int]:
-    """What `pp.create_kernel` of the README's quick start (a 7-point stencil on 258^3 doubles, H100) costs over
-    `pystencils.create_kernel` of the same assignments: wall seconds, CPU seconds (this process and its children),
-    and pystencils' own seconds and the candidates ranked."""
-    import pystencils as ps
-
-    src, dst = ps.fields("src, dst: double[258, 258, 258]")
-    update = ps.Assignment(
-        dst[0, 0, 0], (src[1, 0, 0] + src[-1, 0, 0] + src[0, 1, 0] + src[0, -1, 0] + src[0, 0, 1] + src[0, 0, -1]) / 6
-    )
-    start = time.perf_counter()
-    ps.create_kernel([update], ps.CreateKernelConfig(target=ps.Target.CUDA))
-    pystencils_s = time.perf_counter() - start
-    cpu_before, _ = cpu_and_peak()
-    start = time.perf_counter()
-    kernel = pp.create_kernel([update], device="H100")
-    overhead_s = time.perf_counter() - start - pystencils_s
-    cpu_after, _ = cpu_and_peak()
-    return overhead_s, cpu_after - cpu_before, pystencils_s, len(kernel.metadata["pystencils_perf"].ranking.candidates)
-
-
 def create_kernel_row() -> dict:
     """`quick_start_overhead` with registers compiled and candidates estimated afresh (this process's cache folder
     is new)."""
@@ -304,18 +277,12 @@ def create_kernel_row() -> dict:
     )
 
 
-def print_quick_start_overhead() -> None:
-    """`quick_start_overhead` and this process's peak memory as JSON (what `create_kernel_again_row`'s new process
-    prints)."""
-    overhead_s, cpu_s, pystencils_s, candidates = quick_start_overhead()
-    print(json.dumps({"overhead_s": overhead_s, "cpu_s": cpu_s, "peak": cpu_and_peak()[1], "candidates": candidates}))
-
-
 def create_kernel_again_row() -> dict:
-    """`create_kernel_row`'s call in a new process that finds in the same cache folder what that call kept on disk
-    (the compiler's reports, the estimates: `estimate_store`), as when a script runs again."""
+    """`create_kernel_row`'s call in a new process (`quick_start.py`, lazy imports included) that finds in the same
+    cache folder what that call kept on disk (the compiler's reports, the estimates: `estimate_store`), as when a
+    script runs again."""
     child = subprocess.run(
-        [sys.executable, "-c", "import bench_rank; bench_rank.print_quick_start_overhead()"],
+        [sys.executable, "quick_start.py"],
         cwd=Path(__file__).resolve().parent,
         capture_output=True,
         text=True,

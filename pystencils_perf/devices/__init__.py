@@ -652,6 +652,30 @@ def alias_index() -> dict[str, Device]:
     return index
 
 
+@functools.cache
+def _library_paths(stamps: tuple[tuple[Path, int], ...]) -> dict[str, Path]:
+    """Normalised name or alias -> bundled device file (`stamps`: each file with its modification time), read from
+    the files' top-level keys alone, which TOML puts before the first table: finding one device parses one file.
+    Any problem (a malformed header, an alias two files claim) is left to `alias_index`, whose error names it."""
+    index: dict[str, Path] = {}
+    for path, _ in stamps:
+        header = tomllib.loads(path.read_text().split("\n[", 1)[0])
+        for key in {_normalise(n) for n in (header["name"], *header.get("aliases", []))}:
+            if index.setdefault(key, path) != path:
+                raise DeviceError(f"device library: {key!r} names two devices")
+    return index
+
+
+def _library_path(name: str) -> Path | None:
+    """The bundled device file that `name` names (`_library_paths`), or None."""
+    try:
+        paths = _library_paths(tuple((f, f.stat().st_mtime_ns) for f in library_files()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, DeviceError):
+        dev = alias_index().get(_normalise(name))  # every file parsed: a problem is raised with its file and key
+        return Path(dev.path) if dev else None
+    return paths.get(_normalise(name))
+
+
 def get_device(name_or_path: str | Path | Device) -> Device:
     """A device by library name or alias (case and punctuation ignored), or from a file path."""
     if isinstance(name_or_path, Device):
@@ -664,8 +688,8 @@ def get_device(name_or_path: str | Path | Device) -> Device:
         )
     if text.endswith(".toml") or Path(text).is_file():
         return load_device_file(text)
-    index = alias_index()
-    dev = index.get(_normalise(text))
+    path = _library_path(text)
+    dev = load_device_file(path) if path else None
     if dev is None and Path(text).is_dir():
         raise DeviceError(f"device {text!r} is a folder, not a device name or .toml file")
     if dev is None:
