@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .errors import PerfError
 from .outputs import replacing_file
+from .tempcache import pystencils_perf_cache_folder
 
 #: the environment variable that switches the store off ("0")
 REMEMBER_ENV = "PYSTENCILS_PERF_REMEMBER"
@@ -36,14 +37,8 @@ def enabled() -> bool:
 
 
 def store_folder() -> Path:
-    """``pystencils-perf/estimates`` in pystencils' cache folder (``$PYSTENCILS_CACHE_DIR``, else the user's cache
-    directory): tests and tools that keep pystencils' cache out of the home directory keep this one too."""
-    root = os.environ.get("PYSTENCILS_CACHE_DIR")
-    if not root:
-        import platformdirs
-
-        root = platformdirs.user_cache_dir("pystencils")
-    return Path(root) / "pystencils-perf" / "estimates"
+    """Where the estimates are kept (`tempcache.pystencils_perf_cache_folder`)."""
+    return pystencils_perf_cache_folder("estimates")
 
 
 def _package_roots(pm) -> list[Path]:

@@ -1,9 +1,11 @@
-"""pystencils' cache in a temporary folder, so that tools and tests never write into the home directory."""
+"""pystencils' cache folder: a temporary one, so that tools and tests never write into the home directory, and where
+pystencils-perf keeps its own files in it."""
 
 from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
 CACHE_ENV = "PYSTENCILS_CACHE_DIR"
 _folders: list[tempfile.TemporaryDirectory] = []
@@ -19,3 +21,15 @@ def use_temporary_pystencils_cache(prefix: str = "pystencils-perf-") -> str:
         _folders.append(folder)  # kept alive until exit, then removed
         os.environ[CACHE_ENV] = folder.name
     return os.environ[CACHE_ENV]
+
+
+def pystencils_perf_cache_folder(kind: str) -> Path:
+    """``pystencils-perf/<kind>`` in pystencils' cache folder (``$PYSTENCILS_CACHE_DIR``, else the user's cache
+    directory): what pystencils-perf keeps on disk (the compiler's reports, the estimates), where tests and tools
+    that keep pystencils' cache out of the home directory keep it too."""
+    root = os.environ.get(CACHE_ENV)
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("pystencils")
+    return Path(root) / "pystencils-perf" / kind

@@ -11,26 +11,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import PerfError
 from ..outputs import write_text
+from ..tempcache import pystencils_perf_cache_folder
 
 #: the first key of every entry; another value is an entry of another format, compiled again
 ENTRY_FORMAT = "pystencils-perf compiler output 1"
 
 
 def cache_folder() -> Path:
-    """``pystencils-perf/compiler-output`` in pystencils' cache folder (``$PYSTENCILS_CACHE_DIR``, else the user's
-    cache directory): tests and tools that keep pystencils' cache out of the home directory keep this one too."""
-    root = os.environ.get("PYSTENCILS_CACHE_DIR")
-    if not root:
-        import platformdirs
-
-        root = platformdirs.user_cache_dir("pystencils")
-    return Path(root) / "pystencils-perf" / "compiler-output"
+    """Where the compiler's outputs are kept (`tempcache.pystencils_perf_cache_folder`)."""
+    return pystencils_perf_cache_folder("compiler-output")
 
 
 def compiler_output(
