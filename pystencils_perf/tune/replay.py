@@ -11,6 +11,7 @@ markers) costs a measurement and returns no time, as it would on the GPU.
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -225,3 +226,21 @@ class ReplaySource:
         if key not in self.times:
             raise MeasurementError(f"{self.data.path} has no measurement of {candidate.label}")
         return self.times[key]
+
+
+def expected_of_random_sampling(times_ms: list[float | None], budget: int) -> float:
+    """What random sampling reaches on average on a replayed cache: the optimum over the best time of `budget`
+    distinct configurations drawn at random, over every such draw (a failed configuration, None, counts 0).
+    The floor a search must not fall below (issue 56)."""
+    timed = [t for t in times_ms if t is not None]
+    if not timed or budget < 1:
+        return 0.0
+    fractions = sorted((min(timed) / t if t is not None else 0.0 for t in times_ms), reverse=True)
+    n, budget = len(fractions), min(budget, len(fractions))
+    log_draws = math.lgamma(n + 1) - math.lgamma(budget + 1) - math.lgamma(n - budget + 1)
+    expected = 0.0
+    for k, fraction in enumerate(fractions[: n - budget + 1]):  # the k-th best is the best drawn
+        rest = n - 1 - k
+        log_ways = math.lgamma(rest + 1) - math.lgamma(budget) - math.lgamma(rest - budget + 2)
+        expected += fraction * math.exp(log_ways - log_draws)
+    return expected

@@ -3,19 +3,25 @@
 The search keeps the model's predicted time as a prior and learns the model's error, in log time, as a Gaussian
 process over the candidates' parameters (`parameter_coordinates`): a constant part (the model is off by a factor
 on this GPU, which changes no order) and a smooth part (it is off by more for wide blocks, for read-only loads,
-...), which reorders the unmeasured candidates after each measurement. The next candidate is the one with the
-lowest corrected time (minus `exploration` standard deviations, none by default), raised where measured
-neighbours failed to run (`failure_chance`); each value of a switch (a parameter of two values) is measured early
+...), which reorders the unmeasured candidates after each measurement. Beside it the search weighs a second
+explanation of the measured times: the model says nothing here, and times are smooth over the parameters alone.
+It follows the model until the measurements are `model_prior_probability / (1 - model_prior_probability)` times
+likelier without it (`follows_model`), so that a wrong model (another kernel's, shared memory it does not see)
+costs a few measurements, not the budget. The next candidate is the one with the lowest corrected time (minus
+`exploration` standard deviations, none while the model is followed), raised where measured neighbours failed to
+run (`failure_chance`); each value of a switch (a parameter of two values) is measured early
 (`SearchSettings.probe_switches_after`). The search stops when no unmeasured candidate has a probability
 above `stop_probability` of beating the measured best by more than `stop_within`, once the model has been right
 on this GPU (`model_trusted`). docs/tuning.md says how the constants were chosen."""
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 #: the model's error as a standard deviation of log time before anything is measured, set from the throughput
 #: model's error on the held-out convolution GPUs when the search was built (docs/tuning.md)
@@ -29,6 +35,13 @@ MEASUREMENT_LOG_NOISE = 0.05
 FAILURE_PRIOR_RUNS = 1.0
 #: how many log2 steps of a parameter (a doubling of the block width) keep the model's error alike
 LENGTH_SCALE_LOG2 = 1.5
+#: the chance, before anything is measured, that the model's order holds on this GPU up to its error; the rest
+#: is the explanation without the model, which the search takes once the measurements favour it by the odds
+#: 999:1 (chosen on the repository's caches with the model's and with shuffled predictions, docs/tuning.md)
+MODEL_PRIOR_PROBABILITY = 0.999
+#: the smooth part of the times over the parameters where the model says nothing (no predictions, or a model
+#: the measurements set aside), as a standard deviation of log time (docs/tuning.md)
+PARAMETERS_LOG_ERROR = 0.5
 #: timed measurements before the model's claim that nothing better is likely may stop the search ...
 TRUST_AFTER_MEASUREMENTS = 8
 #: ... and the most the measured times may scatter about the model's (standard deviation of log measured over
@@ -38,6 +51,20 @@ TRUSTED_LOG_ERROR = MODEL_LOG_ERROR / 2
 #: what the search expected of it before measuring it: a search surprised by its latest measurements cannot claim
 #: to know what the rest would measure (a shared-memory cache whose fastest launches the model puts far down)
 SURPRISE_STANDARD_DEVIATIONS = 3.0
+
+
+#: the BLAS libraries numpy loaded: the search's matrices (one row per measurement) are small, and OpenBLAS's
+#: threads cost more than they save on them (a 200-measurement replay on 2 cores: 14.5 s with them, 5.1 s without)
+_BLAS = ThreadpoolController()
+
+
+def _one_blas_thread(method):
+    @functools.wraps(method)
+    def limited(*args, **kwargs):
+        with _BLAS.limit(limits=1):
+            return method(*args, **kwargs)
+
+    return limited
 
 
 def _is_number(value) -> bool:
@@ -94,8 +121,13 @@ class SearchSettings:
     #: budget of ten among thousands, measuring where the model is merely unsure costs more than it finds;
     #: docs/tuning.md compares it with 0.5, the first choice)
     exploration: float = 0.0
-    #: the same where no candidate has a prediction (all start alike): only the uncertainty spreads the search
+    #: the same where the search does not follow the model (no predictions, or the measurements set it aside):
+    #: only the uncertainty spreads the search
     exploration_without_model: float = 0.5
+    #: the prior chance that the model's order holds (`MODEL_PRIOR_PROBABILITY`; 1 follows it whatever is measured)
+    model_prior_probability: float = MODEL_PRIOR_PROBABILITY
+    #: the smooth error of the explanation without the model (`PARAMETERS_LOG_ERROR`)
+    parameters_log_error: float = PARAMETERS_LOG_ERROR
     #: after this many measurements, each value of each switch (`switch_masks`) that none measured so far is measured
     #: at its best corrected time, one after the other (0: never): a model blind to what a switch does otherwise keeps
     #: the whole search on the value it prefers (docs/tuning.md, "probes switches")
@@ -126,11 +158,17 @@ class ModelGuidedSearch:
             raise ValueError("one prediction per candidate is needed")
         self.settings = settings
         self.prior = np.log(predicted)
+        #: the explanation without the model: one level for all (the constant part learns it)
+        self.flat_prior = np.full(len(predicted), self.prior.mean() if len(predicted) else 0.0)
+        self.informed = bool(np.ptp(self.prior) > 0) if len(predicted) else False
         self.coordinates = parameter_coordinates(params)
         self.measured: dict[int, float | None] = {}
         self.switches = switch_masks(params)
         #: how far each timed measurement lay from what the search expected of it, in standard deviations
         self.surprises: list[float] = []
+        #: whether the search follows the model's predictions (`_weigh_the_model`): so far as the measurements
+        #: allow, and never where no candidate has a prediction of its own
+        self.follows_model = self.informed
 
     def __len__(self) -> int:
         return len(self.prior)
@@ -142,6 +180,21 @@ class ModelGuidedSearch:
             mean, sd = self.posterior(np.array([index]))
             self.surprises.append(abs(math.log(time) - float(mean[0])) / float(sd[0]))
         self.measured[index] = None if time is None else float(time)
+        if time is not None and self.informed:
+            self._weigh_the_model()
+
+    def _timed_log(self) -> dict[int, float]:
+        return {i: math.log(t) for i, t in self.measured.items() if t is not None}
+
+    def _weigh_the_model(self) -> None:
+        """Follow the model unless the timed measurements are likelier without it by more than the prior odds
+        (`SearchSettings.model_prior_probability`), each explanation's likelihood that of its Gaussian process."""
+        s = self.settings
+        timed, none = self._timed_log(), np.empty(0, dtype=int)
+        with_model = self._gaussian_process(self.prior, s.model_log_error, none, timed)[2]
+        without = self._gaussian_process(self.flat_prior, s.parameters_log_error, none, timed)[2]
+        p = s.model_prior_probability
+        self.follows_model = p >= 1.0 or without - with_model < math.log(p / (1.0 - p))
 
     @property
     def unmeasured(self) -> np.ndarray:
@@ -152,39 +205,53 @@ class ModelGuidedSearch:
         timed = [(t, i) for i, t in self.measured.items() if t is not None]
         return (min(timed)[1], min(timed)[0]) if timed else None
 
-    def _kernel(self, a: np.ndarray, b: np.ndarray, smooth_only: bool = False) -> np.ndarray:
-        s = self.settings
+    def _correlation(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """How alike the smooth part of the error is between candidates `a` and `b` (1 for the same)."""
         distances = ((self.coordinates[a][:, None, :] - self.coordinates[b][None, :, :]) ** 2).sum(axis=2)
-        smooth = s.model_log_error**2 * np.exp(-0.5 * distances)
-        return smooth if smooth_only else smooth + s.offset_log_scale**2
+        return np.exp(-0.5 * distances)
+
+    @_one_blas_thread
+    def _gaussian_process(
+        self, prior: np.ndarray, smooth_log_error: float, candidates: np.ndarray, timed: dict[int, float]
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """Mean and standard deviation of the log time of `candidates` around `prior`, given the `timed` log
+        times, and the log likelihood of those (up to a constant common to every explanation)."""
+        s = self.settings
+        prior_variance = smooth_log_error**2 + s.offset_log_scale**2
+        if not timed:
+            return prior[candidates], np.full(len(candidates), math.sqrt(prior_variance)), 0.0
+        seen = np.array(list(timed), dtype=int)
+        residual = np.array(list(timed.values())) - prior[seen]
+        gram = smooth_log_error**2 * self._correlation(seen, seen) + s.offset_log_scale**2
+        factor = np.linalg.cholesky(gram + s.measurement_log_noise**2 * np.eye(len(seen)))
+        whitened = np.linalg.solve(factor, residual)
+        weights = np.linalg.solve(factor.T, whitened)
+        cross = smooth_log_error**2 * self._correlation(candidates, seen) + s.offset_log_scale**2
+        projected = np.linalg.solve(factor, cross.T)
+        variance = np.maximum(prior_variance - (projected**2).sum(axis=0), 1e-12)
+        log_likelihood = -0.5 * float(whitened @ whitened) - float(np.log(np.diag(factor)).sum())
+        return prior[candidates] + cross @ weights, np.sqrt(variance), log_likelihood
 
     def posterior(self, candidates: np.ndarray, extra: dict[int, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Mean and standard deviation of the log time of `candidates`, given the measurements (and `extra`
-        pretend measurements in log time, for choosing a batch)."""
-        timed = {i: math.log(t) for i, t in self.measured.items() if t is not None}
+        pretend measurements in log time, for choosing a batch), by the explanation the search follows."""
+        timed = self._timed_log()
         timed.update(extra or {})
         s = self.settings
-        prior_variance = s.model_log_error**2 + s.offset_log_scale**2
-        if not timed:
-            return self.prior[candidates], np.full(len(candidates), math.sqrt(prior_variance))
-        seen = np.array(list(timed), dtype=int)
-        residual = np.array(list(timed.values())) - self.prior[seen]
-        gram = self._kernel(seen, seen) + s.measurement_log_noise**2 * np.eye(len(seen))
-        cross = self._kernel(candidates, seen)
-        factor = np.linalg.cholesky(gram)
-        weights = np.linalg.solve(factor.T, np.linalg.solve(factor, residual))
-        projected = np.linalg.solve(factor, cross.T)
-        variance = np.maximum(prior_variance - (projected**2).sum(axis=0), 1e-12)
-        return self.prior[candidates] + cross @ weights, np.sqrt(variance)
+        if self.follows_model:
+            mean, sd, _ = self._gaussian_process(self.prior, s.model_log_error, candidates, timed)
+        else:
+            mean, sd, _ = self._gaussian_process(self.flat_prior, s.parameters_log_error, candidates, timed)
+        return mean, sd
 
     def failure_chance(self, candidates: np.ndarray) -> np.ndarray:
         """The chance that each of `candidates` fails to run, from the measured candidates near it (weighted by
-        the smooth part of the kernel), starting from `FAILURE_PRIOR_RUNS` that ran."""
+        how alike their parameters are, `_correlation`), starting from `FAILURE_PRIOR_RUNS` that ran."""
         seen = np.array(list(self.measured), dtype=int)
         if not seen.size:
             return np.zeros(len(candidates))
         failed = np.array([self.measured[i] is None for i in seen], dtype=float)
-        weights = self._kernel(candidates, seen, smooth_only=True) / self.settings.model_log_error**2
+        weights = self._correlation(candidates, seen)
         return (weights @ failed) / (weights.sum(axis=1) + FAILURE_PRIOR_RUNS)
 
     def next_batch(self, size: int = 1) -> list[int]:
@@ -193,13 +260,13 @@ class ModelGuidedSearch:
         chosen: list[int] = []
         pretend: dict[int, float] = {}
         left = self.unmeasured
-        informed = np.ptp(self.prior) > 0
-        exploration = self.settings.exploration if informed else self.settings.exploration_without_model
+        s = self.settings
+        exploration = s.exploration if self.follows_model else s.exploration_without_model
         while left.size and len(chosen) < size:
             mean, sd = self.posterior(left, pretend)
             runs = np.maximum(1.0 - self.failure_chance(left), 1e-9)
             score = mean - exploration * sd - np.log(runs)
-            unprobed = self._unprobed_switch(len(self.measured) + len(chosen), chosen) if informed else None
+            unprobed = self._unprobed_switch(len(self.measured) + len(chosen), chosen) if self.informed else None
             if unprobed is not None:
                 score = np.where(unprobed[left], score, np.inf)
             pick = int(np.argmin(score))
@@ -233,22 +300,23 @@ class ModelGuidedSearch:
         """How far the measured times scatter about the model's: the standard deviation of log measured over
         predicted time (a constant factor between the two taken out), or None before two timed measurements or
         without predictions (all alike)."""
-        timed = [(i, math.log(t)) for i, t in self.measured.items() if t is not None]
-        if len(timed) < 2 or not np.ptp(self.prior) > 0:
+        timed = self._timed_log()
+        if len(timed) < 2 or not self.informed:
             return None
-        return float(np.std([value - self.prior[i] for i, value in timed], ddof=1))
+        return float(np.std([value - self.prior[i] for i, value in timed.items()], ddof=1))
 
     def model_trusted(self) -> bool:
         """Whether the model has been right on this GPU (`SearchSettings.trust_after`, `trusted_log_error`) and the
         search's own expectations lately too (`surprise_standard_deviations`): its claim that nothing better is
         likely rests on its own order, which a wrong model (another kernel's predictions, shared memory it does not
-        see) gets wrong while the search still believes it. Without predictions there is no claim: the search runs
-        to its budget."""
+        see) gets wrong while the search still believes it. Without predictions, or once the measurements set the
+        model aside (`follows_model`), there is no claim: the search runs to its budget."""
         s = self.settings
         scatter = self.model_scatter()
         timed = sum(t is not None for t in self.measured.values())
         return (
-            scatter is not None
+            self.follows_model
+            and scatter is not None
             and timed >= s.trust_after
             and scatter <= s.trusted_log_error
             and max(self.surprises[-s.trust_after :]) <= s.surprise_standard_deviations

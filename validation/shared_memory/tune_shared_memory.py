@@ -10,7 +10,7 @@ tables where they exist (`convolution_summary.CompiledRegisters`), as a user's s
 them. Prints bench_tune's table per cache (our search, with and without its stop rule, and Kernel Tuner's strategies,
 each over `--repeats` seeds: the random_sample row estimates what random sampling reaches; greedy_ils is left out on
 the H200's sample, whose simulation it never ends) and the stop rule's replays with the model's and with
-deliberately wrong predictions.
+deliberately wrong predictions, and the same replays after 5 / 10 / 20 / 50 measurements beside random sampling.
 """
 
 from __future__ import annotations
@@ -58,7 +58,11 @@ def main(argv=None) -> int:
         runs = bench_tune.evaluate([replay], args.repeats, strategies)
         print(bench_tune.table(bench_tune.summarise([replay], runs)))
     print(f"\ntiming noise (run-to-run spread per configuration): {bench_tune.noise_note(replays)}\n")
-    print(bench_tune.stop_rule_table(bench_tune.stop_rule_replays(replays)))
+    stop_rows = bench_tune.stop_rule_replays(replays)
+    print(bench_tune.stop_rule_table(stop_rows))
+    print(f"\n{bench_tune.trap_table(stop_rows)}")
+    below = bench_tune.below_random_sampling(stop_rows)
+    print("\nwith the model's predictions below random sampling: " + ("; ".join(below) if below else "nowhere"))
     return 0
 
 
