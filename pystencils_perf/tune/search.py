@@ -123,7 +123,7 @@ class SearchSettings:
     exploration: float = 0.0
     #: the same where the search does not follow the model (no predictions, or the measurements set it aside):
     #: only the uncertainty spreads the search
-    exploration_without_model: float = 0.5
+    exploration_without_model: float = 2.0
     #: the prior chance that the model's order holds (`MODEL_PRIOR_PROBABILITY`; 1 follows it whatever is measured)
     model_prior_probability: float = MODEL_PRIOR_PROBABILITY
     #: the smooth error of the explanation without the model (`PARAMETERS_LOG_ERROR`)
