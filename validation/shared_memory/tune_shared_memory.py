@@ -4,13 +4,15 @@ replays the caches without shared memory.
     python3 validation/shared_memory/tune_shared_memory.py [--repeats 10]
 
 Caches: the A100's whole Kernel Tuner cache, with and without shared memory (`use_shmem` one more parameter:
-`a100_convolution/convolution_any.py`), and the H200's 320-configuration sample of the shared-memory half
-(`hopper/data/h200`, `a100_convolution/convolution_shmem.py`). Each launch's registers come from the compiled
-tables where they exist (`convolution_summary.CompiledRegisters`), as a user's source compiled per launch gives
-them. Prints bench_tune's table per cache (our search, with and without its stop rule, and Kernel Tuner's strategies,
-each over `--repeats` seeds: the random_sample row estimates what random sampling reaches; greedy_ils is left out on
-the H200's sample, whose simulation it never ends) and the stop rule's replays with the model's and with
-deliberately wrong predictions, and the same replays after 5 / 10 / 20 / 50 measurements beside random sampling.
+`a100_convolution/convolution_any.py`), the H200's 320-configuration sample of the shared-memory half
+(`hopper/data/h200`, `a100_convolution/convolution_shmem.py`), and KTT's RTX 2080 Ti export (PADDING 0; not a
+Kernel Tuner cache, so our search alone replays it). Each launch's registers come from the compiled tables where
+they exist (`convolution_summary.CompiledRegisters`), as a user's source compiled per launch gives them. Prints
+bench_tune's table per Kernel Tuner cache (our search, with and without its stop rule, and Kernel Tuner's
+strategies, each over `--repeats` seeds: the random_sample row estimates what random sampling reaches; greedy_ils
+is left out on the H200's sample, whose simulation it never ends), the stop rule's replays with the model's and
+with deliberately wrong predictions, and the same replays after 5 / 10 / 20 / 50 measurements beside random
+sampling.
 """
 
 from __future__ import annotations
@@ -25,13 +27,36 @@ sys.path.insert(0, str(HERE.parent))  # validation/: the shared helpers
 sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))  # bench_tune: the replay machinery
 
 import bench_tune  # noqa: E402  (sets pystencils' cache to a temporary folder)
-from convolution_summary import use_compiled_registers  # noqa: E402
+from convolution_summary import ktt_padding_0_rows, use_compiled_registers  # noqa: E402
+from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
+from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
 
 CACHES = (
     (HERE.parent / "data/external/a100_convolution15_kernel_tuner_cache.json.gz", "convolution_any.py"),
     (HERE.parent / "hopper/data/h200/convolution15_shmem_kernel_tuner_cache.json.gz", "convolution_shmem.py"),
 )
+
+#: KTT's RTX 2080 Ti export: its description and the parameters that name a row
+KTT_SPEC = HERE.parent / "rtx2080ti_convolution/convolution_shmem.py"
+KTT_KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y", "READ_ONLY", "PADDING")
+
+
+class KttReplay:
+    """KTT's RTX 2080 Ti rows (PADDING 0, one run each) as `bench_tune.stop_rule_replays` reads a `bench_tune.Replay`:
+    not a Kernel Tuner cache, so only our search replays it."""
+
+    def __init__(self):
+        rows = ktt_padding_0_rows()
+        self.device = get_device("RTX-2080-Ti")
+        self.names = list(KTT_KEY)
+        params = [{k: int(r[k]) for k in KTT_KEY} for r in rows]
+        self.times = {bench_tune._key(p, self.names): float(r["duration_us"]) / 1e3 for p, r in zip(params, rows)}
+        self.predictions = spec_candidates(params, load_tunable_spec(KTT_SPEC), self.device, source="KTT")
+        described = [bench_tune._key(c.params, self.names) for c in self.predictions.candidates]
+        self.optimum_ms = min(self.times[k] for k in described)
+
+    fraction_after = bench_tune.Replay.fraction_after
 
 
 def main(argv=None) -> int:
@@ -44,6 +69,7 @@ def main(argv=None) -> int:
         bench_tune.Replay(path, load_tunable_spec(HERE.parent / "a100_convolution" / spec), None)
         for path, spec in CACHES
     ]
+    ktt = KttReplay()
     print(f"ranked in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     for r in replays:
         print(
@@ -58,7 +84,12 @@ def main(argv=None) -> int:
         runs = bench_tune.evaluate([replay], args.repeats, strategies)
         print(bench_tune.table(bench_tune.summarise([replay], runs)))
     print(f"\ntiming noise (run-to-run spread per configuration): {bench_tune.noise_note(replays)}\n")
-    stop_rows = bench_tune.stop_rule_replays(replays)
+    print(
+        f"\n{ktt.device.name}: KTT's export, PADDING 0, {len(ktt.times)} configurations, "
+        f"{len(ktt.predictions.candidates)} predicted, {len(ktt.predictions.rejected)} rejected by the model; optimum "
+        f"{ktt.optimum_ms:.4f} ms (one run per configuration; only our search replays it, below)\n"
+    )
+    stop_rows = bench_tune.stop_rule_replays([*replays, ktt])
     print(bench_tune.stop_rule_table(stop_rows))
     print(f"\n{bench_tune.trap_table(stop_rows)}")
     below = bench_tune.below_random_sampling(stop_rows)
