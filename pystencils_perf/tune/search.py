@@ -1,18 +1,14 @@
 """Which candidate to measure next, and when to stop: the model's prediction corrected by what was measured.
 
-The search keeps the model's predicted time as a prior and learns the model's error, in log time, as a Gaussian
-process over the candidates' parameters (`parameter_coordinates`): a constant part (the model is off by a factor
-on this GPU, which changes no order) and a smooth part (it is off by more for wide blocks, for read-only loads,
-...), which reorders the unmeasured candidates after each measurement. Beside it the search weighs a second
-explanation of the measured times: the model says nothing here, and times are smooth over the parameters alone.
-It follows the model until the measurements are `model_prior_probability / (1 - model_prior_probability)` times
-likelier without it (`follows_model`), so that a wrong model (another kernel's, shared memory it does not see)
-costs a few measurements, not the budget. The next candidate is the one with the lowest corrected time (minus
-`exploration` standard deviations, none while the model is followed), raised where measured neighbours failed to
-run (`failure_chance`); each value of a switch (a parameter of two values) is measured early
-(`SearchSettings.probe_switches_after`). The search stops when no unmeasured candidate has a probability
-above `stop_probability` of beating the measured best by more than `stop_within`, once the model has been right
-on this GPU (`model_trusted`). docs/tuning.md says how the constants were chosen."""
+The search learns the model's error, in log time, as a Gaussian process over the candidates' parameters
+(`parameter_coordinates`): a constant part (a factor between model and GPU, which changes no order) and a smooth
+part (off by more for wide blocks, for read-only loads, ...). It follows the model until the measurements are
+likelier, by the prior odds `model_prior_probability`, under a second explanation without it (times smooth over
+the parameters alone: `follows_model`). The next candidate has the lowest corrected time (minus `exploration`
+standard deviations), raised where measured neighbours failed to run (`failure_chance`); each value of a switch
+(a parameter of two values) is measured early (`probe_switches_after`). The search stops when no unmeasured
+candidate is likely to beat the measured best by `stop_within`, once the model has been right on this GPU
+(`model_trusted`). docs/tuning.md says how the constants were chosen."""
 
 from __future__ import annotations
 
@@ -54,7 +50,7 @@ SURPRISE_STANDARD_DEVIATIONS = 3.0
 
 
 #: the BLAS libraries numpy loaded: the search's matrices (one row per measurement) are small, and OpenBLAS's
-#: threads cost more than they save on them (a 200-measurement replay on 2 cores: 14.5 s with them, 5.1 s without)
+#: threads cost more than they save on them (docs/tuning.md, "A model that is wrong here")
 _BLAS = ThreadpoolController()
 
 
