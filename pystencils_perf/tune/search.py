@@ -144,7 +144,9 @@ class SearchSettings:
 class ModelGuidedSearch:
     """The state of one search: predictions, parameters, and what has been measured so far.
 
-    :param predicted_seconds: the model's predicted time of every candidate (any unit common to all).
+    :param predicted_seconds: the model's predicted time of every candidate, in seconds; `observe` takes
+        milliseconds, as the tuner and Kernel Tuner time. The constants were chosen with that factor of 1000
+        between the two, which the constant part and the weighing of the model see (docs/tuning.md).
     :param params: every candidate's parameters (what tells candidates apart for the learned error).
     """
 
@@ -170,7 +172,7 @@ class ModelGuidedSearch:
         return len(self.prior)
 
     def observe(self, index: int, time: float | None) -> None:
-        """A measured time (same unit for all candidates), or None where the candidate failed to run (its
+        """A measured time in milliseconds, or None where the candidate failed to run (its
         neighbours then are likely to fail too: `failure_chance`)."""
         if time is not None:
             mean, sd = self.posterior(np.array([index]))
