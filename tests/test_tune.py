@@ -596,6 +596,17 @@ def _fraction_of_optimum(predicted, params, times, budget, settings) -> float:
     return min(times) / search.best()[1]
 
 
+def test_random_sampling_is_expected_over_every_draw():
+    """The floor the tuner is held to: the mean over all draws of `budget` distinct configurations, a failed one
+    counting 0; three configurations drawn two at a time: {1, 2} and {1, 4} find the optimum, {2, 4} half of it."""
+    from pystencils_perf.tune.replay import expected_of_random_sampling
+
+    assert expected_of_random_sampling([1.0, 2.0, 4.0], 2) == pytest.approx((1 + 1 + 0.5) / 3)
+    assert expected_of_random_sampling([1.0, None], 1) == pytest.approx(0.5)
+    assert expected_of_random_sampling([2.0, 1.0, None], 3) == pytest.approx(1.0)
+    assert expected_of_random_sampling([None, None], 1) == 0.0
+
+
 def test_a_model_the_measurements_contradict_is_set_aside():
     """Issue 56 (a search the model cannot trap): predictions unrelated to this GPU (the RTX A4000 cache's measured
     times shuffled over its configurations, six seeds) cost a search that always follows the model most of its
