@@ -18,9 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pystencils_perf.measure.kernel_tuner import read_kernel_tuner
-from pystencils_perf.tune.replay import expected_of_random_sampling
-from pystencils_perf.tune.search import ModelGuidedSearch, SearchSettings
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
+
+use_temporary_pystencils_cache("pystencils-perf-without-model-")
+
+from pystencils_perf.errors import PerfError  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import read_kernel_tuner  # noqa: E402
+from pystencils_perf.tune.replay import expected_of_random_sampling  # noqa: E402
+from pystencils_perf.tune.search import ModelGuidedSearch, SearchSettings  # noqa: E402
 
 BUDGETS = (5, 10, 20, 50)
 SETTINGS = {
@@ -46,12 +51,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("caches", nargs="+", type=Path, help="Kernel Tuner cache files")
     args = parser.parse_args(argv)
+    try:
+        caches = [(path, read_kernel_tuner(path)) for path in args.caches]
+    except PerfError as error:
+        print(f"without_model.py: error: {error}", file=sys.stderr)
+        return 2
     head = " / ".join(map(str, BUDGETS))
     print(f"| cache | configurations | {' | '.join(SETTINGS)} | random sampling (expected) |")
     print("|---|---|" + "---|" * (len(SETTINGS) + 1))
     rows = []
-    for path in args.caches:
-        data = read_kernel_tuner(path)
+    for path, data in caches:
         params = [r.params for r in data.runs] + [dict(p) for p in data.failed]
         times = [r.time_ms for r in data.runs] + [None] * len(data.failed)
         row = [fractions(params, times, s) for s in SETTINGS.values()]
