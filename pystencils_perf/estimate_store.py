@@ -60,7 +60,7 @@ def _package_roots(pm) -> list[Path]:
 def code_fingerprint(pm) -> list:
     """Each file of the packages that estimate (`_package_roots`) with its size and modification time, and the
     versions of `LIBRARIES`."""
-    from importlib.metadata import PackageNotFoundError, version
+    from .tune.record import software_versions  # here: the tune package imports numpy, which loading rank must not
 
     files = []
     for root in _package_roots(pm):
@@ -72,13 +72,7 @@ def code_fingerprint(pm) -> list:
                 continue
             if path.is_file():
                 files.append((str(path), stat.st_size, stat.st_mtime_ns))
-    versions = []
-    for library in LIBRARIES:
-        try:
-            versions.append((library, version(library)))
-        except PackageNotFoundError:
-            versions.append((library, None))
-    return [files, versions]
+    return [files, sorted(software_versions(LIBRARIES).items())]
 
 
 def entry_key(context: tuple) -> str:

@@ -39,8 +39,9 @@ def tuning_dir() -> Path:
     return Path(platformdirs.user_cache_dir("pystencils-perf")) / "tuning"
 
 
-def software_versions() -> dict[str, str]:
-    """The versions of pystencils and pystencils-perf, part of every device fingerprint."""
+def software_versions(distributions: tuple[str, ...] = ("pystencils", "pystencils-perf")) -> dict[str, str]:
+    """The installed version of each of `distributions` ("not installed" where absent), by its name with ``_`` for
+    ``-``; by default pystencils' and pystencils-perf's, part of every device fingerprint."""
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(distribution: str) -> str:
@@ -49,7 +50,7 @@ def software_versions() -> dict[str, str]:
         except PackageNotFoundError:
             return "not installed"
 
-    return {"pystencils": installed("pystencils"), "pystencils_perf": installed("pystencils-perf")}
+    return {name.replace("-", "_"): installed(name) for name in distributions}
 
 
 def _canonical(value: Any) -> str:
