@@ -201,16 +201,40 @@ def _compilers():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("compiler", _compilers())
-def test_registers_of_generated_variants(folded, compiler):
-    """Folding the Allen-Cahn kernel keeps two cells' populations in registers: more registers."""
+def test_registers_of_generated_variants(folded, compiler, monkeypatch, tmp_path):
+    """Folding the Allen-Cahn kernel keeps two cells' populations in registers: more registers. The folds are
+    compiled as one translation unit (on one core: one unit for all), and each reports what it reports alone."""
+    from pystencils.include import get_pystencils_include_path
+
     arch = "sm_80"  # built by every CUDA release since 11.0
-    unfolded = cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 1)), arch, compiler)
-    twice = cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), arch, compiler)
+    monkeypatch.setattr(cuda_compiler, "available_cores", lambda: 1)
+    monkeypatch.setenv("PYSTENCILS_CACHE_DIR", str(tmp_path))  # nothing kept by an earlier test
+    compilations = []
+    report = type(compiler).ptxas_report
+    monkeypatch.setattr(type(compiler), "ptxas_report", lambda *a: compilations.append(a[2]) or report(*a))
+    kernels = [folded("allen_cahn_phase_field", fold) for fold in ((1, 1, 1), (1, 1, 2), (1, 2, 1))]
+    together = cuda_compiler.kernels_resources(kernels, arch, compiler)
+    assert len(compilations) == 1 and compilations[0].endswith("__pystencils_perf_0")  # one joint unit
+    monkeypatch.undo()  # the checks below compile each fold alone
+    unfolded, twice, _ = together
     assert 0 < unfolded.registers_per_thread < twice.registers_per_thread <= 255
     assert not unfolded.spilled and unfolded.compiler == compiler.name
-    calls = cuda_compiler.compile_resources.cache_info().hits
-    cuda_compiler.kernel_resources(folded("allen_cahn_phase_field", (1, 1, 2)), arch, compiler)
-    assert cuda_compiler.compile_resources.cache_info().hits == calls + 1  # cached per source text
+    units = [cuda_compiler.cuda_unit(k) for k in kernels]
+    alone = [  # compiled here, past the disk, where the call above kept each one's part of the joint report
+        cuda_compiler.parse_resource_usage(
+            compiler.ptxas_report(u.source, u.function, arch, (get_pystencils_include_path(),)),
+            u.function,
+            arch,
+            compiler.name,
+        )
+        for u in units
+    ]
+    assert alone == list(together)
+    calls = cuda_compiler.compile_units.cache_info().hits
+    cuda_compiler.kernels_resources(kernels[1:2], arch, compiler)
+    assert cuda_compiler.compile_units.cache_info().hits == calls  # another set of units
+    assert cuda_compiler.kernels_resources(kernels, arch, compiler) == together
+    assert cuda_compiler.compile_units.cache_info().hits == calls + 1  # cached per set of units
 
 
 @pytest.mark.skipif(cuda_compiler.find_nvrtc() is None, reason="the NVRTC and ptxas wheels are not installed")

@@ -32,21 +32,39 @@ def compiler_output(
 ) -> tuple[str, ...]:
     """The texts `compile_` returns for `source` (a report, an assembly listing), from the disk where an earlier
     call kept them, else compiled now and kept."""
-    from ..tune.record import software_versions  # here: the tune package imports numpy, which loading a plugin must not
+    texts = kept_output(compiler, arch, function, source)
+    if texts is None:
+        texts = tuple(compile_())
+        keep_output(compiler, arch, function, source, texts)
+    return texts
 
-    key = json.dumps(
-        [ENTRY_FORMAT, repr(compiler), compiler.name, arch, function, software_versions()["pystencils"], source]
-    )
-    path = cache_folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+def kept_output(compiler, arch: str, function: str, source: str) -> tuple[str, ...] | None:
+    """The texts an earlier call kept for `source`, or None."""
+    key, path = _entry(compiler, arch, function, source)
     try:
         entry = json.loads(path.read_text())
         if entry.get("format") == ENTRY_FORMAT and entry.get("key") == key:
             return tuple(entry["texts"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
-    texts = tuple(compile_())
+    return None
+
+
+def keep_output(compiler, arch: str, function: str, source: str, texts: tuple[str, ...]) -> None:
+    """Keep what the compiler printed about `source` for the next call."""
+    key, path = _entry(compiler, arch, function, source)
     _keep(path, {"format": ENTRY_FORMAT, "key": key, "texts": list(texts)})
-    return texts
+
+
+def _entry(compiler, arch: str, function: str, source: str) -> tuple[str, Path]:
+    """The key of `source`'s entry and the file that keeps it."""
+    from ..tune.record import software_versions  # here: the tune package imports numpy, which loading a plugin must not
+
+    key = json.dumps(
+        [ENTRY_FORMAT, repr(compiler), compiler.name, arch, function, software_versions()["pystencils"], source]
+    )
+    return key, cache_folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
 def _keep(path: Path, entry: dict) -> None:

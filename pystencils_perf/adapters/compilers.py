@@ -21,14 +21,14 @@ class Toolchain:
     names: str
     #: ``compiler_for(device.compute_capability)``: (compiler, architecture) or None where none is installed
     compiler_for: Callable[[str | None], tuple[object, str] | None]
-    #: ``kernel_resources(kernel, arch, compiler)``
-    kernel_resources: Callable[[object, str, object], ResourceUsage]
+    #: ``kernels_resources(kernels, arch, compiler)``: each kernel's, in order
+    kernels_resources: Callable[[list, str, object], tuple[ResourceUsage, ...]]
 
 
 #: the compilers of each GPU vendor (`Device.vendor`)
 TOOLCHAINS = {
-    "nvidia": Toolchain(cuda_compiler.COMPILER_NAMES, cuda_compiler.compiler_for, cuda_compiler.kernel_resources),
-    "amd": Toolchain(hip_compiler.COMPILER_NAMES, hip_compiler.compiler_for, hip_compiler.kernel_resources),
+    "nvidia": Toolchain(cuda_compiler.COMPILER_NAMES, cuda_compiler.compiler_for, cuda_compiler.kernels_resources),
+    "amd": Toolchain(hip_compiler.COMPILER_NAMES, hip_compiler.compiler_for, hip_compiler.kernels_resources),
 }
 
 

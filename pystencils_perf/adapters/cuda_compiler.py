@@ -20,11 +20,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PerfError
-from .compiler_cache import compiler_output
+from .compiler_cache import compiler_output, keep_output, kept_output
+from ..parallel import available_cores
 from ..resources import ResourceUsage
 
 #: the architecture used where a device names none
@@ -229,24 +231,88 @@ def compiler_for(compute_capability: str | None) -> tuple[CudaCompiler, str] | N
     )
 
 
+@dataclass(frozen=True)
+class TranslationUnit:
+    """A pystencils GPU kernel (CUDA or HIP) as pystencils' own cupy JIT assembles its translation unit: the
+    prelude's and the kernel's own headers, and the kernel with C linkage (its name unmangled)."""
+
+    includes: tuple[str, ...]
+    function: str
+    #: the kernel's definition, ``extern "C"`` included
+    code: str
+
+    @classmethod
+    def of(cls, kernel, prelude: tuple[str, ...] = ()) -> TranslationUnit:
+        headers = sorted(h for h in kernel.required_headers if h != '"pystencils_runtime/half.h"')
+        return cls((*prelude, *headers), kernel.name, f'extern "C" {kernel.get_c_code()}\n')
+
+    @property
+    def source(self) -> str:
+        return _source(self.includes, self.code)
+
+
+def _source(includes, code: str) -> str:
+    return "\n".join(f"#include {h}" for h in includes) + f"\n\n#define RESTRICT __restrict__\n\n{code}"
+
+
 def translation_unit(kernel, prelude: tuple[str, ...] = ()) -> str:
-    """A translation unit for a pystencils GPU kernel (CUDA or HIP), as pystencils' own cupy JIT assembles it:
-    the `prelude` headers, the kernel's own headers, and the kernel with C linkage (its name unmangled)."""
-    headers = sorted(h for h in kernel.required_headers if h != '"pystencils_runtime/half.h"')
-    includes = "\n".join(f"#include {h}" for h in (*prelude, *headers))
-    return f'{includes}\n\n#define RESTRICT __restrict__\n\nextern "C" {kernel.get_c_code()}\n'
+    """The source of a pystencils GPU kernel's `TranslationUnit`."""
+    return TranslationUnit.of(kernel, prelude).source
 
 
-def cuda_source(kernel) -> str:
-    """A translation unit for a pystencils CUDA kernel, as pystencils' own cupy JIT assembles it for NVRTC."""
-    return translation_unit(kernel, ("<cuda/std/cstdint>",))
+def cuda_unit(kernel) -> TranslationUnit:
+    """A pystencils CUDA kernel's translation unit, as pystencils' own cupy JIT assembles it for NVRTC."""
+    return TranslationUnit.of(kernel, ("<cuda/std/cstdint>",))
 
 
-def kernel_resources(kernel, arch: str, compiler: CudaCompiler) -> ResourceUsage:
-    """Registers and spills of a pystencils GPU kernel compiled for `arch`."""
+def kernels_resources(kernels, arch: str, compiler: CudaCompiler) -> tuple[ResourceUsage, ...]:
+    """Registers and spills of pystencils GPU kernels (a kernel's folds) compiled for `arch`."""
     from pystencils.include import get_pystencils_include_path
 
-    return compile_resources(cuda_source(kernel), kernel.name, arch, compiler, (get_pystencils_include_path(),))
+    return compile_units(tuple(cuda_unit(k) for k in kernels), arch, compiler, (get_pystencils_include_path(),))
+
+
+@functools.lru_cache(maxsize=128)
+def compile_units(
+    units: tuple[TranslationUnit, ...], arch: str, compiler: CudaCompiler, include_dirs: tuple[str, ...] = ()
+) -> tuple[ResourceUsage, ...]:
+    """ptxas' resource report of each of `units` compiled for `arch`, kept on disk per unit (`compiler_cache`).
+
+    The units no earlier call kept are compiled together, one translation unit per core: nvcc spends most of a
+    small kernel's half second starting and reading the headers, once per translation unit, and ptxas compiles
+    each function alone, so that each reports what it would report compiled by itself."""
+    reports = {u: kept_output(compiler, arch, u.function, u.source) for u in dict.fromkeys(units)}
+    missing = [u for u, kept in reports.items() if kept is None]
+    groups = [missing[g :: available_cores()] for g in range(min(len(missing), available_cores()))]
+    with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
+        for group, texts in zip(groups, pool.map(lambda g: _reports(g, arch, compiler, include_dirs), groups)):
+            for unit, text in zip(group, texts):
+                keep_output(compiler, arch, unit.function, unit.source, (text,))
+                reports[unit] = (text,)
+    return tuple(parse_resource_usage(reports[u][0], u.function, arch, compiler.name) for u in units)
+
+
+def _reports(units: list[TranslationUnit], arch: str, compiler: CudaCompiler, include_dirs) -> list[str]:
+    """ptxas' report of each of `units`, from one compilation of all of them: each kernel renamed apart by a
+    macro around its code, and its part of the report named back."""
+    if len(units) == 1:
+        return [compiler.ptxas_report(units[0].source, units[0].function, arch, include_dirs)]
+    names = [f"{u.function}__pystencils_perf_{i}" for i, u in enumerate(units)]
+    code = "".join(f"#define {u.function} {n}\n{u.code}#undef {u.function}\n" for u, n in zip(units, names))
+    try:
+        report = compiler.ptxas_report(
+            _source(dict.fromkeys(h for u in units for h in u.includes), code), names[0], arch, include_dirs
+        )
+    except PerfError:  # compiled one by one below, so that the error names the kernel that fails
+        report = ""
+    parts = {m.group(1): m.group(0) for m in _ENTRY_REPORT.finditer(report)}
+    if any(n not in parts for n in names):
+        return [compiler.ptxas_report(u.source, u.function, arch, include_dirs) for u in units]
+    return [parts[n].replace(n, u.function) for u, n in zip(units, names)]
+
+
+#: one kernel's part of ptxas' report, from the line that names it to the next one
+_ENTRY_REPORT = re.compile(r"^.*Compiling entry function '([^']+)'.*$(?:\n(?!.*Compiling entry function).*)*", re.M)
 
 
 @functools.lru_cache(maxsize=512)

@@ -1,7 +1,7 @@
 """VGPRs, SGPRs, LDS and spills of HIP code for AMD GPUs, as the AMDGPU backend reports them through hipcc.
 
 The counterpart of `cuda_compiler` (same interface: `available_compilers`,
-`compiler_for`, `kernel_resources`, `compile_resources`, `parse_resource_usage`).
+`compiler_for`, `kernels_resources`, `compile_resources`, `parse_resource_usage`).
 Occupancy on an AMD GPU depends on the VGPRs a thread needs, and thread
 folding raises that number; only the compiler knows it. ROCm's ``hipcc`` (`find_hipcc`)
 compiles the device code for the GPU's ``gfx`` architecture and remarks its resources
@@ -19,11 +19,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import PerfError
 from .compiler_cache import compiler_output
+from ..parallel import available_cores
 from ..resources import AssemblyCounts, ResourceUsage
 from .cuda_compiler import translation_unit
 
@@ -135,11 +137,16 @@ def hip_source(kernel) -> str:
     return translation_unit(kernel, ("<hip/hip_runtime.h>",))
 
 
-def kernel_resources(kernel, arch: str, compiler: Hipcc) -> ResourceUsage:
-    """VGPRs, SGPRs, LDS and spills of a pystencils HIP kernel compiled for `arch`."""
+def kernels_resources(kernels, arch: str, compiler: Hipcc) -> tuple[ResourceUsage, ...]:
+    """VGPRs, SGPRs, LDS and spills of pystencils HIP kernels (a kernel's folds) compiled for `arch`, each
+    alone, side by side: one compilation's assembly is read per kernel."""
     from pystencils.include import get_pystencils_include_path
 
-    return compile_resources(hip_source(kernel), kernel.name, arch, compiler, (get_pystencils_include_path(),))
+    include_dirs = (get_pystencils_include_path(),)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(kernels), available_cores()))) as pool:
+        return tuple(
+            pool.map(lambda k: compile_resources(hip_source(k), k.name, arch, compiler, include_dirs), kernels)
+        )
 
 
 @functools.lru_cache(maxsize=512)

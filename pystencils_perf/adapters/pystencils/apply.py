@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ...errors import ConfigurationError
-from ...parallel import available_cores
 from .folding import create_folded_kernel
 from .targets import target_for
 
@@ -113,9 +111,4 @@ def perf_resources(kernel, recipe, model, folds, device):
         elif tuple(fold) == tuple(model.fold) and kernel.target == target_for(device):
             variants[tuple(fold)] = kernel
         # else: a generated kernel cannot be folded, nor retargeted, without its assignments
-    # the compilers run side by side: each fold's is a process of its own (a third of a second each with NVRTC)
-    with ThreadPoolExecutor(max_workers=max(1, min(len(variants), available_cores()))) as pool:
-        compiled = {
-            fold: pool.submit(toolchain.kernel_resources, variant, arch, compiler) for fold, variant in variants.items()
-        }
-        return {fold: future.result() for fold, future in compiled.items()}
+    return dict(zip(variants, toolchain.kernels_resources(list(variants.values()), arch, compiler)))
