@@ -439,6 +439,28 @@ def test_what_misses_l2_waits_in_the_memory_queue_as_long_as_its_utilization_say
     assert total > throughput.overlapped_seconds(unloaded, c.overlap_exponent)
 
 
+def test_a_barrier_leaves_a_share_of_the_copys_latency_exposed(a100):
+    """A kernel that stages its input in shared memory waits at a barrier for its copy: the latency term over
+    the blocks resident per SM is added past every overlap. A kernel without shared stores has no barrier."""
+    from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+
+    spec = load_tunable_spec(Path(__file__).parents[1] / "validation/rtx2080ti_convolution/convolution_shmem.py")
+    kernel = spec.kernel_for({"TILE_SIZE_X": 1, "TILE_SIZE_Y": 2, "READ_ONLY": 0})
+    c = throughput.constants_for(a100)
+    resident = set()
+    for candidate in pp.rank(kernel, a100, blocks=[(32, 2, 1), (32, 8, 1), (32, 32, 1)], folds=[(1, 1, 1)]).candidates:
+        m = candidate.metrics
+        total, named = throughput.predict_seconds(pp.harvest(kernel), a100, m, c)
+        assert named["barrier"] == pytest.approx(named["latency"] / m.blocks_per_sm, rel=1e-12)
+        terms = {k: v for k, v in named.items() if k not in ("overlap", "tail", "barrier")}
+        full = throughput.overlapped_seconds(terms, c.overlap_exponent) + named["barrier"]
+        assert total - named["tail"] == pytest.approx(full, rel=1e-9)
+        resident.add(m.blocks_per_sm)
+    assert len(resident) == 3  # one block per SM, and several
+    copy = pp.rank(_copy(), a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)]).best
+    assert "barrier" not in copy.prediction.seconds_per_lup
+
+
 def test_the_default_with_every_term_named(a100):
     kernel = _copy()
     default = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)], model="limiters").best

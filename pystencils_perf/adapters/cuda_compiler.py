@@ -7,7 +7,8 @@ PATH (`Nvcc`), a CUDA toolkit, and NVRTC and ptxas from NVIDIA's pip wheels
 toolkit. Per architecture the first compiler that builds exactly it is used,
 nvcc before NVRTC, else the nearest architecture one builds, and the ranking
 says that it stands in (`compiler_for`). Compiling takes up to a second per
-kernel, so what ptxas reports is kept in memory and on disk (`compiler_cache`).
+kernel, so what ptxas reports is kept in memory and on disk (`compiler_cache`),
+and a kernel's folds are compiled together (`compile_units`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """The ``throughput`` model, the default on every device (`launch.DEFAULT_MODEL`): the paper's limiters plus L1 tag
-lookups, instruction issue, latency, block starts and tail waves.
+lookups, instruction issue, latency, block starts, barriers and tail waves.
 
 Every term is a time per lattice update (seconds) that one resource alone would need (`term_times`), named in
 `Prediction.seconds_per_lup` so that a report shows why a candidate is slow. `overlapped_seconds` combines them: a
 pipeline's stages by the slowest (`PIPELINE_STAGES`), the SM's own units by a fitted power mean, the memory system
-and the block scheduler overlapping fully (`OUTSIDE_SM`); `predict_seconds` adds a partly filled last wave. Candidates
+and the block scheduler overlapping fully (`OUTSIDE_SM`), and what a barrier leaves of the latency exposed
+(`barrier_exposed_share`); `predict_seconds` adds a partly filled last wave. Candidates
 within the fit's MAPE on its own rows of the best are tied. What each term counts, why, and what it was checked
 against is in docs/model/index.md ("The throughput model"); the constants and fits, with their provenance, are in
 ``models/data/throughput.toml``, and a device without its own fit borrows one (`constants_for`).
@@ -510,27 +511,30 @@ FIXED_POINT_TOLERANCE = 1e-9
 
 
 def loaded_seconds(
-    times: dict[str, float], latency_parts: tuple[float, float], overlap_exponent: float
+    times: dict[str, float],
+    latency_parts: tuple[float, float],
+    overlap_exponent: float,
+    exposed_latency_share: float = 0.0,
 ) -> tuple[float, float]:
     """Seconds per update of `times` where the latency term waits in the memory queue, and that latency term:
     the fixed point T = overlapped(latency at u = T_queue / T), to a billionth (`FIXED_POINT_TOLERANCE`). The
     unloaded time is its lower end (u can only lengthen the latency), and T - overlapped(...) grows with T: the
     root is kept bracketed while the Illinois variant of regula falsi narrows the bracket, in a few steps where
     bisection took thirty. `latency_parts` are the unloaded latency's parts up to and beyond L2
-    (`latency_parts_cycles`)."""
+    (`latency_parts_cycles`); `exposed_latency_share` as for `overlapped_seconds`."""
     queue = next((times[name] for name in MEMORY_QUEUE if name in times), 0.0)
     up_to_l2, beyond_l2 = latency_parts
     if not queue or not beyond_l2 or not times.get("latency"):
-        return overlapped_seconds(times, overlap_exponent), times.get("latency", 0.0)
+        return overlapped_seconds(times, overlap_exponent, exposed_latency_share), times.get("latency", 0.0)
     per_cycle = times["latency"] / (up_to_l2 + beyond_l2)
 
     def latency_at(t):
         return per_cycle * (up_to_l2 + beyond_l2 * queueing_factor(queue / t))
 
     def at(t):
-        return overlapped_seconds({**times, "latency": latency_at(t)}, overlap_exponent)
+        return overlapped_seconds({**times, "latency": latency_at(t)}, overlap_exponent, exposed_latency_share)
 
-    low = high = overlapped_seconds(times, overlap_exponent)
+    low = high = overlapped_seconds(times, overlap_exponent, exposed_latency_share)
     excess_low = excess_high = at(high) - high  # how far the overlapped time lies beyond T: above 0 below the root
     while excess_high > 0:
         low, excess_low = high, excess_high
@@ -566,10 +570,11 @@ BLOCK_SCHEDULER = ("block starts",)
 OUTSIDE_SM = MEMORY_SYSTEM + BLOCK_SCHEDULER
 
 
-def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> float:
+def overlapped_seconds(times: dict[str, float], overlap_exponent: float, exposed_latency_share: float = 0.0) -> float:
     """Seconds per update of the terms: a pipeline's stages by the slowest (`PIPELINE_STAGES`); the SM's units,
     which overlap in part, by their power mean ``(sum t_i^p)^(1/p)``; and that against the memory system's units
-    (`MEMORY_SYSTEM`) and the block scheduler (`BLOCK_SCHEDULER`), which overlap fully: the largest of them."""
+    (`MEMORY_SYSTEM`) and the block scheduler (`BLOCK_SCHEDULER`), which overlap fully: the largest of them; then
+    `exposed_latency_share` of the latency term on top, which nothing overlaps (`barrier_exposed_share`)."""
     staged = {stage for stages in PIPELINE_STAGES.values() for stage in stages}
     units = [t for name, t in times.items() if name not in staged and name not in OUTSIDE_SM]
     units += [
@@ -579,7 +584,20 @@ def overlapped_seconds(times: dict[str, float], overlap_exponent: float) -> floa
     ]
     top = max(units, default=0.0)
     in_sm = top * sum((t / top) ** overlap_exponent for t in units) ** (1.0 / overlap_exponent) if top > 0 else 0.0
-    return max([in_sm, *(times[name] for name in OUTSIDE_SM if name in times)])
+    overlapped = max([in_sm, *(times[name] for name in OUTSIDE_SM if name in times)])
+    return overlapped + exposed_latency_share * times.get("latency", 0.0)
+
+
+def barrier_exposed_share(metrics, resident_blocks_per_sm: float) -> float:
+    """The share of the latency term that a barrier leaves exposed: 1 / the blocks resident per SM in a kernel that
+    stages data in shared memory (a store to it: its threads read what others stored, after a barrier), else 0.
+
+    Little's law overlaps every warp's waits with the other warps' work; at a barrier a block's warps all wait for
+    its copy's loads before any of them computes, and only the other resident blocks work meanwhile. The form is
+    chosen on the repository's shared-memory data (validation/shared_memory/report.md, "Barriers"), not fitted."""
+    if not metrics.shared_store_requests_per_lup:
+        return 0.0
+    return 1.0 / max(resident_blocks_per_sm, 1.0)
 
 
 def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[float, dict[str, float]]:
@@ -593,15 +611,19 @@ def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[flo
     x = metrics.extras
     parts = latency_parts_cycles(metrics, c)
     times = term_times(model, device, metrics, c)
-    full, times["latency"] = loaded_seconds(times, parts, c.overlap_exponent)
     blocks_per_sm = max(metrics.blocks_per_sm, 1)
+    exposed = barrier_exposed_share(metrics, blocks_per_sm)
+    full, times["latency"] = loaded_seconds(times, parts, c.overlap_exponent, exposed)
+    if exposed:
+        times["barrier"] = exposed * times["latency"]
     last = x["last_wave_blocks_per_sm"]
     # the busiest SM's work in blocks at full occupancy: the full waves, then the last wave's blocks at theirs
     # (each in its own memory queue: fewer warps wait longer, and keep DRAM less busy)
     busiest_sm_blocks = math.floor(x["waves"] + 1e-9) * blocks_per_sm
     if last:
         last_wave = term_times(model, device, metrics, c, x["resident_warps_per_sm"] * last / blocks_per_sm)
-        busiest_sm_blocks += last * loaded_seconds(last_wave, parts, c.overlap_exponent)[0] / full
+        last_exposed = barrier_exposed_share(metrics, last)
+        busiest_sm_blocks += last * loaded_seconds(last_wave, parts, c.overlap_exponent, last_exposed)[0] / full
     total = full * busiest_sm_blocks / (x["waves"] * blocks_per_sm)
     return total, {**times, "overlap": full - max(times.values()), "tail": total - full}
 
@@ -617,7 +639,7 @@ def prediction(model, device, metrics, c: ThroughputConstants) -> Prediction:
 def perf_models():
     return {
         MODEL_NAME: "limiters plus L1 tag lookups, instruction issue, latency (Little's law), block starts, "
-        "overlap and tail waves"
+        "barriers, overlap and tail waves"
     }
 
 
