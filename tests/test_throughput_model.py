@@ -459,6 +459,15 @@ def test_a_barrier_leaves_a_share_of_the_copys_latency_exposed(a100):
     assert len(resident) == 3  # one block per SM, and several
     copy = pp.rank(_copy(), a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)]).best
     assert "barrier" not in copy.prediction.seconds_per_lup
+    # Hopper's fit (on kernels without shared memory) overlaps its terms nearly fully; a shared load feeds the
+    # FMA after it, and the shared-memory kernel's terms add (p at most 1); the A100's 0.86 stays
+    hopper = throughput.constants_for(pp.get_device("H100"))
+    assert hopper.overlap_exponent > 1 and c.overlap_exponent < 1
+    assert (
+        throughput.overlap_exponent_for(m, hopper) == 1.0
+        and throughput.overlap_exponent_for(m, c) == c.overlap_exponent
+    )
+    assert throughput.overlap_exponent_for(copy.metrics, hopper) == hopper.overlap_exponent
 
 
 def test_the_default_with_every_term_named(a100):

@@ -588,6 +588,18 @@ def overlapped_seconds(times: dict[str, float], overlap_exponent: float, exposed
     return overlapped + exposed_latency_share * times.get("latency", 0.0)
 
 
+def overlap_exponent_for(metrics, c: ThroughputConstants) -> float:
+    """The power mean's exponent for this kernel: the device's fit, at most 1 (a sum) in a kernel that stages data in
+    shared memory, where each FMA waits for the shared load before it in the same warp.
+
+    The fits were made on kernels without shared memory; the A100's (0.86, which the GPUs without a fit of their own
+    borrow, Turing and AMD among them) is below 1 already, Hopper's (5.3) near the largest term alone. The H200's
+    shared-memory sample measures the sum of its terms (validation/shared_memory/report.md, "Barriers")."""
+    if metrics.shared_store_requests_per_lup:
+        return min(c.overlap_exponent, 1.0)
+    return c.overlap_exponent
+
+
 def barrier_exposed_share(metrics, resident_blocks_per_sm: float) -> float:
     """The share of the latency term that a barrier leaves exposed: 1 / the blocks resident per SM in a kernel that
     stages data in shared memory (a store to it: its threads read what others stored, after a barrier), else 0.
@@ -613,7 +625,8 @@ def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[flo
     times = term_times(model, device, metrics, c)
     blocks_per_sm = max(metrics.blocks_per_sm, 1)
     exposed = barrier_exposed_share(metrics, blocks_per_sm)
-    full, times["latency"] = loaded_seconds(times, parts, c.overlap_exponent, exposed)
+    exponent = overlap_exponent_for(metrics, c)
+    full, times["latency"] = loaded_seconds(times, parts, exponent, exposed)
     if exposed:
         times["barrier"] = exposed * times["latency"]
     last = x["last_wave_blocks_per_sm"]
@@ -623,7 +636,7 @@ def predict_seconds(model, device, metrics, c: ThroughputConstants) -> tuple[flo
     if last:
         last_wave = term_times(model, device, metrics, c, x["resident_warps_per_sm"] * last / blocks_per_sm)
         last_exposed = barrier_exposed_share(metrics, last)
-        busiest_sm_blocks += last * loaded_seconds(last_wave, parts, c.overlap_exponent, last_exposed)[0] / full
+        busiest_sm_blocks += last * loaded_seconds(last_wave, parts, exponent, last_exposed)[0] / full
     total = full * busiest_sm_blocks / (x["waves"] * blocks_per_sm)
     return total, {**times, "overlap": full - max(times.values()), "tail": total - full}
 
