@@ -592,9 +592,8 @@ def overlap_exponent_for(metrics, c: ThroughputConstants) -> float:
     """The power mean's exponent for this kernel: the device's fit, at most 1 (a sum) in a kernel that stages data in
     shared memory, where each FMA waits for the shared load before it in the same warp.
 
-    The fits were made on kernels without shared memory; the A100's (0.86, which the GPUs without a fit of their own
-    borrow, Turing and AMD among them) is below 1 already, Hopper's (5.3) near the largest term alone. The H200's
-    shared-memory sample measures the sum of its terms (validation/shared_memory/report.md, "Barriers")."""
+    The fits were made on kernels without shared memory: Hopper's overlaps the terms nearly fully, where its
+    shared-memory kernels measure their sum (docs/model, ``barrier``)."""
     if metrics.shared_store_requests_per_lup:
         return min(c.overlap_exponent, 1.0)
     return c.overlap_exponent
@@ -605,8 +604,8 @@ def barrier_exposed_share(metrics, resident_blocks_per_sm: float) -> float:
     stages data in shared memory (a store to it: its threads read what others stored, after a barrier), else 0.
 
     Little's law overlaps every warp's waits with the other warps' work; at a barrier a block's warps all wait for
-    its copy's loads before any of them computes, and only the other resident blocks work meanwhile. The form is
-    chosen on the repository's shared-memory data (validation/shared_memory/report.md, "Barriers"), not fitted."""
+    its copy's loads before any of them computes, and only the other resident blocks work meanwhile (docs/model,
+    ``barrier``)."""
     if not metrics.shared_store_requests_per_lup:
         return 0.0
     return 1.0 / max(resident_blocks_per_sm, 1.0)
