@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PerfError
@@ -32,39 +33,44 @@ def compiler_output(
 ) -> tuple[str, ...]:
     """The texts `compile_` returns for `source` (a report, an assembly listing), from the disk where an earlier
     call kept them, else compiled now and kept."""
-    texts = kept_output(compiler, arch, function, source)
+    kept = entry(compiler, arch, function, source)
+    texts = kept.read()
     if texts is None:
         texts = tuple(compile_())
-        keep_output(compiler, arch, function, source, texts)
+        kept.write(texts)
     return texts
 
 
-def kept_output(compiler, arch: str, function: str, source: str) -> tuple[str, ...] | None:
-    """The texts an earlier call kept for `source`, or None."""
-    key, path = _entry(compiler, arch, function, source)
-    try:
-        entry = json.loads(path.read_text())
-        if entry.get("format") == ENTRY_FORMAT and entry.get("key") == key:
-            return tuple(entry["texts"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
-    return None
+@dataclass(frozen=True)
+class Entry:
+    """Where what the compiler printed about one source is kept, under its key."""
+
+    key: str
+    path: Path
+
+    def read(self) -> tuple[str, ...] | None:
+        """The texts an earlier call kept, or None."""
+        try:
+            kept = json.loads(self.path.read_text())
+            if kept.get("format") == ENTRY_FORMAT and kept.get("key") == self.key:
+                return tuple(kept["texts"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        return None
+
+    def write(self, texts: tuple[str, ...]) -> None:
+        """Keep `texts` for the next call."""
+        _keep(self.path, {"format": ENTRY_FORMAT, "key": self.key, "texts": list(texts)})
 
 
-def keep_output(compiler, arch: str, function: str, source: str, texts: tuple[str, ...]) -> None:
-    """Keep what the compiler printed about `source` for the next call."""
-    key, path = _entry(compiler, arch, function, source)
-    _keep(path, {"format": ENTRY_FORMAT, "key": key, "texts": list(texts)})
-
-
-def _entry(compiler, arch: str, function: str, source: str) -> tuple[str, Path]:
-    """The key of `source`'s entry and the file that keeps it."""
+def entry(compiler, arch: str, function: str, source: str) -> Entry:
+    """The entry of `source` compiled by `compiler` for `arch`."""
     from ..tune.record import software_versions  # here: the tune package imports numpy, which loading a plugin must not
 
     key = json.dumps(
         [ENTRY_FORMAT, repr(compiler), compiler.name, arch, function, software_versions()["pystencils"], source]
     )
-    return key, cache_folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+    return Entry(key, cache_folder() / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json")
 
 
 def _keep(path: Path, entry: dict) -> None:

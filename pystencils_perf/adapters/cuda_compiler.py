@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import PerfError
-from .compiler_cache import compiler_output, keep_output, kept_output
+from .compiler_cache import compiler_output, entry
 from ..parallel import available_cores
 from ..resources import ResourceUsage
 
@@ -282,13 +282,15 @@ def compile_units(
     The units no earlier call kept are compiled together, one translation unit per core: nvcc spends most of a
     small kernel's half second starting and reading the headers, once per translation unit, and ptxas compiles
     each function alone, so that each reports what it would report compiled by itself."""
-    reports = {u: kept_output(compiler, arch, u.function, u.source) for u in dict.fromkeys(units)}
-    missing = [u for u, kept in reports.items() if kept is None]
-    groups = [missing[g :: available_cores()] for g in range(min(len(missing), available_cores()))]
+    entries = {u: entry(compiler, arch, u.function, u.source) for u in dict.fromkeys(units)}
+    reports = {u: kept.read() for u, kept in entries.items()}
+    missing = [u for u, texts in reports.items() if texts is None]
+    cores = available_cores()
+    groups = [missing[g::cores] for g in range(min(len(missing), cores))]
     with ThreadPoolExecutor(max_workers=max(1, len(groups))) as pool:
         for group, texts in zip(groups, pool.map(lambda g: _reports(g, arch, compiler, include_dirs), groups)):
             for unit, text in zip(group, texts):
-                keep_output(compiler, arch, unit.function, unit.source, (text,))
+                entries[unit].write((text,))
                 reports[unit] = (text,)
     return tuple(parse_resource_usage(reports[u][0], u.function, arch, compiler.name) for u in units)
 

@@ -588,25 +588,30 @@ def overlapped_seconds(times: dict[str, float], overlap_exponent: float, exposed
     return overlapped + exposed_latency_share * times.get("latency", 0.0)
 
 
+def stages_in_shared_memory(metrics) -> bool:
+    """Whether the kernel stores to shared memory: its threads read what others stored, after a barrier."""
+    return bool(metrics.shared_store_requests_per_lup)
+
+
 def overlap_exponent_for(metrics, c: ThroughputConstants) -> float:
     """The power mean's exponent for this kernel: the device's fit, at most 1 (a sum) in a kernel that stages data in
     shared memory, where each FMA waits for the shared load before it in the same warp.
 
     The fits were made on kernels without shared memory: Hopper's overlaps the terms nearly fully, where its
     shared-memory kernels measure their sum (docs/model, ``barrier``)."""
-    if metrics.shared_store_requests_per_lup:
+    if stages_in_shared_memory(metrics):
         return min(c.overlap_exponent, 1.0)
     return c.overlap_exponent
 
 
 def barrier_exposed_share(metrics, resident_blocks_per_sm: float) -> float:
     """The share of the latency term that a barrier leaves exposed: 1 / the blocks resident per SM in a kernel that
-    stages data in shared memory (a store to it: its threads read what others stored, after a barrier), else 0.
+    stages data in shared memory (`stages_in_shared_memory`), else 0.
 
     Little's law overlaps every warp's waits with the other warps' work; at a barrier a block's warps all wait for
     its copy's loads before any of them computes, and only the other resident blocks work meanwhile (docs/model,
     ``barrier``)."""
-    if not metrics.shared_store_requests_per_lup:
+    if not stages_in_shared_memory(metrics):
         return 0.0
     return 1.0 / max(resident_blocks_per_sm, 1.0)
 
