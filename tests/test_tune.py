@@ -552,6 +552,29 @@ def _search_until_done(predicted, params, times, cap):
     return search, measured
 
 
+def test_the_search_decides_alike_in_any_unit():
+    """The model's times in seconds and the measured ones in milliseconds (as `tune` and Kernel Tuner pass them),
+    or both in the same unit: the constant between them is integrated out, so the same candidates are measured in
+    the same order and the model is set aside at the same measurements (before, the factor of 1000 pushed the
+    search to set the model aside: issue 56). The predictions are the times shuffled, so the weighing decides."""
+    params, times = _space_with_times()
+    times = [t * (1.0 + 0.01 * math.sin(3.0 * i)) for i, t in enumerate(times)]  # no two alike
+    predicted = list(np.random.default_rng(1).permutation(times))
+
+    def replay(scale):
+        search = ModelGuidedSearch([scale * p for p in predicted], params)
+        order = []
+        for _ in range(25):
+            index = search.next_batch(1)[0]
+            search.observe(index, times[index])
+            order.append((index, search.follows_model))
+        return order
+
+    seconds = replay(1e-3)
+    assert seconds == replay(1.0) == replay(1e3)
+    assert not all(follows for _, follows in seconds)  # the weighing set the shuffled model aside
+
+
 def test_the_stop_rule_trusts_a_model_that_was_right_on_this_gpu():
     """Predictions a constant factor off (with 3 % scatter) order the space right: the search stops early, at the
     optimum, once 8 measurements showed it."""
@@ -563,10 +586,11 @@ def test_the_stop_rule_trusts_a_model_that_was_right_on_this_gpu():
     assert search.best()[1] == min(times)
 
 
-def test_the_stop_rule_waits_while_the_latest_measurements_surprise_the_search():
+def test_the_stop_rule_makes_no_claim_once_a_measurement_surprised_the_search():
     """A launch much faster than the search expected (issue 56: on the A100's whole convolution cache the rule
-    stopped 14 measurements after such a find, at 83 % of the optimum) takes the trust away for the next 8, though
-    the model's scatter stays small; measurements that match the search's expectations give it back."""
+    stopped 14 measurements after such a find, at 83 % of the optimum, and, when it only looked at the last 8
+    measurements, 20 after one at 86 %) shows the model wrong on this GPU: the trust is gone for good, though the
+    model's scatter stays small and the next measurements match the search's expectations."""
     from pystencils_perf.tune.search import SURPRISE_STANDARD_DEVIATIONS, TRUSTED_LOG_ERROR
 
     params, times = _space_with_times()
@@ -582,9 +606,10 @@ def test_the_stop_rule_waits_while_the_latest_measurements_surprise_the_search()
     search.observe(surprising, times[surprising] * math.exp(-0.6))
     assert search.surprises[-1] > SURPRISE_STANDARD_DEVIATIONS and search.model_scatter() <= TRUSTED_LOG_ERROR
     assert not search.model_trusted() and not search.done()
-    for i in near_the_best[17:25]:
+    for i in near_the_best[17:40]:
         search.observe(i, times[i])
-    assert search.model_trusted()
+    assert max(search.surprises[-8:]) <= SURPRISE_STANDARD_DEVIATIONS
+    assert not search.model_trusted() and not search.done()
 
 
 def _fraction_of_optimum(predicted, params, times, budget, settings) -> float:
@@ -611,8 +636,8 @@ def test_a_model_the_measurements_contradict_is_set_aside():
     """Issue 56 (a search the model cannot trap): predictions unrelated to this GPU (the RTX A4000 cache's measured
     times shuffled over its configurations, six seeds) cost a search that always follows the model most of its
     lead over random sampling; setting the model aside once the measurements favour the explanation without it
-    (`follows_model`) keeps the search 0.1 above random sampling after 40 measurements. A right model (the times
-    themselves, off by a factor) is never set aside."""
+    (`follows_model`) keeps the search 0.1 above random sampling after 40 measurements, and above it on every
+    seed. A right model (the times themselves, off by a factor) is never set aside."""
     from pystencils_perf.tune.replay import expected_of_random_sampling
     from pystencils_perf.tune.search import SearchSettings
 
@@ -620,12 +645,16 @@ def test_a_model_the_measurements_contradict_is_set_aside():
     params, times = [r.params for r in data.runs], [r.time_ms for r in data.runs]
     shuffled = [list(np.random.default_rng(seed).permutation(times)) for seed in range(6)]
 
-    def mean_fraction(settings):
-        return np.mean([_fraction_of_optimum(p, params, times, 40, settings) for p in shuffled])
+    def fractions(settings):
+        return [_fraction_of_optimum(p, params, times, 40, settings) for p in shuffled]
 
     random_sampling = expected_of_random_sampling(times, 40)
-    assert mean_fraction(SearchSettings()) >= random_sampling + 0.1
-    assert mean_fraction(SearchSettings(model_prior_probability=1.0)) < random_sampling + 0.1
+    set_aside = fractions(SearchSettings())
+    assert np.mean(set_aside) >= random_sampling + 0.1
+    # and on every seed: with a smooth part of 0.5 alone, narrower than the measured times' spread, the third seed
+    # stayed at 59 % (`ModelGuidedSearch._parameters_log_error`)
+    assert min(set_aside) >= random_sampling
+    assert np.mean(fractions(SearchSettings(model_prior_probability=1.0))) < random_sampling + 0.1
     right = ModelGuidedSearch([2.0 * t for t in times], params)
     for _ in range(40):
         index = right.next_batch(1)[0]

@@ -1,8 +1,8 @@
 """Which candidate to measure next, and when to stop: the model's prediction corrected by what was measured.
 
 The search learns the model's error, in log time, as a Gaussian process over the candidates' parameters
-(`parameter_coordinates`): a constant part (a factor between model and GPU, which changes no order) and a smooth
-part (off by more for wide blocks, for read-only loads, ...). It follows the model until the measurements are
+(`parameter_coordinates`): a constant part (a factor between model and GPU, which changes no order, of any size:
+the times may be in any unit) and a smooth part (off by more for wide blocks, for read-only loads, ...). It follows the model until the measurements are
 likelier, by the prior odds `model_prior_probability`, under a second explanation without it (times smooth over
 the parameters alone: `follows_model`). The next candidate has the lowest corrected time (minus `exploration`
 standard deviations), raised where measured neighbours failed to run (`failure_chance`); each value of a switch
@@ -22,8 +22,6 @@ from threadpoolctl import ThreadpoolController
 #: the model's error as a standard deviation of log time before anything is measured, set from the throughput
 #: model's error on the held-out convolution GPUs when the search was built (docs/tuning.md)
 MODEL_LOG_ERROR = 0.35
-#: how far a constant factor between model and GPU may be, as a standard deviation of log time (a factor of 3)
-OFFSET_LOG_SCALE = 1.1
 #: run-to-run noise of a measured time, as a standard deviation of log time (the caches' own spread is what
 #: `benchmarks/bench_tune.py` reports as timing noise)
 MEASUREMENT_LOG_NOISE = 0.05
@@ -33,19 +31,20 @@ FAILURE_PRIOR_RUNS = 1.0
 LENGTH_SCALE_LOG2 = 1.5
 #: the chance, before anything is measured, that the model's order holds on this GPU up to its error; the rest
 #: is the explanation without the model, which the search takes once the measurements favour it by the odds
-#: 999:1 (chosen on the repository's caches with the model's and with shuffled predictions, docs/tuning.md)
-MODEL_PRIOR_PROBABILITY = 0.999
+#: 7:3 (chosen on the repository's caches with the model's, shuffled and inverted predictions, docs/tuning.md)
+MODEL_PRIOR_PROBABILITY = 0.7
 #: the smooth part of the times over the parameters where the model says nothing (no predictions, or a model
-#: the measurements set aside), as a standard deviation of log time (docs/tuning.md)
+#: the measurements set aside), as a standard deviation of log time, at the least: wider where the measured
+#: times spread wider (`ModelGuidedSearch._parameters_log_error`, docs/tuning.md)
 PARAMETERS_LOG_ERROR = 0.5
 #: timed measurements before the model's claim that nothing better is likely may stop the search ...
 TRUST_AFTER_MEASUREMENTS = 8
 #: ... and the most the measured times may scatter about the model's (standard deviation of log measured over
 #: predicted, its constant factor taken out): half the error the search assumes, a model shown right on this GPU
 TRUSTED_LOG_ERROR = MODEL_LOG_ERROR / 2
-#: ... and none of the last `TRUST_AFTER_MEASUREMENTS` of which lay further than this many standard deviations from
-#: what the search expected of it before measuring it: a search surprised by its latest measurements cannot claim
-#: to know what the rest would measure (a shared-memory cache whose fastest launches the model puts far down)
+#: ... and none of which lay further than this many standard deviations from what the search expected of it before
+#: measuring it: a search that a measurement surprised has seen the model wrong on this GPU, where it cannot claim to
+#: know what the rest would measure (a shared-memory cache whose fastest launches the model puts far down)
 SURPRISE_STANDARD_DEVIATIONS = 3.0
 
 
@@ -111,7 +110,6 @@ class SearchSettings:
     """The search's constants; the defaults are what `benchmarks/bench_tune.py` reports."""
 
     model_log_error: float = MODEL_LOG_ERROR
-    offset_log_scale: float = OFFSET_LOG_SCALE
     measurement_log_noise: float = MEASUREMENT_LOG_NOISE
     #: standard deviations subtracted from the mean to pick the next candidate (0 trusts the corrected model: with a
     #: budget of ten among thousands, measuring where the model is merely unsure costs more than it finds;
@@ -122,7 +120,7 @@ class SearchSettings:
     exploration_without_model: float = 2.0
     #: the prior chance that the model's order holds (`MODEL_PRIOR_PROBABILITY`; 1 follows it whatever is measured)
     model_prior_probability: float = MODEL_PRIOR_PROBABILITY
-    #: the smooth error of the explanation without the model (`PARAMETERS_LOG_ERROR`)
+    #: the smooth error of the explanation without the model, at the least (`PARAMETERS_LOG_ERROR`)
     parameters_log_error: float = PARAMETERS_LOG_ERROR
     #: after this many measurements, each value of each switch (`switch_masks`) that none measured so far is measured
     #: at its best corrected time, one after the other (0: never): a model blind to what a switch does otherwise keeps
@@ -137,7 +135,7 @@ class SearchSettings:
     trust_after: int = TRUST_AFTER_MEASUREMENTS
     #: ... that scatter about the model's times by at most this much (`model_scatter`)
     trusted_log_error: float = TRUSTED_LOG_ERROR
-    #: ... and of which the last `trust_after` surprised the search by at most this many standard deviations
+    #: ... none of which surprised the search by more than this many standard deviations
     surprise_standard_deviations: float = SURPRISE_STANDARD_DEVIATIONS
 
 
@@ -145,8 +143,8 @@ class ModelGuidedSearch:
     """The state of one search: predictions, parameters, and what has been measured so far.
 
     :param predicted_seconds: the model's predicted time of every candidate, in seconds; `observe` takes
-        milliseconds, as the tuner and Kernel Tuner time. The constants were chosen with that factor of 1000
-        between the two, which the constant part and the weighing of the model see (docs/tuning.md).
+        milliseconds, as the tuner and Kernel Tuner time (the search decides alike in any units: the constant
+        part is integrated out, `_gaussian_process`).
     :param params: every candidate's parameters (what tells candidates apart for the learned error).
     """
 
@@ -157,7 +155,7 @@ class ModelGuidedSearch:
         self.settings = settings
         self.prior = np.log(predicted)
         #: the explanation without the model: one level for all (the constant part learns it)
-        self.flat_prior = np.full(len(predicted), self.prior.mean() if len(predicted) else 0.0)
+        self.flat_prior = np.zeros(len(predicted))
         self.informed = bool(np.ptp(self.prior) > 0) if len(predicted) else False
         self.coordinates = parameter_coordinates(params)
         self.measured: dict[int, float | None] = {}
@@ -174,7 +172,7 @@ class ModelGuidedSearch:
     def observe(self, index: int, time: float | None) -> None:
         """A measured time in milliseconds, or None where the candidate failed to run (its
         neighbours then are likely to fail too: `failure_chance`)."""
-        if time is not None:
+        if time is not None and self._timed_log():  # before a first time, the level is unknown: no surprise
             mean, sd = self.posterior(np.array([index]))
             self.surprises.append(abs(math.log(time) - float(mean[0])) / float(sd[0]))
         self.measured[index] = None if time is None else float(time)
@@ -190,9 +188,17 @@ class ModelGuidedSearch:
         s = self.settings
         timed, none = self._timed_log(), np.empty(0, dtype=int)
         with_model = self._gaussian_process(self.prior, s.model_log_error, none, timed)[2]
-        without = self._gaussian_process(self.flat_prior, s.parameters_log_error, none, timed)[2]
+        without = self._gaussian_process(self.flat_prior, self._parameters_log_error(timed), none, timed)[2]
         p = s.model_prior_probability
         self.follows_model = p >= 1.0 or without - with_model < math.log(p / (1.0 - p))
+
+    def _parameters_log_error(self, timed: dict[int, float]) -> float:
+        """The smooth part of the explanation without the model: `SearchSettings.parameters_log_error`, or the
+        spread of the measured log times where that is wider. Without the model nothing else says how far times
+        differ over the space; where they differ more, a smooth part that is too narrow trusts its fit of a few
+        measurements and stops looking elsewhere (docs/tuning.md)."""
+        spread = float(np.std(list(timed.values()), ddof=1)) if len(timed) >= 2 else 0.0
+        return max(self.settings.parameters_log_error, spread)
 
     @property
     def unmeasured(self) -> np.ndarray:
@@ -212,23 +218,30 @@ class ModelGuidedSearch:
     def _gaussian_process(
         self, prior: np.ndarray, smooth_log_error: float, candidates: np.ndarray, timed: dict[int, float]
     ) -> tuple[np.ndarray, np.ndarray, float]:
-        """Mean and standard deviation of the log time of `candidates` around `prior`, given the `timed` log
-        times, and the log likelihood of those (up to a constant common to every explanation)."""
+        """Mean and standard deviation of the log time of `candidates` around `prior` plus a constant, given the
+        `timed` log times, and the log likelihood of those (up to a constant common to every explanation).
+
+        The constant (a factor between model and GPU, or the unit of the times) has a flat prior and is integrated
+        out (universal kriging; the likelihood is the restricted one, of the differences between the measured
+        times): nothing the search decides depends on the unit of either."""
         s = self.settings
-        prior_variance = smooth_log_error**2 + s.offset_log_scale**2
         if not timed:
-            return prior[candidates], np.full(len(candidates), math.sqrt(prior_variance)), 0.0
+            return prior[candidates], np.full(len(candidates), smooth_log_error), 0.0
         seen = np.array(list(timed), dtype=int)
         residual = np.array(list(timed.values())) - prior[seen]
-        gram = smooth_log_error**2 * self._correlation(seen, seen) + s.offset_log_scale**2
+        gram = smooth_log_error**2 * self._correlation(seen, seen)
         factor = np.linalg.cholesky(gram + s.measurement_log_noise**2 * np.eye(len(seen)))
-        whitened = np.linalg.solve(factor, residual)
-        weights = np.linalg.solve(factor.T, whitened)
-        cross = smooth_log_error**2 * self._correlation(candidates, seen) + s.offset_log_scale**2
+        whitened, whitened_ones = np.linalg.solve(factor, np.stack([residual, np.ones(len(seen))], axis=1)).T
+        ones_weight = float(whitened_ones @ whitened_ones)
+        constant = float(whitened_ones @ whitened) / ones_weight
+        left = whitened - constant * whitened_ones
+        weights = np.linalg.solve(factor.T, left)
+        cross = smooth_log_error**2 * self._correlation(candidates, seen)
         projected = np.linalg.solve(factor, cross.T)
-        variance = np.maximum(prior_variance - (projected**2).sum(axis=0), 1e-12)
-        log_likelihood = -0.5 * float(whitened @ whitened) - float(np.log(np.diag(factor)).sum())
-        return prior[candidates] + cross @ weights, np.sqrt(variance), log_likelihood
+        constant_share = 1.0 - whitened_ones @ projected  # how much the estimated constant's error reaches each
+        variance = smooth_log_error**2 - (projected**2).sum(axis=0) + constant_share**2 / ones_weight
+        log_likelihood = -0.5 * float(left @ left) - float(np.log(np.diag(factor)).sum()) - 0.5 * math.log(ones_weight)
+        return prior[candidates] + constant + cross @ weights, np.sqrt(np.maximum(variance, 1e-12)), log_likelihood
 
     def posterior(self, candidates: np.ndarray, extra: dict[int, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Mean and standard deviation of the log time of `candidates`, given the measurements (and `extra`
@@ -239,7 +252,7 @@ class ModelGuidedSearch:
         if self.follows_model:
             mean, sd, _ = self._gaussian_process(self.prior, s.model_log_error, candidates, timed)
         else:
-            mean, sd, _ = self._gaussian_process(self.flat_prior, s.parameters_log_error, candidates, timed)
+            mean, sd, _ = self._gaussian_process(self.flat_prior, self._parameters_log_error(timed), candidates, timed)
         return mean, sd
 
     def failure_chance(self, candidates: np.ndarray) -> np.ndarray:
@@ -305,7 +318,7 @@ class ModelGuidedSearch:
 
     def model_trusted(self) -> bool:
         """Whether the model has been right on this GPU (`SearchSettings.trust_after`, `trusted_log_error`) and the
-        search's own expectations lately too (`surprise_standard_deviations`): its claim that nothing better is
+        search's own expectations every time (`surprise_standard_deviations`): its claim that nothing better is
         likely rests on its own order, which a wrong model (another kernel's predictions, shared memory it does not
         see) gets wrong while the search still believes it. Without predictions, or once the measurements set the
         model aside (`follows_model`), there is no claim: the search runs to its budget."""
@@ -317,7 +330,7 @@ class ModelGuidedSearch:
             and scatter is not None
             and timed >= s.trust_after
             and scatter <= s.trusted_log_error
-            and max(self.surprises[-s.trust_after :]) <= s.surprise_standard_deviations
+            and max(self.surprises, default=0.0) <= s.surprise_standard_deviations
         )
 
     def done(self) -> bool:
