@@ -1,14 +1,14 @@
 """Which candidate to measure next, and when to stop: the model's prediction corrected by what was measured.
 
 The search learns the model's error, in log time, as a Gaussian process over the candidates' parameters
-(`parameter_coordinates`): a constant part (a factor between model and GPU, which changes no order, of any size:
-the times may be in any unit) and a smooth part (off by more for wide blocks, for read-only loads, ...). It follows the model until the measurements are
-likelier, by the prior odds `model_prior_probability`, under a second explanation without it (times smooth over
-the parameters alone: `follows_model`). The next candidate has the lowest corrected time (minus `exploration`
-standard deviations), raised where measured neighbours failed to run (`failure_chance`); each value of a switch
-(a parameter of two values) is measured early (`probe_switches_after`). The search stops when no unmeasured
-candidate is likely to beat the measured best by `stop_within`, once the model has been right on this GPU
-(`model_trusted`). docs/tuning.md says how the constants were chosen."""
+(`parameter_coordinates`): a constant part (a factor between model and GPU of any size, which changes no order:
+the times may be in any unit) and a smooth part (off by more for wide blocks, for read-only loads, ...). It
+follows the model until the measurements are likelier, by the prior odds `model_prior_probability`, under a
+second explanation without it (times smooth over the parameters alone: `follows_model`). The next candidate has
+the lowest corrected time (minus `exploration` standard deviations), raised where measured neighbours failed to run
+(`failure_chance`); each value of a switch (a parameter of two values) is measured early (`probe_switches_after`).
+The search stops when no unmeasured candidate is likely to beat the measured best by `stop_within`, once the model
+has been right on this GPU (`model_trusted`). docs/tuning.md says how the constants were chosen."""
 
 from __future__ import annotations
 
