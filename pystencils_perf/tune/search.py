@@ -160,7 +160,8 @@ class ModelGuidedSearch:
         self.coordinates = parameter_coordinates(params)
         self.measured: dict[int, float | None] = {}
         self.switches = switch_masks(params)
-        #: how far each timed measurement lay from what the search expected of it, in standard deviations
+        #: how far each timed measurement lay from what the search expected of it (its noise included), in standard
+        #: deviations
         self.surprises: list[float] = []
         #: whether the search follows the model's predictions (`_weigh_the_model`): so far as the measurements
         #: allow, and never where no candidate has a prediction of its own
@@ -174,7 +175,9 @@ class ModelGuidedSearch:
         neighbours then are likely to fail too: `failure_chance`)."""
         if time is not None and self._timed_log():  # before a first time, the level is unknown: no surprise
             mean, sd = self.posterior(np.array([index]))
-            self.surprises.append(abs(math.log(time) - float(mean[0])) / float(sd[0]))
+            # what a measurement is expected to be spreads by its own noise too
+            spread = math.hypot(float(sd[0]), self.settings.measurement_log_noise)
+            self.surprises.append(abs(math.log(time) - float(mean[0])) / spread)
         self.measured[index] = None if time is None else float(time)
         if time is not None and self.informed:
             self._weigh_the_model()
