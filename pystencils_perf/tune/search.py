@@ -188,12 +188,17 @@ class ModelGuidedSearch:
     def _weigh_the_model(self) -> None:
         """Follow the model unless the timed measurements are likelier without it by more than the prior odds
         (`SearchSettings.model_prior_probability`), each explanation's likelihood that of its Gaussian process."""
-        s = self.settings
         timed, none = self._timed_log(), np.empty(0, dtype=int)
-        with_model = self._gaussian_process(self.prior, s.model_log_error, none, timed)[2]
-        without = self._gaussian_process(self.flat_prior, self._parameters_log_error(timed), none, timed)[2]
-        p = s.model_prior_probability
+        with_model = self._gaussian_process(*self._explanation(True, timed), none, timed)[2]
+        without = self._gaussian_process(*self._explanation(False, timed), none, timed)[2]
+        p = self.settings.model_prior_probability
         self.follows_model = p >= 1.0 or without - with_model < math.log(p / (1.0 - p))
+
+    def _explanation(self, with_model: bool, timed: dict[int, float]) -> tuple[np.ndarray, float]:
+        """The prior and the smooth part's error of the explanation with the model or without it."""
+        if with_model:
+            return self.prior, self.settings.model_log_error
+        return self.flat_prior, self._parameters_log_error(timed)
 
     def _parameters_log_error(self, timed: dict[int, float]) -> float:
         """The smooth part of the explanation without the model: `SearchSettings.parameters_log_error`, or the
@@ -251,11 +256,7 @@ class ModelGuidedSearch:
         pretend measurements in log time, for choosing a batch), by the explanation the search follows."""
         timed = self._timed_log()
         timed.update(extra or {})
-        s = self.settings
-        if self.follows_model:
-            mean, sd, _ = self._gaussian_process(self.prior, s.model_log_error, candidates, timed)
-        else:
-            mean, sd, _ = self._gaussian_process(self.flat_prior, self._parameters_log_error(timed), candidates, timed)
+        mean, sd, _ = self._gaussian_process(*self._explanation(self.follows_model, timed), candidates, timed)
         return mean, sd
 
     def failure_chance(self, candidates: np.ndarray) -> np.ndarray:
