@@ -11,12 +11,12 @@ size and threads per wave (V100: 80 SMs, H100: 132 SMs, 2048 threads each),
 for both footprint backends; an ISL candidate that needs more than
 ``--isl-limit`` seconds is stopped, and larger grids are not tried.
 
-Table 3 (issue 55; `--skip-slow` leaves it out), larger spaces, each run once, the first run in this process:
-wall time, CPU time of this process and its children, peak memory (the largest ``ru_maxrss`` of this process
-and its children so far: a high-water mark, so a row also shows what the rows before it held; a subprocess row
-shows that subprocess and its own children alone), candidates, wall time per candidate and the target
-(`FIRST_RUN_TARGETS_S`; peak memory at most 1 GiB everywhere). A row whose data file is missing is printed as
-skipped and does not fail. Rows:
+Table 3 (issue 55; `--skip-slow` leaves it out), larger spaces, each run once, the first run in a fresh process
+(each row in a process of its own, ``--row KEY``, with a cache folder of its own, as the issue's targets are
+stated): wall time, CPU time of that process and its children, its peak memory (the larger of its own and its
+children's: `usage.cpu_and_peak`), candidates, wall time per candidate and the target (`FIRST_RUN_TARGETS_S`;
+peak memory at most 1 GiB everywhere). A row whose data file is missing is printed as skipped and does not fail.
+Rows:
 
 * the A100 15x15 convolution SPEC without shared memory over every configuration of Kernel Tuner's A100
   cache (`replay_candidates` with every core; reading the cache and the SPEC excluded);
@@ -25,8 +25,9 @@ skipped and does not fail. Rows:
   default space, 256 threads for the hydro kernel (harvest and register counts included, lbmpy's kernel
   generation excluded, as in table 1);
 * what ``pystencils_perf.create_kernel`` of the README's quick start costs over ``pystencils.create_kernel``
-  (registers compiled afresh), and the same in a new process that finds what that call kept in the cache folder
-  (compiler reports, estimates: a script run again);
+  (`quick_start.py`: registers compiled and candidates estimated afresh, lazy imports included), and the same
+  again in a new process that finds what the first kept in their cache folder (compiler reports, estimates: a
+  script run again);
 * ``pystencils-perf tune SPEC --device DEV --replay CACHE --budget 10`` end to end in a fresh subprocess, for
   each cache `bench_tune.caches()` finds (DEV: the cache's GPU), with a fresh PYSTENCILS_PERF_TUNING_DIR;
   "first measurement" is when the first replayed measurement started, from the start of the call (target
@@ -44,7 +45,6 @@ import json
 import os
 import random
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -62,7 +62,8 @@ from pystencils_perf.catalog import lbm, star_3d  # noqa: E402
 from pystencils_perf.estimate.volumes import occupancy  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 from pystencils_perf.tune.replay import replay_candidates  # noqa: E402
-from quick_start import cpu_and_peak, quick_start_overhead  # noqa: E402
+from pystencils_perf.tempcache import CACHE_ENV  # noqa: E402
+from usage import cpu_and_peak, own_peak_bytes  # noqa: E402
 
 PEAK_MEMORY_TARGET_BYTES = 1 << 30
 #: the default model's ranking may cost at most this much more than the limiters' (issue 26: the throughput model
@@ -113,7 +114,7 @@ def time_space(name, kernel, target_s, repeat, **kwargs):
         start = time.perf_counter()
         ranking = pp.rank(kernel, "V100", **kwargs)
         walls.append(time.perf_counter() - start)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    peak = own_peak_bytes()
     wall = statistics.median(walls)
     # the models' cost compared in one process each: worker processes' start-up would blur it
     over_limiters = median_wall_s(kernel, repeat, jobs=1, **kwargs) / median_wall_s(
@@ -176,9 +177,13 @@ def replay_row(name, target_s, spec_path, data_path, device) -> dict:
     )
 
 
-#: `pystencils-perf` with the replay's first measurement stamped (seconds since the epoch) on stderr
+#: `pystencils-perf` with the replay's first measurement stamped (seconds since the epoch) on stderr, and at exit the
+#: peak memory of its process and its children (`usage.cpu_and_peak`)
 FIRST_MEASUREMENT_PROBE = """
-import sys, time
+import atexit, sys, time
+sys.path.insert(0, "benchmarks")
+from usage import cpu_and_peak
+atexit.register(lambda: print(f"peak bytes {cpu_and_peak()[1]}", file=sys.stderr))
 from pystencils_perf.tune.replay import ReplaySource
 from pystencils_perf.cli import main
 time_ms = ReplaySource.time_ms
@@ -193,7 +198,8 @@ sys.exit(main(sys.argv[1:]))
 
 
 def tune_row(cache: Path, device: str) -> dict:
-    """`pystencils-perf tune ... --replay cache --budget 10` in a subprocess; its own rusage from wait4."""
+    """`pystencils-perf tune ... --replay cache --budget 10` in a subprocess: its CPU time from wait4, its peak memory
+    as the probe reports it."""
     command = [
         sys.executable,
         "-c",
@@ -227,78 +233,101 @@ def tune_row(cache: Path, device: str) -> dict:
         FIRST_RUN_TARGETS_S["tune"],
         wall_s,
         usage.ru_utime + usage.ru_stime,
-        1024 * usage.ru_maxrss,
+        int(re.search(r"peak bytes (\d+)", text)[1]),
         candidates,
         f"first measurement after {first_s:.1f} s (<= {FIRST_MEASUREMENT_TARGET_S:g})",
     )
     return {**row, "ok": row["ok"] and first_s <= FIRST_MEASUREMENT_TARGET_S}
 
 
-def first_run_rows():
-    yield replay_row(
-        "15x15 conv, no shmem, all tiles, A100", FIRST_RUN_TARGETS_S["a100 cache"], A100_SPEC, A100_CACHE, "A100"
-    )
-    yield replay_row(
-        "KTT shmem conv, all tiles, RTX 2080 Ti", FIRST_RUN_TARGETS_S["ktt csv"], KTT_SPEC, KTT_CSV, "RTX-2080-Ti"
-    )
+#: table 3's rows that `--row KEY` computes in a process of its own: (name, target key) by KEY
+FRESH_PROCESS_ROWS = {
+    "a100": ("15x15 conv, no shmem, all tiles, A100", "a100 cache"),
+    "ktt": ("KTT shmem conv, all tiles, RTX 2080 Ti", "ktt csv"),
+    "d3q27": ("D3Q27 cumulant 256^3, A100", "lbm"),
+    "allen-cahn": ("Allen-Cahn phase field 256^3, A100", "lbm"),
+    "allen-cahn-hydro": ("Allen-Cahn hydro 256^3, A100, 256 thr", "lbm"),
+}
+#: the lbmpy kernels of the rows above and the threads per block of their space (None: the default)
+LBM_ROWS = {
+    "d3q27": (lbm.d3q27_cumulant, None),
+    "allen-cahn": (lbm.allen_cahn_phase_field, None),
     # the hydro kernel's 162 registers per thread leave no block of the default 512 threads runnable on the A100
-    for name, build, threads in (
-        ("D3Q27 cumulant", lbm.d3q27_cumulant, None),
-        ("Allen-Cahn phase field", lbm.allen_cahn_phase_field, None),
-        ("Allen-Cahn hydro", lbm.allen_cahn_hydro, 256),
-    ):
-        kernel = build(LBM_DOMAIN)  # lbmpy's generation: not timed
-        yield first_run(
-            f"{name} 256^3, A100" + (f", {threads} thr" if threads else ""),
-            FIRST_RUN_TARGETS_S["lbm"],
-            lambda: pp.rank(kernel, "A100", threads=threads),
-            lambda ranking: len(ranking.candidates),
+    "allen-cahn-hydro": (lbm.allen_cahn_hydro, 256),
+}
+
+
+def row_in_this_process(key: str) -> dict:
+    """Table 3's row `key` (`FRESH_PROCESS_ROWS`), timed in this process."""
+    name, target = FRESH_PROCESS_ROWS[key]
+    if key == "a100":
+        return replay_row(name, FIRST_RUN_TARGETS_S[target], A100_SPEC, A100_CACHE, "A100")
+    if key == "ktt":
+        return replay_row(name, FIRST_RUN_TARGETS_S[target], KTT_SPEC, KTT_CSV, "RTX-2080-Ti")
+    build, threads = LBM_ROWS[key]
+    kernel = build(LBM_DOMAIN)  # lbmpy's generation: not timed
+    return first_run(
+        name,
+        FIRST_RUN_TARGETS_S[target],
+        lambda: pp.rank(kernel, "A100", threads=threads),
+        lambda ranking: len(ranking.candidates),
+    )
+
+
+def fresh_process_row(key: str) -> dict:
+    """`row_in_this_process(key)` in a new process with a new cache folder (``bench_rank.py --row KEY``)."""
+    name, target = FRESH_PROCESS_ROWS[key]
+    with tempfile.TemporaryDirectory(prefix="pystencils-perf-bench-") as cache:
+        child = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--row", key],
+            env={**os.environ, CACHE_ENV: cache},
+            capture_output=True,
+            text=True,
         )
-    yield create_kernel_row()
-    yield create_kernel_again_row()
+    if child.returncode:
+        sys.stderr.write(f"bench_rank.py --row {key} failed ({child.returncode}):\n{child.stderr[-2000:]}\n")
+        return {**run_row(name, FIRST_RUN_TARGETS_S[target], float("nan"), 0.0, 0, 0), "ok": False, "note": "FAILED"}
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def first_run_rows():
+    for key in FRESH_PROCESS_ROWS:
+        yield fresh_process_row(key)
+    with tempfile.TemporaryDirectory(prefix="pystencils-perf-bench-") as cache:
+        yield quick_start_row("create_kernel over pystencils', quick start", cache, "")
+        yield quick_start_row(
+            "create_kernel again, new process", cache, "compiler reports and estimates kept on disk by the row above"
+        )
     from bench_tune import caches
 
     for cache in caches():
         yield tune_row(cache, pp.get_device(read_kernel_tuner(cache).device_name).name)
 
 
-def create_kernel_row() -> dict:
-    """`quick_start_overhead` with registers compiled and candidates estimated afresh (this process's cache folder
-    is new)."""
-    overhead_s, cpu_s, pystencils_s, candidates = quick_start_overhead()
-    return run_row(
-        "create_kernel over pystencils', quick start",
-        FIRST_RUN_TARGETS_S["create_kernel"],
-        overhead_s,
-        cpu_s,
-        cpu_and_peak()[1],
-        candidates,
-        f"pystencils.create_kernel alone {pystencils_s:.2f} s",
-    )
-
-
-def create_kernel_again_row() -> dict:
-    """`create_kernel_row`'s call in a new process (`quick_start.py`, lazy imports included) that finds in the same
-    cache folder what that call kept on disk (the compiler's reports, the estimates: `estimate_store`), as when a
-    script runs again."""
+def quick_start_row(name: str, cache: str, note: str) -> dict:
+    """`quick_start.py`'s call in a new process (lazy imports included) with pystencils' cache folder `cache`:
+    empty, everything is compiled and estimated afresh; filled by an earlier run, what that run kept on disk (the
+    compiler's reports, the estimates: `estimate_store`) is read back, as when a script runs again."""
     child = subprocess.run(
         [sys.executable, "quick_start.py"],
         cwd=Path(__file__).resolve().parent,
+        env={**os.environ, CACHE_ENV: cache},
         capture_output=True,
         text=True,
         timeout=600,
     )
     if child.returncode:
-        raise RuntimeError(f"the second quick start's process failed: {child.stderr.strip()[-300:]}")
+        raise RuntimeError(f"the quick start's process failed: {child.stderr.strip()[-300:]}")
     r = json.loads(child.stdout.strip().splitlines()[-1])
+    alone = f"pystencils.create_kernel alone {r['pystencils_s']:.2f} s"
     return run_row(
-        "create_kernel again, new process",
+        name,
         FIRST_RUN_TARGETS_S["create_kernel"],
         r["overhead_s"],
         r["cpu_s"],
         r["peak"],
         r["candidates"],
-        "compiler reports and estimates kept on disk by the row above",
+        note or alone,
     )
 
 
@@ -387,7 +416,13 @@ def main(argv=None) -> int:
     parser.add_argument("--isl-limit", type=float, default=120.0, help="seconds per isl candidate before giving up")
     parser.add_argument("--skip-slow", action="store_true", help="leave out table 3 (the large spaces, tune --replay)")
     parser.add_argument("--scaling-tiles", action="store_true", help="cost per candidate against tile size and count")
+    parser.add_argument(
+        "--row", choices=sorted(FRESH_PROCESS_ROWS), help="time table 3's row in this process and print it as JSON"
+    )
     args = parser.parse_args(argv)
+    if args.row:
+        print(json.dumps(row_in_this_process(args.row)))
+        return 0
 
     spaces = [
         ("star3d r4 640x512x512, 1024 thr x 3 folds", star_3d(4, (640, 512, 512)), 1.0),
@@ -408,7 +443,7 @@ def main(argv=None) -> int:
         )
     if not args.skip_slow:
         print()
-        print("first run in this process: wall and CPU (this process and its children) time, peak RSS")
+        print("first run in a fresh process: wall and CPU (that process and its children) time, peak RSS")
         print(
             f"{'row':<42} {'cands':>5} {'wall s':>7} {'target':>7} {'cpu s':>7} {'ms/cand':>8} {'peak RSS MiB':>12}  ok"
         )

@@ -3,13 +3,13 @@
     python benchmarks/quick_start.py   # prints the numbers as JSON
 
 Run as a script it is what a user's script pays, lazy imports included: a new process that has imported
-pystencils and pystencils_perf and nothing else (`bench_rank.py`'s row "create_kernel again, new process").
+pystencils and pystencils_perf and nothing else (`bench_rank.py`'s two create_kernel rows: with an empty cache
+folder, and again with the folder the first filled).
 """
 
 from __future__ import annotations
 
 import json
-import resource
 import time
 
 from pystencils_perf.tempcache import use_temporary_pystencils_cache
@@ -19,13 +19,7 @@ use_temporary_pystencils_cache("pystencils-perf-bench-")
 import pystencils as ps  # noqa: E402
 
 import pystencils_perf as pp  # noqa: E402
-
-
-def cpu_and_peak() -> tuple[float, int]:
-    """CPU seconds of this process and its waited-for children, and the larger peak RSS of the two (bytes)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_s = me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
-    return cpu_s, 1024 * max(me.ru_maxrss, children.ru_maxrss)  # Linux: KiB
+from usage import cpu_and_peak  # noqa: E402
 
 
 def quick_start_overhead() -> tuple[float, float, float, int]:
@@ -49,4 +43,14 @@ def quick_start_overhead() -> tuple[float, float, float, int]:
 
 if __name__ == "__main__":
     overhead_s, cpu_s, pystencils_s, candidates = quick_start_overhead()
-    print(json.dumps({"overhead_s": overhead_s, "cpu_s": cpu_s, "peak": cpu_and_peak()[1], "candidates": candidates}))
+    print(
+        json.dumps(
+            {
+                "overhead_s": overhead_s,
+                "cpu_s": cpu_s,
+                "peak": cpu_and_peak()[1],
+                "candidates": candidates,
+                "pystencils_s": pystencils_s,
+            }
+        )
+    )
