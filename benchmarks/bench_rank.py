@@ -29,7 +29,9 @@ Rows:
   again in a new process that finds what the first kept in their cache folder (compiler reports, estimates: a
   script run again);
 * ``pystencils-perf tune SPEC --device DEV --replay CACHE --budget 10`` end to end in a fresh subprocess, for
-  each cache `bench_tune.caches()` finds (DEV: the cache's GPU), with a fresh PYSTENCILS_PERF_TUNING_DIR;
+  each cache `bench_tune.caches()` finds (DEV: the cache's GPU) and for the shared-memory data
+  (`SHARED_MEMORY_REPLAYS`: the A100's whole cache, the H200's sample, KTT's RTX 2080 Ti export), with a fresh
+  PYSTENCILS_PERF_TUNING_DIR;
   "first measurement" is when the first replayed measurement started, from the start of the call (target
   `FIRST_MEASUREMENT_TARGET_S`).
 
@@ -76,6 +78,17 @@ A100_SPEC = ROOT / "validation/a100_convolution/convolution.py"
 A100_CACHE = ROOT / "validation/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
 KTT_SPEC = ROOT / "validation/rtx2080ti_convolution/convolution_shmem.py"
 KTT_CSV = ROOT / "validation/data/external/rtx2080ti_convolution15_ktt_counters.csv"
+#: the repository's caches with shared memory that `tune --replay` replays in table 3: (SPEC, cache, device, label)
+SHARED_MEMORY_REPLAYS = (
+    (ROOT / "validation/a100_convolution/convolution_any.py", A100_CACHE, "A100-PCIe-40GB", "A100, whole cache"),
+    (
+        ROOT / "validation/a100_convolution/convolution_shmem.py",
+        ROOT / "validation/hopper/data/h200/convolution15_shmem_kernel_tuner_cache.json.gz",
+        "H200",
+        "H200, shared memory",
+    ),
+    (KTT_SPEC, KTT_CSV, "RTX-2080-Ti", "RTX 2080 Ti, KTT"),
+)
 #: wall-time targets of table 3, seconds
 FIRST_RUN_TARGETS_S = {"a100 cache": 10.0, "ktt csv": 20.0, "lbm": 5.0, "tune": 30.0, "create_kernel": 0.5}
 #: a tune call's first measurement starts at most this long after the call (seconds)
@@ -197,15 +210,15 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def tune_row(cache: Path, device: str) -> dict:
-    """`pystencils-perf tune ... --replay cache --budget 10` in a subprocess: its CPU time from wait4, its peak memory
-    as the probe reports it."""
+def tune_row(cache: Path, device: str, spec: Path = A100_SPEC, label: str | None = None) -> dict:
+    """`pystencils-perf tune spec --replay cache --budget 10` in a subprocess: its CPU time from wait4, its peak
+    memory as the probe reports it; `label` names the row (by default the device)."""
     command = [
         sys.executable,
         "-c",
         FIRST_MEASUREMENT_PROBE,
         "tune",
-        str(A100_SPEC.relative_to(ROOT)),
+        str(spec.relative_to(ROOT)),
         "--device",
         device,
         "--replay",
@@ -213,7 +226,7 @@ def tune_row(cache: Path, device: str) -> dict:
         "--budget",
         "10",
     ]
-    name = f"tune --replay budget 10, {device}"
+    name = f"tune --replay budget 10, {label or device}"
     with tempfile.TemporaryDirectory(prefix="bench-rank-tuning-") as records, tempfile.TemporaryFile() as output:
         env = {**os.environ, "PYSTENCILS_PERF_TUNING_DIR": records}
         start, started_at = time.perf_counter(), time.time()
@@ -302,6 +315,11 @@ def first_run_rows():
 
     for cache in caches():
         yield tune_row(cache, pp.get_device(read_kernel_tuner(cache).device_name).name)
+    for spec, cache, device, label in SHARED_MEMORY_REPLAYS:
+        if cache.exists():
+            yield tune_row(cache, device, spec, label)
+        else:
+            yield skipped_row(f"tune --replay budget 10, {label}", FIRST_RUN_TARGETS_S["tune"], "skipped: not found")
 
 
 def quick_start_row(name: str, cache: str, note: str) -> dict:
