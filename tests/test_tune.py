@@ -322,7 +322,36 @@ def test_a_switch_the_model_is_wrong_about_is_measured_at_both_values_early():
         return [m["params"] for m in result.record.measured]
 
     assert [p["fma"] for p in measured({})] == [0, 0, 1] and best in measured({})
-    assert best not in measured({"settings": SearchSettings(probe_switches_after=0)})
+    assert best not in measured({"settings": SearchSettings(probe_switches_after=0, probe_far_after=0)})
+
+
+def test_a_corner_the_model_is_wrong_about_is_probed_early():
+    """Issue 56: the model is right near its favourite (narrow blocks) and wrong about the wide ones, which run a
+    third faster than it says; the search measures a block width three doublings (two length scales) from every
+    measured one from its fourth measurement on, and finds the best there, where without that probe it walks to
+    it one doubling at a time and gets there at its 8th."""
+    from pystencils_perf.tune.search import SearchSettings
+
+    params = [
+        {"bx": bx, "by": by, "fma": f} for bx in (4, 8, 16, 32, 64, 128, 256) for by in (1, 2, 4, 8) for f in (0, 1)
+    ]
+
+    def model(p):
+        return 1 + 0.1 * abs(math.log2(p["by"]) - 1) + 0.2 * (1 - p["fma"]) + 0.03 * abs(math.log2(p["bx"]) - 2)
+
+    measured_ms = [model(p) - (0.3 if p["bx"] >= 64 else 0.0) for p in params]
+    best = int(np.argmin(measured_ms))
+
+    def first_measured(settings, count):
+        search = ModelGuidedSearch([model(p) for p in params], params, settings)
+        for _ in range(count):
+            index = search.next_batch(1)[0]
+            search.observe(index, measured_ms[index])
+        return list(search.measured)
+
+    assert best in first_measured(SearchSettings(), 4)
+    assert best not in first_measured(SearchSettings(probe_far_after=0), 7)
+    assert best in first_measured(SearchSettings(probe_far_after=0), 8)
 
 
 def test_switch_masks_are_the_values_of_two_valued_parameters():

@@ -6,7 +6,8 @@ the times may be in any unit) and a smooth part (off by more for wide blocks, fo
 follows the model until the measurements are likelier, by the prior odds `model_prior_probability`, under a
 second explanation without it (times smooth over the parameters alone: `follows_model`). The next candidate has
 the lowest corrected time (minus `exploration` standard deviations), raised where measured neighbours failed to run
-(`failure_chance`); each value of a switch (a parameter of two values) is measured early (`probe_switches_after`).
+(`failure_chance`); each value of a switch (a parameter of two values) is measured early (`probe_switches_after`),
+and while it follows the model, each parameter's values that lie far from every measured one (`probe_far_after`).
 The search stops when no unmeasured candidate is likely to beat the measured best by `stop_within`, once the model
 has been right on this GPU (`model_trusted`). docs/tuning.md says how the constants were chosen."""
 
@@ -29,6 +30,9 @@ MEASUREMENT_LOG_NOISE = 0.05
 FAILURE_PRIOR_RUNS = 1.0
 #: how many log2 steps of a parameter (a doubling of the block width) keep the model's error alike
 LENGTH_SCALE_LOG2 = 1.5
+#: a parameter's value this many length scales from every measured value of it lies where the measurements tell
+#: little of the model's error (their correlation with it is below exp(-2), a seventh): the search probes it
+PROBE_DISTANCE_LENGTH_SCALES = 2.0
 #: the chance, before anything is measured, that the model's order holds on this GPU up to its error; the rest
 #: is the explanation without the model, which the search takes once the measurements favour it by the odds
 #: 7:3 (chosen on the repository's caches with the model's, shuffled and inverted predictions, docs/tuning.md)
@@ -126,6 +130,13 @@ class SearchSettings:
     #: at its best corrected time, one after the other (0: never): a model blind to what a switch does otherwise keeps
     #: the whole search on the value it prefers (docs/tuning.md, "probes switches")
     probe_switches_after: int = 2
+    #: after this many measurements (and the switches' probes), while the search follows the model, each parameter's
+    #: values that lie `probe_distance` or more from every measured value of it are measured once, at their best
+    #: corrected time (0: never): a model wrong in a whole corner of the space (a tile shape, a block height) is
+    #: measured there before the budget is spent (docs/tuning.md, "probes far values")
+    probe_far_after: int = 3
+    #: in length scales of the model's error (`PROBE_DISTANCE_LENGTH_SCALES`)
+    probe_distance: float = PROBE_DISTANCE_LENGTH_SCALES
     #: stop when no unmeasured candidate is faster than the measured best by this fraction ...
     stop_within: float = 0.01
     #: ... with more than this probability
@@ -160,6 +171,8 @@ class ModelGuidedSearch:
         self.coordinates = parameter_coordinates(params)
         self.measured: dict[int, float | None] = {}
         self.switches = switch_masks(params)
+        #: the coordinates (parameters) whose far values have been probed (`_unprobed`)
+        self.probed_columns: set[int] = set()
         #: how far each timed measurement lay from what the search expected of it (its noise included), in standard
         #: deviations
         self.surprises: list[float] = []
@@ -281,23 +294,43 @@ class ModelGuidedSearch:
             mean, sd = self.posterior(left, pretend)
             runs = np.maximum(1.0 - self.failure_chance(left), 1e-9)
             score = mean - exploration * sd - np.log(runs)
-            unprobed = self._unprobed_switch(len(self.measured) + len(chosen), chosen) if self.informed else None
+            unprobed, column = (
+                self._unprobed(len(self.measured) + len(chosen), chosen) if self.informed else (None, None)
+            )
             if unprobed is not None:
                 score = np.where(unprobed[left], score, np.inf)
+            if column is not None:
+                self.probed_columns.add(column)
             pick = int(np.argmin(score))
             chosen.append(int(left[pick]))
             pretend[int(left[pick])] = float(mean[pick])
             left = np.delete(left, pick)
         return chosen
 
-    def _unprobed_switch(self, made: int, chosen: list[int]) -> np.ndarray | None:
-        """The candidates of the first switch value that no measured or `chosen` candidate has, once `made`
-        measurements reach `SearchSettings.probe_switches_after`; None where every value has one (or before)."""
-        after = self.settings.probe_switches_after
-        if not after or made < after:
-            return None
+    def _unprobed(self, made: int, chosen: list[int]) -> tuple[np.ndarray | None, int | None]:
+        """What to probe next, with `made` measurements made: once they reach `SearchSettings.probe_switches_after`,
+        the candidates of the first switch value that no measured or `chosen` candidate has; else, once they reach
+        `SearchSettings.probe_far_after` and while the search follows the model, those of the first parameter not
+        probed so far (a coordinate, not in `probed_columns`) whose value lies `SearchSettings.probe_distance` or
+        more from every taken one's, and that coordinate; (None, None) where there are none (or before). A
+        parameter is probed once: a wide one (block widths 1-1024) would otherwise take a probe for every few
+        doublings of its range."""
+        s = self.settings
         taken = [*self.measured, *chosen]
-        return next((mask for mask in self.switches if not mask[taken].any()), None)
+        if s.probe_switches_after and made >= s.probe_switches_after:
+            switch = next((mask for mask in self.switches if not mask[taken].any()), None)
+            if switch is not None:
+                return switch, None
+        if not s.probe_far_after or made < s.probe_far_after or not self.follows_model:
+            return None, None
+        for c, column in enumerate(self.coordinates.T):
+            if c in self.probed_columns:
+                continue
+            values = np.unique(column)
+            far = values[np.abs(values[:, None] - np.unique(column[taken])[None, :]).min(axis=1) >= s.probe_distance]
+            if far.size:
+                return np.isin(column, far), c
+        return None, None
 
     def chance_to_improve(self) -> float:
         """The highest probability that an unmeasured candidate beats the best measured by `stop_within`."""
