@@ -100,11 +100,11 @@ def _key(params: dict, names: list[str]) -> str:
 class Replay:
     """One cache: the configurations its SPEC describes, their times (None: failed) and the optimum."""
 
-    def __init__(self, path: Path, spec, predictions: Path | None):
+    def __init__(self, path: Path, spec, predictions: Path | None, device: str | None = None):
         self.path, self.spec = path, spec
         self.raw = load_cache_json(path)
         self.data = read_kernel_tuner(path)
-        self.device = get_device(self.data.device_name)
+        self.device = get_device(device or self.data.device_name)  # `device`: for a cache that names none
         self.names = list(self.raw["tune_params_keys"])
         described = [
             p

@@ -1,13 +1,13 @@
 """Our search and Kernel Tuner's strategies replayed on any Kernel Tuner caches that a SPEC describes, as
 `benchmarks/bench_tune.py` replays the repository's: for caches that are not in the repository (held out).
 
-    python3 validation/tuning/replay_caches.py --spec SPEC [--repeats 5] CACHE [CACHE ...]
+    python3 validation/tuning/replay_caches.py --spec SPEC [--repeats 5] [--device DEV] CACHE [CACHE ...]
 
 For each cache: how long the model took to rank its configurations (every core), its configurations, those the
 model rejects and, of those, the ones that ran when the cache was recorded (a launch the model must not reject);
 then bench_tune's table (our search with and without its stop rule, without the model, and Kernel Tuner's
 strategies over `--repeats` seeds) with the exact expectation of random sampling, and the timings' run-to-run
-noise. The device is the cache's own GPU (``device_name``, or ``--device`` where the cache names none).
+noise. The device is the one each cache names (``device_name``), or ``--device`` (for caches that name none).
 """
 
 from __future__ import annotations
@@ -37,13 +37,16 @@ def main(argv=None) -> int:
     parser.add_argument("caches", nargs="+", type=Path, help="Kernel Tuner cache files (.json, .json.gz)")
     parser.add_argument("--spec", type=Path, required=True, help="the SPEC that describes the caches' kernel")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each random Kernel Tuner strategy")
+    parser.add_argument(
+        "--device", help="the caches' GPU (library name or alias, or a .toml), for caches that name none"
+    )
     args = parser.parse_args(argv)
     try:
         spec = load_tunable_spec(args.spec)
         replays = []
         for path in args.caches:
             start = time.perf_counter()
-            replay = bench_tune.Replay(path, spec, None)
+            replay = bench_tune.Replay(path, spec, None, args.device)
             seconds = time.perf_counter() - start
             rejected = replay.predictions.rejected
             ran = sum(replay.times.get(bench_tune._key(p, replay.names)) is not None for p, _ in rejected)
