@@ -326,8 +326,8 @@ def test_a_switch_the_model_is_wrong_about_is_measured_at_both_values_early():
 
 
 def test_a_corner_the_model_is_wrong_about_is_probed_early():
-    """Issue 56: the model is right near its favourite (narrow blocks) and wrong about the wide ones, which run a
-    third faster than it says; the search measures a block width three doublings (two length scales) from every
+    """Issue 56: the model is right near its favourite (narrow blocks) and wrong about the wide ones, which run about
+    a quarter faster than it says; the search measures a block width three doublings (two length scales) from every
     measured one from its fourth measurement on, and finds the best there, where without that probe it walks to
     it one doubling at a time and gets there at its 8th."""
     from pystencils_perf.tune.search import SearchSettings
