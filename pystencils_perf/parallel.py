@@ -9,7 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 
 from .errors import ConfigurationError
 
@@ -38,6 +38,22 @@ def can_fork() -> bool:
     """Whether workers can start as copies of this process, inheriting what it loaded (kernels, plugins); not
     in a daemonic worker (one of a `multiprocessing.Pool`), which may not have children."""
     return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+
+
+def map_on_every_core(function: Callable, items: Sequence) -> list:
+    """``[function(item) for item in items]``, one thread per core: for work that waits on a child process (a
+    compiler), which releases the GIL meanwhile. Ctrl-C cancels the items not yet started."""
+    workers = min(available_cores(), len(items))
+    if workers <= 1:
+        return [function(item) for item in items]
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
+        results = list(pool.map(function, items))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return results
 
 
 def run_tasks(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,8 @@ import pystencils_perf as pp
 from pystencils_perf.catalog import star_3d
 from pystencils_perf.errors import ConfigurationError
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec
-from pystencils_perf.parallel import can_fork, resolve_jobs, run_tasks
+from pystencils_perf import parallel
+from pystencils_perf.parallel import can_fork, map_on_every_core, resolve_jobs, run_tasks
 from pystencils_perf.rank import MIN_CANDIDATES_PER_WORKER
 from pystencils_perf.tune.replay import spec_candidates
 
@@ -117,6 +119,19 @@ def test_tasks_come_back_in_order_and_progress_sees_each_with_the_total(jobs):
 def test_a_number_of_jobs_that_is_not_a_count_is_refused(jobs):
     with pytest.raises(ConfigurationError, match="jobs must be"):
         resolve_jobs(jobs)
+
+
+def test_compilers_run_one_per_core_and_their_results_come_back_in_order(monkeypatch):
+    """Per-launch compilation waits on one compiler per core: three cores, three items that each wait until all
+    three have started (a serial map would wait forever, here until the barrier's timeout breaks it)."""
+    monkeypatch.setattr(parallel, "available_cores", lambda: 3)
+    all_started = threading.Barrier(3, timeout=30)
+
+    def compile_(item):
+        all_started.wait()
+        return item * 10
+
+    assert map_on_every_core(compile_, [1, 2, 3]) == [10, 20, 30]
 
 
 def test_an_unknown_executor_is_refused():

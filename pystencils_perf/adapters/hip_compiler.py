@@ -19,13 +19,12 @@ import re
 import shutil
 import subprocess
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import PerfError
 from .compiler_cache import compiler_output
-from ..parallel import available_cores
+from ..parallel import map_on_every_core
 from ..resources import AssemblyCounts, ResourceUsage
 from .cuda_compiler import translation_unit
 
@@ -143,10 +142,9 @@ def kernels_resources(kernels, arch: str, compiler: Hipcc) -> tuple[ResourceUsag
     from pystencils.include import get_pystencils_include_path
 
     include_dirs = (get_pystencils_include_path(),)
-    with ThreadPoolExecutor(max_workers=max(1, min(len(kernels), available_cores()))) as pool:
-        return tuple(
-            pool.map(lambda k: compile_resources(hip_source(k), k.name, arch, compiler, include_dirs), kernels)
-        )
+    return tuple(
+        map_on_every_core(lambda k: compile_resources(hip_source(k), k.name, arch, compiler, include_dirs), kernels)
+    )
 
 
 @functools.lru_cache(maxsize=512)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from pystencils_perf.adapters.cuda_compiler import compile_resources, compiler_for
 from pystencils_perf.errors import HarvestError
 from pystencils_perf.hookspecs import hookimpl
+from pystencils_perf.parallel import map_on_every_core
 
 if TYPE_CHECKING:
     from .description import CudaKernel
@@ -93,8 +94,8 @@ def perf_launch_resources(kernel, model, launches, device):
         return None
     compiler, arch = chosen
     function = kernel.function or kernel.name
-    return {
-        launch: compile_resources(translation_unit(kernel, launch.block), function, arch, compiler)
-        for launch in launches
-        if launch.fold == (1, 1, 1)
-    }
+    unfolded = [launch for launch in launches if launch.fold == (1, 1, 1)]
+    sources = [translation_unit(kernel, launch.block) for launch in unfolded]
+    # each launch's code is compiled alone (the source's macros may define anything): one compiler per core
+    compiled = map_on_every_core(lambda source: compile_resources(source, function, arch, compiler), sources)
+    return dict(zip(unfolded, compiled))
