@@ -67,12 +67,18 @@ class CompiledRegisters:
     Register the plugin with ``get_plugin_manager().register(CompiledRegisters())``.
     """
 
-    def __init__(self, folder: Path = EXTERNAL_DATA):
+    def __init__(self, folder: Path = EXTERNAL_DATA, table: Path | None = None, spills: bool = True):
         self.folder = folder
+        #: one table for every device (a study's), instead of the folder's by architecture
+        self.table = table
+        #: False: each launch's registers alone, its spills left out (what the spills add, in a study)
+        self.spills = spills
 
     def table_for(self, device, shared_memory: bool = False) -> Path | None:
         """The table of `device`'s architecture (``sm_86``, ``gfx90a``), if one was compiled; of the
         shared-memory variant's code (``convolution15_shmem_registers_<arch>.csv``) with `shared_memory`."""
+        if self.table is not None:
+            return self.table
         capability = device.compute_capability or ""
         arch = capability if capability.startswith("gfx") else "sm_" + capability.replace(".", "")
         path = self.folder / f"convolution15_{'shmem_' if shared_memory else ''}registers_{arch}.csv"
@@ -90,6 +96,8 @@ class CompiledRegisters:
         # the shared-memory tables key use_padding too, which the description names as a constant
         variant = (constants["tsx"], constants["tsy"], read_only) + ((constants["padding"],) if shared_memory else ())
         found = {launch: table.get((*launch.block[:2], *variant)) for launch in launches}
+        if not self.spills:
+            found = {launch: u and replace(u, spill_store_bytes=0, spill_load_bytes=0) for launch, u in found.items()}
         return {launch: usage for launch, usage in found.items() if usage is not None}
 
 

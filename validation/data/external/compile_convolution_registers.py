@@ -82,9 +82,15 @@ def configurations(caches: list[Path], fixed: dict = FIXED, key: tuple[str, ...]
     for path in caches:
         with gzip.open(path, "rt") if path.suffix == ".gz" else open(path) as fh:
             for entry in json.load(fh)["cache"].values():
-                if all(entry.get(k) == v for k, v in fixed.items()):
+                if has_fixed(entry, fixed):
                     found.add(tuple(int(entry[k]) for k in key))
     return sorted(found)
+
+
+def has_fixed(entry: dict, fixed: dict) -> bool:
+    """Whether a cache row has the `fixed` values; a parameter the cache does not tune has it (Kernel Tuner's own
+    convolution caches stage every tile in shared memory and name no ``use_shmem``)."""
+    return all(entry.get(k, v) == v for k, v in fixed.items())
 
 
 @functools.cache
@@ -132,19 +138,22 @@ def launch_fails(registers: int, threads: int, device) -> bool:
     return device.blocks_by_registers(registers, threads) == 0
 
 
-def check(table: Path, caches: list[Path], device, fixed: dict = FIXED, key: tuple[str, ...] = KEY) -> str:
+def check(table: Path, caches: list[Path], device, fixed: dict = FIXED, key: tuple[str, ...] = KEY, only=None) -> str:
     """How the table's registers agree with the launches each cache reports as failed at run time, on a GPU
     with `device`'s register file (the A100's for sm_80 and sm_86: 64 K registers per SM in units of 256); a
-    configuration the table lacks (it did not compile) counts as failing."""
+    configuration the table lacks (it did not compile) counts as failing. `only`: the configurations compiled
+    (``--configurations``), where not every one of the caches' was."""
     rows = read_table(table)
     lines = []
     for path in caches:
         failed = ran = failed_predicted = ran_predicted = 0
         with gzip.open(path, "rt") as fh:
             for entry in json.load(fh)["cache"].values():
-                if not all(entry.get(k) == v for k, v in fixed.items()):
+                if not has_fixed(entry, fixed):
                     continue
                 config = tuple(int(entry[k]) for k in key)
+                if only is not None and config not in only:
+                    continue
                 fails = config not in rows or launch_fails(
                     rows[config].registers_per_thread, config[0] * config[1], device
                 )
@@ -204,10 +213,20 @@ def main(argv=None) -> int:
         action="store_true",
         help="compile nothing: compare the table `out` with the caches' launches that failed",
     )
+    parser.add_argument(
+        "--function",
+        default=FUNCTION,
+        help=f"the kernel's name as ptxas reports it (default {FUNCTION}, the source's C++ name; Kernel Tuner's own "
+        'convolution.cu declares it extern "C": convolution_kernel)',
+    )
     args = parser.parse_args(argv)
+    fixed, key = (SHMEM_FIXED, SHMEM_KEY) if args.shmem else (FIXED, KEY)
+    chosen_configs = None
+    if args.configurations:
+        with open(args.configurations, newline="") as fh:
+            chosen_configs = {tuple(int(row[k]) for k in key) for row in csv.DictReader(fh)}
     if args.check:
-        fixed, key = (SHMEM_FIXED, SHMEM_KEY) if args.shmem else (FIXED, KEY)
-        print(check(args.out, args.caches, get_device("A100-PCIe-40GB"), fixed, key))
+        print(check(args.out, args.caches, get_device("A100-PCIe-40GB"), fixed, key, chosen_configs))
         return 0
     driver = hip_compiler if args.arch.startswith("gfx") else cuda_compiler
     chosen = driver.compiler_for(args.arch if driver is hip_compiler else args.arch[3:4] + "." + args.arch[4:])
@@ -226,13 +245,13 @@ def main(argv=None) -> int:
         print("--sass needs nvdisasm (a CUDA toolkit's, or pip install nvidia-cuda-nvdisasm)", file=sys.stderr)
         return 2
 
-    fixed, key = (SHMEM_FIXED, SHMEM_KEY) if args.shmem else (FIXED, KEY)
+    function = args.function
 
     def compiled(config):
         macros = {**fixed, **dict(zip(key, config))}
         source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
         if amd:
-            usage, counts = hip_compiler.compile_code(source, FUNCTION, arch, compiler)
+            usage, counts = hip_compiler.compile_code(source, function, arch, compiler)
             trips = trips_per_thread(counts, config[2] * config[3])
             return replace(
                 usage,
@@ -247,14 +266,14 @@ def main(argv=None) -> int:
         ):
             cubin = Path(folder) / ("_".join(map(str, config)) + ".cubin")
             try:
-                report = compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)
+                report = compiler.ptxas_report(source, function, arch, (), cubin=cubin)
             except PerfError as error:  # e.g. a shared tile over the 48 KiB a static array may take
                 if not args.shmem:
                     raise
                 print(f"{'_'.join(map(str, config))}: {error}", file=sys.stderr)
                 return None  # no row: Kernel Tuner's CompilationFailedConfig
-            counts = sass.cubin_counts(cubin, FUNCTION, nvdisasm) if nvdisasm else None
-        usage = cuda_compiler.parse_resource_usage(report, FUNCTION, arch, compiler.name)
+            counts = sass.cubin_counts(cubin, function, nvdisasm) if nvdisasm else None
+        usage = cuda_compiler.parse_resource_usage(report, function, arch, compiler.name)
         if counts is None:
             return usage
         trips = trips_per_thread(counts, config[2] * config[3])
@@ -268,9 +287,7 @@ def main(argv=None) -> int:
             return 2
         args.cubins.mkdir(parents=True, exist_ok=True)
     configs = configurations(args.caches, fixed, key)
-    if args.configurations:
-        with open(args.configurations, newline="") as fh:
-            chosen_configs = {tuple(int(row[k]) for k in key) for row in csv.DictReader(fh)}
+    if chosen_configs is not None:
         configs = [c for c in configs if c in chosen_configs]
     if args.tiles:
         tiles = {tuple(int(n) for n in tile.split("x")) for tile in args.tiles.split(",")}
