@@ -107,13 +107,29 @@ KTT_COUNTERS = "rtx2080ti_convolution15_ktt_counters.csv"
 KTT_REGISTER_KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y", "READ_ONLY")
 
 
+#: what KTT's kernel spills where its binary held 255 registers, compiled (`rtx2080ti_convolution/compile_spills.py`)
+KTT_SPILLS = "ktt_convolution15_spills_sm_75.csv"
+
+
 class KttRegisters:
     """A `perf_launch_resources` plugin: the registers each launch of KTT's convolution (PADDING 0, as the
     description `rtx2080ti_convolution/convolution_shmem.py` has it) ran with on the RTX 2080 Ti, from its
-    counters' ``registers`` column."""
+    counters' ``registers`` column, and its spills where the kernel compiled for sm_75 has them with the same
+    registers (`KTT_SPILLS`)."""
 
-    def __init__(self, rows: list[dict]):
+    def __init__(self, rows: list[dict], spills: Path | None = EXTERNAL_DATA / KTT_SPILLS):
         self.registers = {tuple(int(r[k]) for k in KTT_REGISTER_KEY): int(r["registers"]) for r in rows}
+        self.spills = {}
+        if spills is not None and spills.exists():
+            with open(spills, newline="") as fh:
+                table = csv.DictReader(line for line in fh if not line.startswith("#"))
+                # a compile stands in for the binary where it holds the binary's registers (nvcc 13 fits some
+                # launches of 255 registers in KTT's run into 75-188, without spills)
+                self.spills = {
+                    key: (int(r["spill_store_bytes"]), int(r["spill_load_bytes"]))
+                    for r in table
+                    if self.registers.get(key := tuple(int(r[k]) for k in KTT_REGISTER_KEY)) == int(r["registers"])
+                }
 
     @hookimpl
     def perf_launch_resources(self, kernel, model, launches, device):
@@ -121,8 +137,12 @@ class KttRegisters:
         if "tsx" not in constants or device.name != get_device("RTX-2080-Ti").name:
             return None
         variant = (constants["tsx"], constants["tsy"], int(kernel.arrays[0].read_only))
-        found = {launch: self.registers.get((*launch.block[:2], *variant)) for launch in launches}
-        return {launch: ResourceUsage("sm_75", r, 0, 0, 0, "KTT's run") for launch, r in found.items() if r}
+        keys = {launch: (*launch.block[:2], *variant) for launch in launches}
+        return {
+            launch: ResourceUsage("sm_75", self.registers[key], *self.spills.get(key, (0, 0)), 0, "KTT's run")
+            for launch, key in keys.items()
+            if self.registers.get(key)
+        }
 
 
 def ktt_padding_0_rows() -> list[dict]:
