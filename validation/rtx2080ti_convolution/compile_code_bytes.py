@@ -85,6 +85,18 @@ def configurations(counters: Path | None) -> list[tuple[int, ...]]:
     return [c for c in chosen if shared_copy_bytes(*c[:4]) <= MAX_SHARED_BYTES]
 
 
+def sm_75_compiler():
+    """The compiler that builds sm_75 (nvcc on PATH, else the NVRTC wheels) and the architecture, or None."""
+    chosen = cuda_compiler.compiler_for("7.5")
+    return chosen if chosen is not None and chosen[1] == "sm_75" else None
+
+
+def translation_unit(text: str, config: tuple[int, ...]) -> str:
+    """KTT's kernel source `text` with the counters' image and filter (`FIXED`) and `config` (by `KEY`) defined."""
+    macros = {**FIXED, **dict(zip(KEY, config))}
+    return "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
+
+
 def read_table(path: Path) -> dict[tuple[int, ...], int]:
     """A table this script wrote: configuration -> code bytes (the rows a new run keeps instead of compiling)."""
     rows = list(csv.reader(line for line in path.read_text().splitlines() if not line.startswith("#")))
@@ -106,16 +118,15 @@ def main(argv=None) -> int:
         if path is not None and not path.is_file():
             print(f"no such file: {path}", file=sys.stderr)
             return 2
-    chosen = cuda_compiler.compiler_for("7.5")
-    if chosen is None or chosen[1] != "sm_75":
+    chosen = sm_75_compiler()
+    if chosen is None:
         print("no installed compiler builds sm_75", file=sys.stderr)
         return 2
     compiler, arch = chosen
     text = args.source.read_text()
 
     def code_bytes(config) -> int:
-        macros = {**FIXED, **dict(zip(KEY, config))}
-        source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
+        source = translation_unit(text, config)
         with tempfile.TemporaryDirectory(prefix="ktt-cubin-") as folder:
             cubin = Path(folder) / "kernel.cubin"
             compiler.ptxas_report(source, FUNCTION, arch, (), cubin=cubin)

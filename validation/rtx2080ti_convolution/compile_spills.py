@@ -23,7 +23,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from compile_code_bytes import FIXED, FUNCTION, KEY
+from compile_code_bytes import FIXED, FUNCTION, KEY, sm_75_compiler, translation_unit
 from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.errors import PerfError
 from pystencils_perf.outputs import replacing_file
@@ -49,17 +49,15 @@ def main(argv=None) -> int:
     if not args.source.is_file():
         print(f"no such file: {args.source}", file=sys.stderr)
         return 2
-    chosen = cuda_compiler.compiler_for("7.5")
-    if chosen is None or chosen[1] != "sm_75":
+    chosen = sm_75_compiler()
+    if chosen is None:
         print("no installed compiler builds sm_75", file=sys.stderr)
         return 2
     compiler, arch = chosen
     text = args.source.read_text()
 
     def resources(config):
-        macros = {**FIXED, **dict(zip(KEY, config))}
-        source = "".join(f"#define {k} {v}\n" for k, v in macros.items()) + text
-        return cuda_compiler.compile_resources(source, FUNCTION, arch, compiler)
+        return cuda_compiler.compile_resources(translation_unit(text, config), FUNCTION, arch, compiler)
 
     configs = full_register_configurations()
     try:
