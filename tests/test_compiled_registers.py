@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import pystencils_perf as pp
+from pystencils_perf.launch import LaunchConfig
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec
 from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.resources import AssemblyCounts
@@ -16,7 +17,7 @@ from pystencils_perf.resources import AssemblyCounts
 VALIDATION = Path(__file__).resolve().parents[1] / "validation"
 EXTERNAL = VALIDATION / "data" / "external"
 sys.path.insert(0, str(VALIDATION))
-from convolution_summary import CompiledRegisters  # noqa: E402
+from convolution_summary import CompiledRegisters, KttRegisters, ktt_padding_0_rows  # noqa: E402
 
 sys.path.remove(str(VALIDATION))
 sys.path.insert(0, str(EXTERNAL))
@@ -91,6 +92,21 @@ def test_the_measured_kernels_launches_get_their_own_registers_and_spills(compil
 def test_each_gpu_reads_its_own_architectures_table(device, table):
     path = CompiledRegisters().table_for(pp.get_device(device))
     assert (path.name if path else None) == (f"convolution15_registers_{table}.csv" if table else None)
+
+
+def test_ktts_launches_take_the_compiled_spills_where_the_compile_has_their_registers():
+    """KTT's counters name each binary's registers, not its spills: those come from compiling its kernel, and only
+    where the compile holds the binary's registers (blocks 32x2 with a 3x8 tile: the binary held 255 registers and
+    spilled, nvcc 13 fits the thread into fewer and spills nothing, so that compile does not stand in for it)."""
+    plugin = KttRegisters(ktt_padding_0_rows())
+    heavy, refitted = (16, 8, 3, 6, 0), (32, 2, 3, 8, 0)
+    assert plugin.registers[heavy] == plugin.registers[refitted] == 255
+    assert plugin.spills[heavy][0] > 7000 and refitted not in plugin.spills
+    spec = load_tunable_spec(VALIDATION / "rtx2080ti_convolution" / "convolution_shmem.py")
+    kernel = spec.kernel({"TILE_SIZE_X": 3, "TILE_SIZE_Y": 6, "READ_ONLY": 0, "PADDING": 0})
+    launch = LaunchConfig((16, 8, 1), (1, 1, 1))
+    usage = plugin.perf_launch_resources(kernel, None, [launch], pp.get_device("RTX-2080-Ti"))[launch]
+    assert (usage.registers_per_thread, usage.spill_store_bytes) == (255, plugin.spills[heavy][0])
 
 
 def test_a_rolled_filter_loop_counts_once_per_trip():
