@@ -87,10 +87,15 @@ def configurations(caches: list[Path], fixed: dict = FIXED, key: tuple[str, ...]
     return sorted(found)
 
 
+#: what a cache that does not tune these parameters always does: Kernel Tuner's own convolution (benchmark_hub's
+#: ``currently_unused/kernels/convolution.cu``) stages every tile in shared memory and keeps the filter in constant
+#: memory, and its caches name neither
+UNTUNED = {"use_shmem": 1, "use_cmem": 1}
+
+
 def has_fixed(entry: dict, fixed: dict) -> bool:
-    """Whether a cache row has the `fixed` values; a parameter the cache does not tune has it (Kernel Tuner's own
-    convolution caches stage every tile in shared memory and name no ``use_shmem``)."""
-    return all(entry.get(k, v) == v for k, v in fixed.items())
+    """Whether a cache row has the `fixed` values (a parameter its cache does not tune has its `UNTUNED` value)."""
+    return all(entry.get(k, UNTUNED.get(k)) == v for k, v in fixed.items())
 
 
 @functools.cache
