@@ -96,10 +96,10 @@ def test_each_gpu_reads_its_own_architectures_table(device, table):
 
 def test_ktts_launches_take_the_compiled_spills_where_the_compile_has_their_registers():
     """KTT's counters name each binary's registers, not its spills: those come from compiling its kernel, and only
-    where the compile holds the binary's registers (blocks 32x2 with a 3x8 tile: the binary held 255 registers and
-    spilled, nvcc 13 fits the thread into fewer and spills nothing, so that compile does not stand in for it)."""
+    where the compile holds the binary's registers (blocks 16x8 with a 4x3 tile: the binary held 255 registers,
+    the compile 253, so that compile does not stand in for it)."""
     plugin = KttRegisters(ktt_padding_0_rows())
-    heavy, refitted = (16, 8, 3, 6, 0), (32, 2, 3, 8, 0)
+    heavy, refitted = (16, 8, 3, 6, 0), (16, 8, 4, 3, 0)
     assert plugin.registers[heavy] == plugin.registers[refitted] == 255
     assert plugin.spills[heavy][0] > 7000 and refitted not in plugin.spills
     spec = load_tunable_spec(VALIDATION / "rtx2080ti_convolution" / "convolution_shmem.py")

@@ -124,7 +124,7 @@ class KttRegisters:
             with open(spills, newline="") as fh:
                 table = csv.DictReader(line for line in fh if not line.startswith("#"))
                 # a compile stands in for the binary where it holds the binary's registers (nvcc 13 fits some
-                # launches of 255 registers in KTT's run into 75-188, without spills)
+                # launches of 255 registers in KTT's run into 75-188, without spills; data/external/README.md)
                 self.spills = {
                     key: (int(r["spill_store_bytes"]), int(r["spill_load_bytes"]))
                     for r in table

@@ -3,16 +3,17 @@
     git -C <clone of HiPerCoRe/KTT> show \\
         931c41570df4ae279a2fb1d422be781728b39bed:Examples/KernelTunerConvolution/KernelTunerConvolution.cu \\
         > /tmp/KernelTunerConvolution.cu
-    python3 validation/rtx2080ti_convolution/compile_spills.py /tmp/KernelTunerConvolution.cu \\
+    python3 validation/rtx2080ti_convolution/compile_spills.py --nvrtc /tmp/KernelTunerConvolution.cu \\
         validation/data/external/ktt_convolution15_spills_sm_75.csv
 
 KTT's export (`rtx2080ti_convolution15_ktt_counters.csv`) names each launch's registers, as its binary had them,
 but not what the binary spilled. Every PADDING 0 launch at 255 registers (the most a thread may hold, where a
 compiler spills what does not fit) is compiled for sm_75 here, with the image and filter of the counters
 (`compile_code_bytes.FIXED`), and ptxas' registers and spill bytes per thread are kept; the validations read them
-through `convolution_summary.KttRegisters`. The compiler (nvcc on PATH, else the NVRTC wheels) stands in for the
-one that built the measured binaries; the counters' local-memory sectors check it (`README.md` of
-`data/external`). Each configuration's report is kept in pystencils' cache folder: a run again compiles nothing.
+through `convolution_summary.KttRegisters`. The compiler stands in for the one that built the measured binaries:
+nvcc on PATH (else the NVRTC wheels), or with ``--nvrtc`` the NVRTC wheels, as KTT compiles at run time with NVRTC,
+which the committed table used; the counters' local-memory sectors check both (`README.md` of `data/external`).
+Each configuration's report is kept in pystencils' cache folder: a run again compiles nothing.
 """
 
 from __future__ import annotations
@@ -45,13 +46,22 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="KTT's KernelTunerConvolution.cu (see above)")
     parser.add_argument("out", type=Path, help="the CSV to write")
+    parser.add_argument(
+        "--nvrtc",
+        action="store_true",
+        help="compile with the NVRTC wheels (KTT compiles its kernels at run time with NVRTC) instead of nvcc",
+    )
     args = parser.parse_args(argv)
     if not args.source.is_file():
         print(f"no such file: {args.source}", file=sys.stderr)
         return 2
-    chosen = sm_75_compiler()
+    if args.nvrtc:
+        nvrtc = cuda_compiler.find_nvrtc()
+        chosen = (nvrtc, "sm_75") if nvrtc is not None and "sm_75" in nvrtc.archs else None
+    else:
+        chosen = sm_75_compiler()
     if chosen is None:
-        print("no installed compiler builds sm_75", file=sys.stderr)
+        print(f"no installed {'NVRTC' if args.nvrtc else 'compiler'} builds sm_75", file=sys.stderr)
         return 2
     compiler, arch = chosen
     text = args.source.read_text()
