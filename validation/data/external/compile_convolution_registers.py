@@ -224,6 +224,12 @@ def main(argv=None) -> int:
         help=f"the kernel's name as ptxas reports it (default {FUNCTION}, the source's C++ name; Kernel Tuner's own "
         'convolution.cu declares it extern "C": convolution_kernel)',
     )
+    parser.add_argument(
+        "--nvrtc",
+        action="store_true",
+        help="NVIDIA: compile with the NVRTC wheels (`nvidia-cuda-nvrtc-cu11`: NVRTC 11.8 and its ptxas), an older "
+        "compiler than nvcc 13, nearer to the one the caches' binaries were built with",
+    )
     args = parser.parse_args(argv)
     fixed, key = (SHMEM_FIXED, SHMEM_KEY) if args.shmem else (FIXED, KEY)
     chosen_configs = None
@@ -234,7 +240,11 @@ def main(argv=None) -> int:
         print(check(args.out, args.caches, get_device("A100-PCIe-40GB"), fixed, key, chosen_configs))
         return 0
     driver = hip_compiler if args.arch.startswith("gfx") else cuda_compiler
-    chosen = driver.compiler_for(args.arch if driver is hip_compiler else args.arch[3:4] + "." + args.arch[4:])
+    if args.nvrtc and driver is cuda_compiler:
+        nvrtc = cuda_compiler.find_nvrtc()
+        chosen = (nvrtc, args.arch) if nvrtc is not None and args.arch in nvrtc.archs else None
+    else:
+        chosen = driver.compiler_for(args.arch if driver is hip_compiler else args.arch[3:4] + "." + args.arch[4:])
     if chosen is None or chosen[1] != args.arch:
         print(f"no installed compiler builds {args.arch}", file=sys.stderr)
         return 2
