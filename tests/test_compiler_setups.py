@@ -40,3 +40,13 @@ def test_the_main_commands_pick_is_the_same_with_and_without_a_cuda_13_toolkit(m
     assert wheels_only.launch == with_toolkit.launch
     assert ranked.resources_note == ranked_too.resources_note and "sm_70, NVRTC 11.8" in ranked.resources_note
     assert [c.launch for c in ranked.candidates] == [c.launch for c in ranked_too.candidates]
+
+
+def test_nvrtc_stands_in_only_for_an_architecture_it_builds_exactly():
+    """The validations' `--nvrtc` tables take NVRTC 11.8 for an sm_XY it builds, and nothing nearby for one it does
+    not (nvcc's nearest-architecture fallback would silently compile something else)."""
+    nvrtc = cuda_compiler.find_nvrtc()
+    assert nvrtc is not None, "the NVRTC wheels are a default dependency: a fresh install has them"
+    compiler, arch = cuda_compiler.nvrtc_for("sm_75")
+    assert (compiler.name, arch) == (nvrtc.name, "sm_75") and "sm_75" in nvrtc.archs
+    assert "sm_120" not in nvrtc.archs and cuda_compiler.nvrtc_for("sm_120") is None

@@ -201,6 +201,13 @@ def find_nvrtc() -> Nvrtc | None:
     return Nvrtc(str(library), str(ptxas), headers)
 
 
+def nvrtc_for(arch: str) -> tuple[Nvrtc, str] | None:
+    """The NVRTC wheels' compiler and `arch` (``sm_XY``) where it builds exactly that, else None: an older compiler
+    than nvcc 13, nearer to the ones that built binaries measured before it (the validations' compiled tables)."""
+    nvrtc = find_nvrtc()
+    return (nvrtc, arch) if nvrtc is not None and arch in nvrtc.archs else None
+
+
 @functools.cache
 def available_compilers() -> tuple[CudaCompiler, ...]:
     """The compilers found, in the order they are preferred: nvcc on PATH, then NVRTC from pip wheels."""

@@ -55,11 +55,7 @@ def main(argv=None) -> int:
     if not args.source.is_file():
         print(f"no such file: {args.source}", file=sys.stderr)
         return 2
-    if args.nvrtc:
-        nvrtc = cuda_compiler.find_nvrtc()
-        chosen = (nvrtc, "sm_75") if nvrtc is not None and "sm_75" in nvrtc.archs else None
-    else:
-        chosen = sm_75_compiler()
+    chosen = cuda_compiler.nvrtc_for("sm_75") if args.nvrtc else sm_75_compiler()
     if chosen is None:
         print(f"no installed {'NVRTC' if args.nvrtc else 'compiler'} builds sm_75", file=sys.stderr)
         return 2

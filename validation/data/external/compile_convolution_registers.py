@@ -241,8 +241,7 @@ def main(argv=None) -> int:
         return 0
     driver = hip_compiler if args.arch.startswith("gfx") else cuda_compiler
     if args.nvrtc and driver is cuda_compiler:
-        nvrtc = cuda_compiler.find_nvrtc()
-        chosen = (nvrtc, args.arch) if nvrtc is not None and args.arch in nvrtc.archs else None
+        chosen = cuda_compiler.nvrtc_for(args.arch)
     else:
         chosen = driver.compiler_for(args.arch if driver is hip_compiler else args.arch[3:4] + "." + args.arch[4:])
     if chosen is None or chosen[1] != args.arch:
