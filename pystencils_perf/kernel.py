@@ -9,6 +9,7 @@ thread symbols below and loop counters.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -238,6 +239,10 @@ class KernelModel:
     #: a condition on ``blockDim`` (Kernel Tuner's ``#if``): for block sizes where it is false the code
     #: has no guard at all, every access runs and every point is active
     guards_compiled_when: sp.Basic = sp.true
+    #: every thread computes all of its points, whether `domain` has them or not (tiled hand-written code whose
+    #: guard skips the stores only): a block at the grid's edge runs what the others run, and its points outside
+    #: the domain cost the SMs as much as updates (`launched_points_per_lup`)
+    computes_outside_domain: bool = False
     #: arrays in shared memory, one per block: `Field`s of base offset 0 whose extents may be expressions of
     #: ``blockDim`` and whose strides may name `block_values` (a row padded by a rule of the block size)
     shared_arrays: tuple[Field, ...] = ()
@@ -322,6 +327,15 @@ class KernelModel:
         read."""
         own = self.launch_resources(fold, block)
         return None if own is None else own.instructions_per_thread
+
+    def launched_points_per_lup(self, block: tuple[int, int, int]) -> float:
+        """The points the SMs compute per lattice update in blocks of `block`: 1, or where the kernel computes
+        outside its domain (`computes_outside_domain`), the launched threads over the threads the work needs
+        (the grid rounds each axis up to whole blocks)."""
+        if not self.computes_outside_domain:
+            return 1.0
+        launched = math.prod(-(-n // b) * b for n, b in zip(self.work_items, block))
+        return launched / math.prod(self.work_items)
 
     def with_alignment(self, offsets_bytes: dict[str, int]) -> KernelModel:
         """The same kernel with other base offsets (bytes from a 256-B boundary) per field."""

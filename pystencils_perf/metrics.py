@@ -22,7 +22,8 @@ VOLUME_FIELDS = (
 
 @dataclass(frozen=True)
 class Metrics:
-    """Per lattice update (Lup) unless the name says otherwise."""
+    """Per lattice update (Lup) unless the name says otherwise; the compute of a kernel that computes outside its
+    domain (`KernelModel.computes_outside_domain`: its FP work and shared loads) in the grid's edge blocks too."""
 
     #: L1 cycles from bank conflicts of all load instructions
     l1_cycles_per_lup: float

@@ -800,3 +800,36 @@ def test_where_the_sass_was_read_its_instructions_set_the_issue_term():
     assert estimated.metrics.extras["warp_instructions_per_lup"] != pytest.approx(
         1000.0 * estimated.metrics.extras["warps_per_lup"]
     )
+
+
+def test_a_kernel_that_computes_outside_its_guard_pays_for_its_edge_blocks(a100):
+    """Kernel Tuner's shared-memory convolution computes every output of a thread's tile and guards only the stores:
+    KTT's counters on an RTX 2080 Ti count 225 FP32 instructions per launched point, not per update, in all 2640
+    launches (validation/shared_memory/report.md, "The grid's edge"). 48-wide blocks cover 1000 points with 21
+    blocks, 1008 threads; 40-wide ones with 25 blocks exactly."""
+    desc = CudaKernel(
+        name="guarded stores",
+        arrays=(Array("a", "float", (1024,)), Array("b", "float", (1000,))),
+        threads=(1000,),
+        indices={"x": "blockIdx.x * blockDim.x + threadIdx.x"},
+        guard="x < 1000",
+        load_guard="x < 1024",
+        loads=("a[x]",),
+        stores=("b[x]",),
+        flops_per_lup=450.0,
+    )
+    inside, outside = desc.model(), replace(desc, computes_outside_guard=True).model()
+    assert inside.launched_points_per_lup((48, 1, 1)) == 1.0
+    assert outside.launched_points_per_lup((48, 1, 1)) == pytest.approx(1008 / 1000)
+    assert outside.launched_points_per_lup((40, 1, 1)) == 1.0
+    for block, launched in (((48, 1, 1), 1008 / 1000), ((40, 1, 1), 1.0)):
+        metrics = [
+            pp.rank(m, a100, blocks=[block], folds=[(1, 1, 1)], model="throughput").best.metrics
+            for m in (inside, outside)
+        ]
+        assert metrics[1].flops_per_lup == pytest.approx(450.0 * launched)
+        assert metrics[0].flops_per_lup == 450.0
+        # per warp a load, a store and 225 FMAs, the FMAs of the edge block's warps too; two warps per block
+        for m, fmas in zip(metrics, (225.0, 225.0 * launched)):
+            assert m.extras["warp_instructions_per_lup"] == pytest.approx((2 + fmas) * 2 / block[0])
+        assert metrics[1].extras["warps_per_lup"] == pytest.approx(metrics[0].extras["warps_per_lup"] * launched)

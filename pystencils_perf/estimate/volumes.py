@@ -476,6 +476,8 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         device,
     )
     shared = shared_requests(model, tuple(block), bids[:1], device)
+    # the compute of a kernel that computes outside its domain runs in the grid's edge blocks as in the others
+    launched = model.launched_points_per_lup(tuple(block))
     spill_l2_load, spill_l2_store = spills.reaching("L2")
     spill_dram_load, spill_dram_store = spills.reaching("DRAM")
 
@@ -486,16 +488,16 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         l2_store_bytes_per_lup=l2_store + spill_l2_store,
         dram_load_bytes_per_lup=dram_load / wave_lups + spill_dram_load,
         dram_store_bytes_per_lup=dram_store / wave_lups + spill_dram_store,
-        flops_per_lup=model.flops_per_lup,
+        flops_per_lup=model.flops_per_lup * launched,
         blocks_per_sm=occ.blocks_per_sm,
         occupancy_limited_by=occ.limited_by,
         registers_per_thread=model.registers_for(model.fold, block) or 0,
         spill_load_bytes_per_lup=spills.load_bytes_per_lup,
         spill_store_bytes_per_lup=spills.store_bytes_per_lup,
         spill_level=spills.level if spills.bytes_per_lup else "",
-        shared_load_wavefronts_per_lup=shared.load_wavefronts_per_lup,
+        shared_load_wavefronts_per_lup=shared.load_wavefronts_per_lup * launched,
         shared_store_wavefronts_per_lup=shared.store_wavefronts_per_lup,
-        shared_load_requests_per_lup=shared.load_requests_per_lup,
+        shared_load_requests_per_lup=shared.load_requests_per_lup * launched,
         shared_store_requests_per_lup=shared.store_requests_per_lup,
         wave_blocks=wave_blocks,
         grid=grid,

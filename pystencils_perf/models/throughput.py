@@ -246,13 +246,15 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
     # lines a warp store writes in part: its lines less the lines its lanes' bytes would fill
     counts["partly_stored_lines_per_lup"] = max(float(store_lines) - stored_bytes / device.l1_line_bytes, 0.0) / lups
     counts["stores_per_update"] = float(stores_active) / lups  # a folded thread's stores, one point's each
-    fma_instructions = model.flops_per_lup / 2 * point_warps / lups
+    # the blocks at the grid's edge compute as the others do where the kernel computes outside its domain
+    launched = model.launched_points_per_lup(block)
+    fma_instructions = model.flops_per_lup / 2 * point_warps / lups * launched
     counts["warp_instructions_per_lup"] = (
         counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"] + store_requests + fma_instructions
     )
     counts["point_lane_utilization"] = lups / (warp * point_warps)
     blocks, threads_per_block = threads.coords.shape[:2]
-    counts["warps_per_lup"] = blocks * -(-threads_per_block // warp) / lups
+    counts["warps_per_lup"] = blocks * -(-threads_per_block // warp) / lups * launched
     return counts
 
 

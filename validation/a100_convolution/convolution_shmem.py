@@ -68,4 +68,5 @@ def kernel_for(params: dict) -> CudaKernel:
         shared_loads=("sh_input[threadIdx.y + yi * blockDim.y + i][threadIdx.x + xi * blockDim.x + j]",),
         inner_loops={"i": (0, 15), "j": (0, 15)},
         flops_per_lup=2.0 * 225,
+        computes_outside_guard=True,
     )

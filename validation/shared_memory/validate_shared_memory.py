@@ -73,7 +73,9 @@ def wavefront_agreement(rows: list[dict]) -> list[str]:
         grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
         got = shared_requests(model, block, representative_blocks(grid)[:1], device)
         updates = spec.lattice_updates
-        errors[LOADS].append(got.load_wavefronts_per_lup * updates / float(r[LOADS]) - 1)
+        # the compute's loads run in the grid's edge blocks as in the others (`Metrics`)
+        launched = model.launched_points_per_lup(block)
+        errors[LOADS].append(got.load_wavefronts_per_lup * launched * updates / float(r[LOADS]) - 1)
         errors[STORES].append(got.store_wavefronts_per_lup * updates / float(r[STORES]) - 1)
         counts = request_counts(model, LaunchConfig(block, (1, 1, 1)), device, tag_lookups)
         requests = counts["load_requests_per_lup"] + counts["read_only_load_requests_per_lup"]

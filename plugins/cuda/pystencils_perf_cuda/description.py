@@ -145,6 +145,9 @@ class CudaKernel:
         once however many of its iterations read it, as nvcc keeps it in a register.
     :param inner_loops: per-update loops whose iterations are not updates (a filter's taps over the staged tile),
         ``{counter: (start, stop)}``.
+    :param computes_outside_guard: every thread computes all of its outputs and `guard` skips only their stores
+        (tiled code as Kernel Tuner's convolution writes it): the blocks at the grid's edge cost the SMs as much as
+        the others, however few of their points are updates.
     """
 
     name: str
@@ -173,6 +176,7 @@ class CudaKernel:
     shared_stores: tuple[str, ...] = ()
     shared_load_guard: str | None = None
     inner_loops: dict[str, tuple] = field(default_factory=dict)
+    computes_outside_guard: bool = False
 
     def model(self, options: HarvestOptions | None = None) -> KernelModel:
         """The `KernelModel` of this description (what the adapter plugin returns)."""
@@ -510,6 +514,7 @@ class _Builder:
             merges_accesses_across_guards=False,  # written by hand: nvcc merges loads under one condition only
             loads_guarded_one_by_one=self.desc.load_guard is not None,  # the loads' own if
             guards_compiled_when=guarded_when,
+            computes_outside_domain=bool(self.desc.computes_outside_guard),
         )
 
 
