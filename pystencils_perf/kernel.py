@@ -177,6 +177,11 @@ class Loop:
 
     `updates` is False for a loop whose iterations are not lattice updates (a block's cooperative copy into
     shared memory, a filter's taps over the staged tile): the domain may not depend on it.
+
+    `splits_lanes` makes its iterations classes of lanes instead of instructions: an access over it is one
+    instruction per iteration of its other loops, which each lane runs at its own class's address (a loop unrolled
+    at run time runs an unrolled group at another iteration in lanes whose trip counts differ). A lane is in one
+    class at most: the access's guard says which.
     """
 
     counter: sp.Symbol
@@ -184,6 +189,7 @@ class Loop:
     stop: int
     step: int = 1
     updates: bool = True
+    splits_lanes: bool = False
 
     @property
     def values(self) -> range:
@@ -415,7 +421,7 @@ class KernelModel:
         for symbol, value in self.block_values:
             lines.append(f"  {symbol} = {value}")
         for lp in self.loops:
-            kind = "" if lp.updates else "   (no updates)"
+            kind = ("" if lp.updates else "   (no updates)") + ("   (classes of lanes)" if lp.splits_lanes else "")
             lines.append(f"  loop {lp.counter} in range({lp.start}, {lp.stop}, {lp.step}){kind}")
         n_load, n_store = len(self.loads), len(self.stores)
         lines.append(f"  accesses: {n_load} loads, {n_store} stores")

@@ -72,6 +72,9 @@ class CompiledKernel:
 
     instructions: tuple[Instruction, ...]
     points: tuple[tuple[Affine, ...], ...]  # one conjunction per folded point: is this point active?
+    #: instructions (their positions in `instructions`) that a warp issues as one, each lane at the address of the
+    #: one whose guard it passes: an access's classes of lanes (`Loop.splits_lanes`)
+    joined: tuple[tuple[int, ...], ...] = ()
 
     def for_field(self, name: str, kind: AccessKind) -> tuple[Instruction, ...]:
         return self._by_field.get((name, kind), ())
@@ -83,6 +86,14 @@ class CompiledKernel:
         """How many loads of an instruction under `guards` a warp issues before it waits, where the code decides
         it (a loop unrolled at run time); 0 where the performance model estimates it."""
         return next((n for conj in guards if (n := self._in_flight.get(conj))), 0) if self._in_flight else 0
+
+    @functools.cached_property
+    def alone(self) -> tuple[Instruction, ...]:
+        """The instructions that a warp issues on their own, in order: all of them but the `joined` ones."""
+        if not self.joined:
+            return self.instructions
+        pieces = {i for group in self.joined for i in group}
+        return tuple(instr for i, instr in enumerate(self.instructions) if i not in pieces)
 
     @functools.cached_property
     def _by_field(self) -> dict[tuple[str, AccessKind], tuple[Instruction, ...]]:
@@ -303,6 +314,25 @@ def _group_table(model: KernelModel, relevant: tuple[int, ...]) -> _FormTable:
     return _FormTable([form for order in by_loops[relevant] for form in (accesses[order][2], *accesses[order][3])])
 
 
+@cached_by_identity(maxsize=64)
+def _common_thread_constraints(model: KernelModel, relevant: tuple[int, ...]) -> tuple:
+    """The constraints that every access of a loop group (`_symbolic_forms`) is under and that no block index
+    enters, by the loops they depend on: (positions in `relevant`, a table of those constraints) pairs. An
+    iteration of those loops that one of them rules out for every thread of the block is no instruction, whatever
+    the access and the other loops (a copy unrolled at run time: the classes of lanes that no lane is in), and is
+    left out before the accesses' forms are evaluated."""
+    _, accesses, by_loops = _symbolic_forms(model)
+    common = None
+    for order in by_loops[relevant]:
+        own = {t for t in accesses[order][3] if all(coord < len(TID) for _, coord, _ in t.terms)}
+        common = own if common is None else common & own
+    by_used: dict[tuple[int, ...], list[_Terms]] = {}
+    for t in common or ():
+        used = _loop_symbols(t)
+        by_used.setdefault(tuple(k for k, i in enumerate(relevant) if model.loops[i].counter in used), []).append(t)
+    return tuple((used, _FormTable(forms)) for used, forms in by_used.items())
+
+
 @dataclass(frozen=True)
 class _GuardGroup:
     """The accesses of a loop group under one guard, as `_compile` needs them for every block: their positions
@@ -459,11 +489,15 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     # one row per (iteration, access) that some thread may run: instruction key columns, its conjunction's id,
     # and (iteration, access) for the order of the unrolled code
     keys, conj_ids, firsts, conjunction_of, merge_of, field_kinds = [], [], [], {}, {}, {}
+    joins = []  # per row (access, iteration of the loops that do not split lanes), or -1 where none splits them
     in_flight: dict[int, int] = {}  # conjunction id: loads a warp issues at once under it (`Access.loads_in_flight`)
     for relevant in by_loops:
         # every iteration of the loops the group depends on at once: counter values as arrays
-        count = math.prod(sizes[i] for i in relevant)
-        positions = np.indices([sizes[i] for i in relevant], dtype=np.int64).reshape(len(relevant), count).T
+        common = _common_thread_constraints(model, relevant) if guarded else ()
+        positions = _iterations(loops, relevant, common, blockdim, block)
+        count = len(positions)
+        if not count:
+            continue
         numbers = {
             **blockdim,
             **{
@@ -472,6 +506,11 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
             },
         }
         iterations = positions @ np.array([strides[i] for i in relevant], dtype=np.int64)
+        splitting = [k for k, i in enumerate(relevant) if loops[i].splits_lanes]
+        if splitting:  # one instruction per iteration of the other loops: their iterations' classes of lanes join
+            kept = positions.copy()
+            kept[:, splitting] = 0
+            join_iterations = kept @ np.array([strides[i] for i in relevant], dtype=np.int64)
         table = _group_table(model, relevant)
         forms = table.values(numbers, count)
         merge_forms = None if model.merges_accesses_across_guards else table.values({**numbers, **unfolded}, count)
@@ -492,12 +531,26 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
             first[:, :, 0] = iterations[runs]
             first[:, :, 1] = g.orders[:, None]
             firsts.append(first.reshape(-1, 2))
-    instructions, groups, by_field = _merged_instructions(
+            join = np.full((n_access, n_runs, 2), -1, dtype=np.int64)
+            if splitting:
+                join[:, :, 0] = g.orders[:, None]
+                join[:, :, 1] = join_iterations[runs]
+            joins.append(join.reshape(-1, 2))
+    instructions, (groups, members), by_field, row_instructions = _merged_instructions(
         keys, conj_ids, firsts, list(field_kinds), list(conjunction_of)
     )
-    compiled = CompiledKernel(instructions, tuple(points))
-    # the grouping the estimators ask for, of the whole code and of each array and kind, from the tables
+    compiled = CompiledKernel(instructions, tuple(points), _joined(joins, row_instructions))
+    # the grouping the estimators ask for, of the whole code, of what issues alone and of each array and kind, from
+    # the tables
     offset_groups.seed(instructions, groups)
+    if compiled.joined:
+        alone = np.ones(len(instructions), dtype=bool)
+        alone[[i for group in compiled.joined for i in group]] = False
+        object.__setattr__(compiled, "alone", tuple(i for i, keep in zip(instructions, alone.tolist()) if keep))
+        offset_groups.seed(
+            compiled.alone,
+            [(key, offsets[alone[m]]) for (key, offsets), m in zip(groups, members) if alone[m].any()],
+        )
     for instrs, field_groups in by_field.values():
         offset_groups.seed(instrs, field_groups)
     object.__setattr__(compiled, "_by_field", {k: instrs for k, (instrs, _) in by_field.items()})
@@ -509,6 +562,52 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     return compiled
 
 
+def _iterations(loops, relevant: tuple[int, ...], common: tuple, blockdim: dict, block) -> np.ndarray:
+    """The iterations of the loops `relevant` (positions, one row each, in the order of the loops' nesting) that
+    some thread may run, as far as `common` (`_common_thread_constraints`) tells: each of its tables over the
+    iterations of its own loops."""
+    sizes = [len(loops[i].values) for i in relevant]
+    runs = np.ones(sizes, dtype=bool)
+    for used, table in common:
+        positions = _product([sizes[k] for k in used])
+        counters = {
+            loops[relevant[k]].counter: np.asarray(loops[relevant[k]].values)[positions[:, j]]
+            for j, k in enumerate(used)
+        }
+        values = np.moveaxis(table.values({**blockdim, **counters}, len(positions)), 0, 1)
+        shape = [sizes[k] if k in used else 1 for k in range(len(sizes))]
+        runs &= ~never_satisfied_each(values, block).reshape(shape)
+    return np.argwhere(runs)
+
+
+def _product(sizes: list[int]) -> np.ndarray:
+    """Every position of loops of `sizes`, one row each (one empty row where there are none)."""
+    return np.indices(sizes, dtype=np.int64).reshape(len(sizes), math.prod(sizes)).T
+
+
+def _joined(joins: list, row_instructions: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    """`CompiledKernel.joined` from each row's (access, iteration of the loops that do not split lanes), -1 where no
+    loop splits them, and its instruction: the distinct instructions of the rows of one pair, where they are
+    several, in the order of their first instruction; an instruction joins the first of them it is in."""
+    if not joins:
+        return ()
+    join = np.concatenate(joins)
+    split = join[:, 0] >= 0
+    if not split.any():
+        return ()
+    _, pair = first_of_equal_rows(join[split])
+    members: dict[int, set] = {}
+    for p, instruction in zip(pair.tolist(), row_instructions[split].tolist()):
+        members.setdefault(p, set()).add(instruction)
+    joined, taken = [], set()
+    for group in sorted((sorted(m) for m in members.values() if len(m) > 1), key=lambda m: m[0]):
+        group = [i for i in group if i not in taken]
+        if len(group) > 1:
+            joined.append(tuple(group))
+            taken.update(group)
+    return tuple(joined)
+
+
 def _guard_rows(guard, table, forms, merge_forms, block, conjunction_of: dict, merge_of: dict):
     """For a guard in each iteration of its loop group: whether some thread may run it, the id of its
     conjunction (in `conjunction_of`, which it extends) and the id of the guard its instruction is kept apart by
@@ -516,6 +615,7 @@ def _guard_rows(guard, table, forms, merge_forms, block, conjunction_of: dict, m
     count = forms.shape[1]
     values = np.stack([forms[table.row[t]] for t in guard], axis=1) if guard else np.zeros((count, 0, 7), np.int64)
     runs = ~never_satisfied_each(values, block)
+    _hold_alike(values)
     conj_id = np.zeros(count, dtype=np.int64)
     merge_id = np.zeros(count, dtype=np.int64)
     merge_values = (
@@ -523,17 +623,27 @@ def _guard_rows(guard, table, forms, merge_forms, block, conjunction_of: dict, m
         if merge_forms is None
         else (np.stack([merge_forms[table.row[t]] for t in guard], axis=1) if guard else values)
     )
+    if merge_values is not None:
+        _hold_alike(merge_values)
     running = np.flatnonzero(runs)
     if running.size:
         conj_id[running] = _ids_in_order(
             values[running],
             conjunction_of,
-            lambda rows: tuple(tuple.__new__(Affine, (tuple(row[:-1]), row[-1])) for row in rows),
+            lambda rows: tuple(tuple.__new__(Affine, (tuple(row[:-1]), row[-1])) for row in rows if any(row)),
             0,
         )
         if merge_values is not None:
             merge_id[running] = _ids_in_order(merge_values[running], merge_of, lambda rows: tuple(map(tuple, rows)), 1)
     return runs, conj_id, merge_id
+
+
+def _hold_alike(values: np.ndarray) -> None:
+    """Sets the offset of each constraint of `values` (..., 7) that no coordinate enters and that holds to 0: it
+    holds for every thread whatever its offset, so that conjunctions that differ in such offsets only are one (a
+    copy's path conditions on its loop counters), and it is no condition of the code (`_guard_rows` leaves it out
+    of the conjunction)."""
+    values[~values[..., :6].any(axis=-1) & (values[..., 6] >= 0), 6] = 0
 
 
 def _ids_in_order(values: np.ndarray, registry: dict, key_of, first_id: int) -> np.ndarray:
@@ -556,15 +666,18 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
     apart by) are one instruction, active under the distinct conjunctions of its rows; instructions and their
     conjunctions in the order of their first row in the unrolled code (iteration, then access).
 
-    Also their `offset_groups`, and per (field, kind) its instructions and their groups."""
+    Also their `offset_groups` with the instructions (positions) of each, per (field, kind) its instructions and
+    their groups, and each row's instruction (its position)."""
     if not keys:
-        return (), [], {}
+        return (), ([], []), {}, np.zeros(0, dtype=np.int64)
     key, conj, first = np.concatenate(keys), np.concatenate(conj_ids), np.concatenate(firsts)
     in_code_order = np.lexsort((first[:, 1], first[:, 0]))
     key, conj = key[in_code_order], conj[in_code_order]
     first_row, instruction = first_of_equal_rows(key)
     rank = np.empty(len(first_row), dtype=np.int64)
     rank[np.argsort(first_row)] = np.arange(len(first_row))  # instructions in the order of their first row
+    row_instructions = np.empty(len(key), dtype=np.int64)
+    row_instructions[in_code_order] = rank[instruction]
     _, pair_first = np.unique(instruction * len(conjunctions) + conj, return_index=True)
     pair_first = pair_first[np.lexsort((pair_first, rank[instruction[pair_first]]))]
     pair_conj = conj[pair_first]
@@ -604,10 +717,11 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
     starts = np.searchsorted(number[group][in_groups], np.arange(len(occurrence) + 1)).tolist()
     offsets = key[:, 7][in_groups]
     offsets.flags.writeable = False
-    groups = []
+    groups, group_members = [], []
     for g, first_instruction in enumerate(group_first[occurrence].tolist()):
         field_name, kind, coeffs = heads[kind_index[first_instruction]]
         groups.append(((field_name, kind, coeffs, guards[first_instruction]), offsets[starts[g] : starts[g + 1]]))
+        group_members.append(in_groups[starts[g] : starts[g + 1]])
     field_kind = key[:, 0]
     by_field = {}
     for fk in np.unique(field_kind).tolist():
@@ -616,7 +730,7 @@ def _merged_instructions(keys, conj_ids, firsts, field_kinds, conjunctions) -> t
             tuple(map(instructions.__getitem__, members)),
             [g for g in groups if (g[0][0], g[0][1]) == field_kinds[fk]],
         )
-    return instructions, groups, by_field
+    return instructions, (groups, group_members), by_field, row_instructions
 
 
 def first_of_equal_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -670,6 +784,7 @@ class BlockThreads:
         #: ``coeffs . v`` for every thread, shape (blocks, threads)
         self.values = AffineValues(np.ascontiguousarray(np.moveaxis(self.coords, -1, 0)))
         self._satisfying: dict[tuple[Affine, ...], np.ndarray] = {}
+        self._holds: dict[Affine, np.ndarray] = {}
         #: `guards_mask` of each guard asked for
         self.guard_masks: dict[tuple, np.ndarray] = {}
         self._mask_classes: dict[tuple, int] = {}
@@ -685,13 +800,25 @@ class BlockThreads:
 
     def satisfying(self, conjunction: tuple[Affine, ...]) -> np.ndarray:
         """Which threads satisfy every ``>= 0`` constraint of `conjunction`; shared, not to be written."""
-        if conjunction not in self._satisfying:
-            mask = np.ones(self.coords.shape[:-1], dtype=bool)
-            for c in conjunction:
-                mask &= self.values(c.coeffs) >= -c.offset
-            mask.flags.writeable = False
+        mask = self._satisfying.get(conjunction)
+        if mask is None:
+            if len(conjunction) == 1:
+                mask = self._holding(conjunction[0])
+            else:
+                mask = np.ones(self.coords.shape[:-1], dtype=bool)
+                for c in conjunction:
+                    mask &= self._holding(c)
+                mask.flags.writeable = False
             self._satisfying[conjunction] = mask
-        return self._satisfying[conjunction]
+        return mask
+
+    def _holding(self, constraint: Affine) -> np.ndarray:
+        """Which threads satisfy one constraint, kept: a tile copy's hundreds of conjunctions share most of theirs."""
+        mask = self._holds.get(constraint)
+        if mask is None:
+            mask = self._holds[constraint] = self.values(constraint.coeffs) >= -constraint.offset
+            mask.flags.writeable = False
+        return mask
 
     def updates(self, points) -> int:
         """Points the threads update: of each conjunction of `points` (a compiled kernel's, one per point of a

@@ -120,6 +120,69 @@ def shift_classes(
     return [c[0] for c in classes.values()], np.array([c[1] for c in classes.values()], dtype=np.int64)
 
 
+def issued_instructions(
+    compiled: CompiledKernel, fields: dict[str, Field], period_bytes: int, threads, kind: AccessKind | None = None
+):
+    """What the warps of the blocks `threads` issue (of `kind`, where given): the instructions that issue alone by
+    their `shift_classes` (`period_bytes`), then each joined one (`CompiledKernel.joined`) once, as its first piece
+    with the guards of all; their counts, each lane's byte address (`byte_addresses`) and which lanes run each
+    (`active_masks`), shape (instructions, blocks, threads)."""
+    in_flight = compiled.loads_in_flight if kind is AccessKind.LOAD else None
+    instrs, weight = shift_classes(compiled.alone, fields, period_bytes, threads, kind, in_flight)
+    byte_addr, mask = byte_addresses(instrs, fields, threads), active_masks(instrs, threads)
+    groups, counts = _joined_classes(compiled, fields, period_bytes, threads, kind)
+    if not groups:
+        return instrs, weight, byte_addr, mask
+    pieces = [compiled.instructions[i] for g in groups for i in g]
+    starts = np.cumsum([0] + [len(g) for g in groups[:-1]])
+    piece_mask = active_masks(pieces, threads)
+    # a lane passes one piece's guard at most: the sum picks its address
+    joined_addr = np.add.reduceat(np.where(piece_mask, byte_addresses(pieces, fields, threads), 0), starts, axis=0)
+    joined_mask = np.logical_or.reduceat(piece_mask, starts, axis=0)
+    heads = [
+        compiled.instructions[g[0]]._replace(guards=tuple(c for i in g for c in compiled.instructions[i].guards))
+        for g in groups
+    ]
+    return (
+        [*instrs, *heads],
+        np.concatenate([weight, counts]),
+        np.concatenate([byte_addr, joined_addr]),
+        np.concatenate([mask, joined_mask]),
+    )
+
+
+def _joined_classes(compiled: CompiledKernel, fields: dict[str, Field], period_bytes: int, threads, kind):
+    """The joined instructions of `kind` (`CompiledKernel.joined`) as `shift_classes` has the others: those whose
+    pieces differ from another's by one shift of a whole number of `period_bytes` and run on the same threads ask
+    the same, one of each (a copy's rows) and its count."""
+    classes: dict[tuple, list] = {}
+    for group in compiled.joined:
+        pieces = [compiled.instructions[i] for i in group]
+        first = pieces[0]
+        if kind is not None and first.kind is not kind:
+            continue
+        f = fields[first.field]
+        key = (
+            (f.base_offset_bytes + f.element_bytes * first.address.offset) % period_bytes,
+            compiled.loads_in_flight(first.guards) if kind is AccessKind.LOAD else 0,
+            *(
+                (
+                    p.field,
+                    p.kind,
+                    p.address.coeffs,
+                    p.address.offset - first.address.offset,
+                    threads.mask_class(p.guards),
+                )
+                for p in pieces
+            ),
+        )
+        if key in classes:
+            classes[key][1] += 1
+        else:
+            classes[key] = [group, 1]
+    return [c[0] for c in classes.values()], np.array([c[1] for c in classes.values()], dtype=np.int64)
+
+
 def block_requests(
     compiled: CompiledKernel, fields: dict[str, Field], block, bids, device, uncached: frozenset[str] = frozenset()
 ) -> BlockRequests:
@@ -140,10 +203,8 @@ def _block_requests(
     fields = {f.name: f for f in field_list}
     threads = block_threads(block, bids)
     warp, sector, bank_width, bank_count = l1
-    instrs, weight = shift_classes(compiled.instructions, fields, math.lcm(sector, bank_width), threads)
+    instrs, weight, byte_addr, mask = issued_instructions(compiled, fields, math.lcm(sector, bank_width), threads)
     elem = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
-    byte_addr = byte_addresses(instrs, fields, threads)  # (instructions, blocks, threads)
-    mask = active_masks(instrs, threads)
     is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
 
     sectors = distinct_per_row(rows_of(byte_addr // sector, mask, warp))
@@ -174,11 +235,7 @@ def load_lines(
     warp, line_bytes, sector_bytes = sizes
     fields = {f.name: f for f in field_list}
     threads = block_threads(block, bids)
-    loads, weight = shift_classes(
-        compiled.instructions, fields, line_bytes, threads, AccessKind.LOAD, compiled.loads_in_flight
-    )
-    byte_addr = byte_addresses(loads, fields, threads)
-    active = active_masks(loads, threads)
+    loads, weight, byte_addr, active = issued_instructions(compiled, fields, line_bytes, threads, AccessKind.LOAD)
     lines = distinct_per_row(rows_of(byte_addr // line_bytes, active, warp)).reshape(len(loads), -1)
     sectors = distinct_per_row(rows_of(byte_addr // sector_bytes, active, warp)).reshape(len(loads), -1)
     for shared in (weight, lines, sectors):

@@ -15,8 +15,8 @@ import numpy as np
 
 from ..kernel import AccessKind, KernelModel
 from ..vendors import vendor_of
-from .addresses import active_masks, block_threads, byte_addresses, cached_by_identity, compile_kernel
-from .l1 import bank_cycles_per_instruction, in_rows, rows_of, shift_classes
+from .addresses import block_threads, cached_by_identity, compile_kernel
+from .l1 import bank_cycles_per_instruction, in_rows, issued_instructions, rows_of
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,9 @@ def _requests(compiled, field_list, block, bids, sizes: tuple[int, int, int]) ->
     threads = block_threads(block, bids)
     lups = max(threads.updates(compiled.points), 1)
     # a shift by whole banks rotates every lane's bank alike: the busiest bank's count is the same
-    instrs, weight = shift_classes(compiled.instructions, fields, bank_bytes, threads)
+    instrs, weight, byte_addr, mask = issued_instructions(compiled, fields, bank_bytes, threads)
     if not instrs:
         return SharedRequests()
-    byte_addr = byte_addresses(instrs, fields, threads)
-    mask = active_masks(instrs, threads)
     is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
     element_bytes = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
     wavefronts = np.zeros(len(instrs), dtype=np.int64)

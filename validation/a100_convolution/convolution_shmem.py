@@ -8,10 +8,11 @@ multiple of 32, by ``(32 - (14 + block_size_x * (tile_size_x - 1))) & 31`` colum
 `pitch`). The copy stores into the shared tile ``sh_input``; the 225 FMAs per output read it at
 ``sh_input[ty + yi * block_size_y + i][tx + xi * block_size_x + j]`` (`inner_loops` over the taps i, j), and a
 thread loads each distinct value once. The copy's column loop runs while ``col < block_size_x * tile_size_x + 14``
-(`load_loop_bounds`): nvcc unrolls it by 4 and runs what is left over apart, so a warp whose threads make
-different numbers of columns issues some twice, as KTT's counters show; its row loop is left as it is, which those
+(`load_loop_bounds`): nvcc unrolls it by 4 and runs what is left over first, so a warp whose threads make
+different numbers of columns issues some twice, and a group at two columns at once, as KTT's counters show; its row loop is left as it is, which those
 counters fit better (`validation/rtx2080ti_convolution/shared_wavefronts.md`). The shared tile's bytes set the
-occupancy (`validation/shared_memory/report.md` has how the model ranks these launches).
+occupancy (`validation/shared_memory/report.md` has how the model ranks these launches). Every thread computes
+all the outputs of its tile, and the guard skips only the stores outside the image (`computes_outside_guard`).
 """
 
 from pystencils_perf_cuda import Array, CudaKernel, SharedArray

@@ -119,10 +119,11 @@ class CudaKernel:
     :param load_loop_bounds: the condition a load loop runs while, where the loop has one of its own
         (``{"c": "col < blockDim.x + 2"}`` for ``for (col = threadIdx.x; col < blockDim.x + 2; col +=
         blockDim.x)``), so that the threads of a warp make different numbers of iterations: nvcc unrolls such a
-        loop by `runtime_unroll` and runs the iterations left over apart, and a warp whose threads leave different
-        numbers over issues an iteration's loads and stores once for the threads that make it in the unrolled
-        groups and once for those that make it among the rest; a group's loads go at once, each of the rest
-        alone (`Access.loads_in_flight`). The condition guards the copy's accesses with `load_guard`.
+        loop by `runtime_unroll` and runs the iterations left over first, one by one, then the groups; a warp whose
+        threads make different numbers issues each of the rest for the threads that have it, and each group once
+        for all of its threads, each at its own iteration (`Loop.splits_lanes`); a group's loads go at once, each
+        of the rest alone (`Access.loads_in_flight`). The loop's range must hold every iteration the condition lets
+        run. The condition guards the copy's accesses with `load_guard`.
     :param runtime_unroll: that unrolling's factor (`NVCC_RUNTIME_UNROLL`); 1 issues each iteration once.
     :param constants: integers the other entries may name.
     :param source: the kernel's CUDA file; where nvcc or NVRTC is installed it is compiled
@@ -320,12 +321,14 @@ class _Builder:
     def _unrolled_paths(self):
         """The copy's code paths where nvcc unrolls its load loops at run time (`CudaKernel.load_loop_bounds`): a
         function that gives an access as its copies on those paths (itself where it is in no bounded loop). Sets
-        `copy_loops`, the loops
-        the paths run over: a bounded loop's counter ``c`` becomes ``U * group + unrolled`` (U the factor), an
-        iteration runs in the unrolled group where the group's last iteration runs too, and among the rest where
-        it does not; with a factor of 1 the bound only guards the loop's accesses. Both paths of an iteration
-        touch what it touches: only its requests, wavefronts and the loads a warp waits for at once change (a
-        group's all together, the rest one by one: `Access.loads_in_flight`)."""
+        `copy_loops`, the loops the paths run over. Unrolled by U, a lane that makes T iterations runs the T mod U
+        left over first, one by one, then T div U groups of U together; lanes whose T differ modulo U run a group at
+        other iterations, and a warp issues it once for all of them. So a bounded loop's counter becomes
+        ``single`` on the path of the iterations left over and ``leftover + U * group + unrolled`` on the groups'
+        path, where ``T = leftover + U * whole`` is the lane's class of trip counts (`Loop.splits_lanes`); with a
+        factor of 1 the bound only guards the loop's accesses. Both paths touch what the loop touches: only its
+        requests, wavefronts and the loads a warp waits for at once change (a group's all together, the rest one
+        by one: `Access.loads_in_flight`)."""
         self.copy_loops = []
         unknown = set(self.desc.load_loop_bounds) - set(self.desc.load_loops)
         if unknown:
@@ -350,22 +353,39 @@ class _Builder:
                 self.copy_loops.append(loop)
                 paths = [(sp.And(condition, sp.Ge(left, 0)), at, n) for condition, at, n in paths]
                 continue
-            group, unrolled = (sp.Symbol(f"loop.{name}.{part}", integer=True) for part in ("group", "unrolled"))
             count = len(loop.values)
+            leftover, whole, single, group, unrolled = (
+                sp.Symbol(f"loop.{name}.{part}", integer=True)
+                for part in ("leftover", "whole", "single", "group", "unrolled")
+            )
             self.copy_loops += [
+                Loop(leftover, 0, factor, updates=False, splits_lanes=True),
+                Loop(whole, 0, count // factor + 1, updates=False, splits_lanes=True),
+                Loop(single, 0, factor - 1, updates=False),
                 Loop(group, 0, -(-count // factor), updates=False),
                 Loop(unrolled, 0, factor, updates=False),
             ]
-            at = {loop.counter: loop.start + loop.step * (factor * group + unrolled)}
-            within = sp.Le(factor * group + unrolled, count - 1) if count % factor else sp.true
-            group_end = left.subs(loop.counter, loop.start + loop.step * (factor * group + factor - 1))
-            # the group's last iteration runs where the whole group does (the condition fails from one on); a group
-            # issues its loads together, the iterations left over one by one
-            branches = ((sp.Ge(group_end, 0), factor), (sp.And(sp.Ge(left.subs(at), 0), sp.Ge(-group_end - 1, 0)), 1))
+            trips = leftover + factor * whole
+
+            def iteration(index):
+                return loop.start + loop.step * index
+
+            # the lane's class: its last iteration runs and the next does not (the loop's range holds every
+            # iteration its bound lets run)
+            makes = sp.And(
+                sp.Ge(trips, 1),
+                sp.Le(trips, count),
+                sp.Ge(left.subs(loop.counter, iteration(trips - 1)), 0),
+                sp.Lt(left.subs(loop.counter, iteration(trips)), 0),
+            )
+            branches = (
+                ({loop.counter: iteration(single)}, sp.Lt(single, leftover), 1),
+                ({loop.counter: iteration(leftover + factor * group + unrolled)}, sp.Lt(group, whole), factor),
+            )
             paths = [
-                (sp.And(condition, within, branch), {**substitutions, **at}, in_flight)
+                (sp.And(condition, makes, branch), {**substitutions, **at}, in_flight)
                 for condition, substitutions, _ in paths
-                for branch, in_flight in branches
+                for at, branch, in_flight in branches
             ]
 
         def on_paths(access: Access) -> list[Access]:
