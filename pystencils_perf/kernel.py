@@ -409,6 +409,8 @@ class KernelModel:
             lines.append(f"  guards compiled only where {self.guards_compiled_when}")
         if not self.merges_accesses_across_guards:
             lines.append("  a value loaded under different guards of the kernel's loops is loaded once per guard")
+        if self.computes_outside_domain:
+            lines.append("  every thread computes all of its points; the active points' guard skips the rest's stores")
         for f in self.fields:
             lines.append(
                 f"  field {f.name}: {f.dtype or str(f.element_bytes) + ' B'} shape {f.shape} strides {f.strides}"

@@ -819,6 +819,7 @@ def test_a_kernel_that_computes_outside_its_guard_pays_for_its_edge_blocks(a100)
         flops_per_lup=450.0,
     )
     inside, outside = desc.model(), replace(desc, computes_outside_guard=True).model()
+    assert "computes all of its points" in outside.summary() and "computes all" not in inside.summary()
     assert inside.launched_points_per_lup((48, 1, 1)) == 1.0
     assert outside.launched_points_per_lup((48, 1, 1)) == pytest.approx(1008 / 1000)
     assert outside.launched_points_per_lup((40, 1, 1)) == 1.0
