@@ -539,6 +539,35 @@ def test_a_copy_loop_unrolled_at_run_time_issues_each_code_path_for_its_own_thre
     assert _unrolled_copy_counts(32, 3, 4) == (7, 7, 4) and _unrolled_copy_counts(32, 3, 1)[:2] == (4, 4)
 
 
+@pytest.mark.parametrize("block, classes", [((48, 2, 1), 2), ((16, 8, 1), 2), ((2, 32, 1), 1)])
+def test_iterations_no_thread_runs_are_left_out_without_changing_the_code(monkeypatch, block, classes):
+    """The compiler drops the classes of lanes that no thread of the block is in before it evaluates any access
+    (`addresses._iterations`); compiled without that step, the same instructions, joined alike, come out. Rows of
+    4 x 48 + 14 values: 5 or 4 columns per thread (two classes); of 4 x 2 + 14: 11 for both threads (one)."""
+    from pystencils_perf.estimate import addresses
+
+    desc = _row_copy(4, 4)
+    desc = replace(
+        desc,
+        threads=(4096 // 4, 8),
+        indices={**desc.indices, "row": "threadIdx.y + r * blockDim.y"},
+        load_loops={"r": (0, 22), **desc.load_loops},
+        load_guard=f"row < blockDim.y + 14 && {desc.load_guard}",
+        shared_arrays=(SharedArray("tile", "float", ("blockDim.y + 14", "blockDim.x * 4 + 14")),),
+        shared_stores=("tile[row][col]",),
+    )
+    model = desc.model().shared_view()
+    pruned = addresses._compile.__wrapped__(addresses._code_of(model), block)
+    monkeypatch.setattr(addresses, "_common_thread_constraints", lambda model, relevant: ())
+    whole = addresses._compile.__wrapped__(addresses._code_of(model), block)
+    assert bool(pruned.joined) == (classes > 1) and len(pruned.instructions) == len(whole.instructions)
+    assert set(pruned.instructions) == set(whole.instructions)
+    as_set = [{whole.instructions[i] for i in g} for g in whole.joined]
+    assert sorted(map(sorted, ({pruned.instructions[i] for i in g} for g in pruned.joined)), key=str) == sorted(
+        map(sorted, as_set), key=str
+    )
+
+
 def test_load_loop_bounds_are_checked():
     with pytest.raises(pp.HarvestError, match="load_loop_bounds names 'k', which is no load loop"):
         replace(_row_copy(3, 4), load_loop_bounds={"k": "col < 10"}).model()
