@@ -546,7 +546,6 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     if compiled.joined:
         alone = np.ones(len(instructions), dtype=bool)
         alone[[i for group in compiled.joined for i in group]] = False
-        object.__setattr__(compiled, "alone", tuple(i for i, keep in zip(instructions, alone.tolist()) if keep))
         offset_groups.seed(
             compiled.alone,
             [(key, offsets[alone[m]]) for (key, offsets), m in zip(groups, members) if alone[m].any()],
