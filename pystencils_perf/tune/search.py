@@ -9,7 +9,7 @@ the lowest corrected time (minus `exploration` standard deviations), raised wher
 (`failure_chance`); each value of a switch (a parameter of two values) is measured early (`probe_switches_after`),
 and while it follows the model, each parameter's values that lie far from every measured one (`probe_far_after`).
 The search stops when no unmeasured candidate is likely to beat the measured best by `stop_within`, once the model
-has been right on this GPU (`model_trusted`). docs/tuning.md says how the constants were chosen."""
+has been right on this GPU (`model_trusted`), by as much as it has been right (`stop_log_error`). docs/tuning.md says how the constants were chosen."""
 
 from __future__ import annotations
 
@@ -50,6 +50,14 @@ TRUSTED_LOG_ERROR = MODEL_LOG_ERROR / 2
 #: measuring it: a search that a measurement surprised has seen the model wrong on this GPU, where it cannot claim to
 #: know what the rest would measure (a shared-memory cache whose fastest launches the model puts far down)
 SURPRISE_STANDARD_DEVIATIONS = 3.0
+#: the model's error the rule then assumes for the candidates not measured, in multiples of the scatter it has shown on
+#: this GPU (`ModelGuidedSearch.model_scatter`), at most `MODEL_LOG_ERROR`: a model measured three times as exact as
+#: assumed stops the search sooner, one that scatters by a third of it or more as before (chosen on the repository's
+#: caches, docs/tuning.md: at twice the scatter the A100's whole convolution cache stopped at 68 % of its optimum)
+STOP_ERROR_PER_SCATTER = 3.0
+#: ... and at least twice the measurement noise: a few measurements that happen to match the model closely prove no
+#: more than the timer can tell
+STOP_LOG_ERROR_FLOOR = 2 * MEASUREMENT_LOG_NOISE
 
 
 #: the BLAS libraries numpy loaded: the search's matrices (one row per measurement) are small, and OpenBLAS's
@@ -148,6 +156,10 @@ class SearchSettings:
     trusted_log_error: float = TRUSTED_LOG_ERROR
     #: ... none of which surprised the search by more than this many standard deviations
     surprise_standard_deviations: float = SURPRISE_STANDARD_DEVIATIONS
+    #: the model's error the stop rule assumes for unmeasured candidates, per the scatter shown (`STOP_ERROR_PER_SCATTER`)
+    stop_error_per_scatter: float = STOP_ERROR_PER_SCATTER
+    #: ... at least (`STOP_LOG_ERROR_FLOOR`)
+    stop_log_error_floor: float = STOP_LOG_ERROR_FLOOR
 
 
 class ModelGuidedSearch:
@@ -207,10 +219,13 @@ class ModelGuidedSearch:
         p = self.settings.model_prior_probability
         self.follows_model = p >= 1.0 or without - with_model < math.log(p / (1.0 - p))
 
-    def _explanation(self, with_model: bool, timed: dict[int, float]) -> tuple[np.ndarray, float]:
-        """The prior and the smooth part's error of the explanation with the model or without it."""
+    def _explanation(
+        self, with_model: bool, timed: dict[int, float], model_log_error: float | None = None
+    ) -> tuple[np.ndarray, float]:
+        """The prior and the smooth part's error of the explanation with the model (its error `model_log_error`,
+        else `SearchSettings.model_log_error`) or without it."""
         if with_model:
-            return self.prior, self.settings.model_log_error
+            return self.prior, self.settings.model_log_error if model_log_error is None else model_log_error
         return self.flat_prior, self._parameters_log_error(timed)
 
     def _parameters_log_error(self, timed: dict[int, float]) -> float:
@@ -264,12 +279,16 @@ class ModelGuidedSearch:
         log_likelihood = -0.5 * float(left @ left) - float(np.log(np.diag(factor)).sum()) - 0.5 * math.log(ones_weight)
         return prior[candidates] + constant + cross @ weights, np.sqrt(np.maximum(variance, 1e-12)), log_likelihood
 
-    def posterior(self, candidates: np.ndarray, extra: dict[int, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def posterior(
+        self, candidates: np.ndarray, extra: dict[int, float] | None = None, model_log_error: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Mean and standard deviation of the log time of `candidates`, given the measurements (and `extra`
-        pretend measurements in log time, for choosing a batch), by the explanation the search follows."""
+        pretend measurements in log time, for choosing a batch), by the explanation the search follows (with the
+        model's error `model_log_error` where given)."""
         timed = self._timed_log()
         timed.update(extra or {})
-        mean, sd, _ = self._gaussian_process(*self._explanation(self.follows_model, timed), candidates, timed)
+        explanation = self._explanation(self.follows_model, timed, model_log_error)
+        mean, sd, _ = self._gaussian_process(*explanation, candidates, timed)
         return mean, sd
 
     def failure_chance(self, candidates: np.ndarray) -> np.ndarray:
@@ -333,13 +352,14 @@ class ModelGuidedSearch:
         return None, None
 
     def chance_to_improve(self) -> float:
-        """The highest probability that an unmeasured candidate beats the best measured by `stop_within`."""
+        """The highest probability that an unmeasured candidate beats the best measured by `stop_within`, with the
+        model's error this GPU has shown (`stop_log_error`)."""
         best, left = self.best(), self.unmeasured
         if best is None:
             return 1.0
         if not left.size:
             return 0.0
-        mean, sd = self.posterior(left)
+        mean, sd = self.posterior(left, model_log_error=self.stop_log_error())
         threshold = math.log(best[1]) + math.log1p(-self.settings.stop_within)
         chance = 0.5 * np.array([math.erfc(-z / math.sqrt(2)) for z in (threshold - mean) / sd])
         return float((chance * (1.0 - self.failure_chance(left))).max())
@@ -352,6 +372,18 @@ class ModelGuidedSearch:
         if len(timed) < 2 or not self.informed:
             return None
         return float(np.std([value - self.prior[i] for i, value in timed.items()], ddof=1))
+
+    def stop_log_error(self) -> float:
+        """The model's error the stop rule assumes for the candidates not measured: `SearchSettings.model_log_error`,
+        or where the measured times scatter less about the model's (`model_scatter`), that scatter times
+        `stop_error_per_scatter`, at least `stop_log_error_floor`. What the scatter of the measured candidates shows
+        of the model on this GPU carries over to the rest only in part: a model can be right wherever it was measured
+        and blind to a pocket of the space it puts far down (docs/tuning.md)."""
+        s = self.settings
+        scatter = self.model_scatter()
+        if scatter is None:
+            return s.model_log_error
+        return min(s.model_log_error, max(s.stop_log_error_floor, s.stop_error_per_scatter * scatter))
 
     def model_trusted(self) -> bool:
         """Whether the model has been right on this GPU (`SearchSettings.trust_after`, `trusted_log_error`) and the
