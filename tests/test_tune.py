@@ -631,8 +631,8 @@ def test_the_stop_rule_stops_sooner_where_the_model_has_been_as_exact_as_measure
         settings = replace(SearchSettings(), stop_error_per_scatter=k)
         search, measured[k] = _search_until_done(predicted, params, times, len(times), settings)
         assert search.best()[1] == min(times)
-        assert search.stop_log_error() == (STOP_LOG_ERROR_FLOOR if k == 3.0 else MODEL_LOG_ERROR)
-    assert measured[3.0] == 8 < measured[math.inf] == 13
+        assert search.stop_log_error() == (MODEL_LOG_ERROR if k == math.inf else STOP_LOG_ERROR_FLOOR)
+    assert measured[SearchSettings().stop_error_per_scatter] == 8 < measured[math.inf] == 13
 
     scattered = ModelGuidedSearch(predicted, params)
     for i in range(10):
