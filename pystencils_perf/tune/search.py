@@ -8,9 +8,8 @@ second explanation without it (times smooth over the parameters alone: `follows_
 the lowest corrected time (minus `exploration` standard deviations), raised where measured neighbours failed to run
 (`failure_chance`); each value of a switch (a parameter of two values) is measured early (`probe_switches_after`),
 and while it follows the model, each parameter's values that lie far from every measured one (`probe_far_after`).
-The search stops when no unmeasured candidate is likely to beat the measured best by `stop_within`, once the model
-has been right on this GPU (`model_trusted`), taking it to be as exact as it has been there (`stop_log_error`).
-docs/tuning.md says how the constants were chosen."""
+It stops when no unmeasured candidate is likely to beat the measured best by `stop_within` (`stop_log_error`), once
+the model has been right on this GPU (`model_trusted`). docs/tuning.md says how the constants were chosen."""
 
 from __future__ import annotations
 
