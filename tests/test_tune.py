@@ -18,7 +18,7 @@ from pystencils_perf.errors import ConfigurationError, PerfError
 from pystencils_perf.measure.kernel_tuner import read_kernel_tuner
 from pystencils_perf.tune import Candidate, RecordStore, tune
 from pystencils_perf.tune.tuner import FirstMeasurement
-from pystencils_perf.tune.search import ModelGuidedSearch
+from pystencils_perf.tune.search import ModelGuidedSearch, SearchSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -312,7 +312,6 @@ def test_a_model_blind_to_a_switch_is_corrected_within_the_budget():
 def test_a_switch_the_model_is_wrong_about_is_measured_at_both_values_early():
     """Issue 56: a model that prices fma 1 slower everywhere keeps a search without probes on fma 0 for 10
     measurements; the switch's other value, probed from the third measurement on, holds the best."""
-    from pystencils_perf.tune.search import SearchSettings
 
     prior = lambda bx, by, fma: synthetic_time_ms(bx, by, 1 - fma)
     best = {"bx": 32, "by": 2, "fma": 1}
@@ -330,7 +329,6 @@ def test_a_corner_the_model_is_wrong_about_is_probed_early():
     a quarter faster than it says; the search measures a block width three doublings (two length scales) from every
     measured one from its fourth measurement on, and finds the best there, where without that probe it walks to
     it one doubling at a time and gets there at its 8th."""
-    from pystencils_perf.tune.search import SearchSettings
 
     params = [
         {"bx": bx, "by": by, "fma": f} for bx in (4, 8, 16, 32, 64, 128, 256) for by in (1, 2, 4, 8) for f in (0, 1)
@@ -571,8 +569,8 @@ def _space_with_times():
     return params, times
 
 
-def _search_until_done(predicted, params, times, cap, settings=None):
-    search = ModelGuidedSearch(predicted, params, *([settings] if settings else []))
+def _search_until_done(predicted, params, times, cap, settings=SearchSettings()):
+    search = ModelGuidedSearch(predicted, params, settings)
     measured = 0
     while measured < cap and not search.done():
         index = search.next_batch(1)[0]
@@ -622,7 +620,7 @@ def test_the_stop_rule_stops_sooner_where_the_model_has_been_as_exact_as_measure
     the measured times scatter by a third of that error or more, the rule assumes it whole, as before."""
     from dataclasses import replace
 
-    from pystencils_perf.tune.search import MODEL_LOG_ERROR, STOP_LOG_ERROR_FLOOR, SearchSettings
+    from pystencils_perf.tune.search import MODEL_LOG_ERROR, STOP_LOG_ERROR_FLOOR
 
     params, times = _space_with_times()
     predicted = [2.0 * t * (1.0 + 0.03 * math.sin(7.0 * i)) for i, t in enumerate(times)]
@@ -693,7 +691,6 @@ def test_a_model_the_measurements_contradict_is_set_aside():
     (`follows_model`) keeps the search 0.1 above random sampling after 40 measurements, and above it on every
     seed. A right model (the times themselves, off by a factor) is never set aside."""
     from pystencils_perf.tune.replay import expected_of_random_sampling
-    from pystencils_perf.tune.search import SearchSettings
 
     data = read_kernel_tuner(ROOT / "validation/data/external/a4000_convolution15_kernel_tuner_cache_noshmem.json.gz")
     params, times = [r.params for r in data.runs], [r.time_ms for r in data.runs]

@@ -88,12 +88,18 @@ class CompiledKernel:
         return next((n for conj in guards if (n := self._in_flight.get(conj))), 0) if self._in_flight else 0
 
     @functools.cached_property
+    def issues_alone(self) -> np.ndarray:
+        """Per instruction, whether a warp issues it on its own: it is in none of the `joined` groups."""
+        alone = np.ones(len(self.instructions), dtype=bool)
+        alone[[i for group in self.joined for i in group]] = False
+        return alone
+
+    @functools.cached_property
     def alone(self) -> tuple[Instruction, ...]:
         """The instructions that a warp issues on their own, in order: all of them but the `joined` ones."""
         if not self.joined:
             return self.instructions
-        pieces = {i for group in self.joined for i in group}
-        return tuple(instr for i, instr in enumerate(self.instructions) if i not in pieces)
+        return tuple(itertools.compress(self.instructions, self.issues_alone))
 
     @functools.cached_property
     def _by_field(self) -> dict[tuple[str, AccessKind], tuple[Instruction, ...]]:
@@ -544,8 +550,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     # the tables
     offset_groups.seed(instructions, groups)
     if compiled.joined:
-        alone = np.ones(len(instructions), dtype=bool)
-        alone[[i for group in compiled.joined for i in group]] = False
+        alone = compiled.issues_alone
         offset_groups.seed(
             compiled.alone,
             [(key, offsets[alone[m]]) for (key, offsets), m in zip(groups, members) if alone[m].any()],
