@@ -196,3 +196,24 @@ def test_a_wave_is_counted_from_translates_of_a_few_pieces(domain):
         assert translated is not None
         assert np.array_equal(translated[0], footprint_enum._touched_rows(loads, field, wave, granule))
         assert 0 < len(footprint_enum._PIECE_FOOTPRINTS.entries) < len(wave.runs)  # fewer pieces counted than runs
+
+
+def test_a_long_middle_is_the_union_of_its_halves():
+    """Rows of 125 blocks: a middle of 64 blocks is counted as two of 32, each as two of 16, ... (one block walked
+    row by row), and the wave's union is the same as walking every row of every block."""
+    from pystencils_perf.catalog import star_3d
+    import pystencils_perf as pp
+
+    model = pp.harvest(star_3d(1, (1000, 8, 2)))
+    block = (8, 4, 1)
+    field = next(f for f in model.fields if f.name == "src")
+    loads = compile_kernel(model, block).for_field(field.name, AccessKind.LOAD)
+    wave = ThreadSet.linear_range(block, (125, 2, 2), 0, 500)
+    for granule in (32, 128):
+        footprint_enum._PIECE_FOOTPRINTS.clear()
+        with mock.patch.object(footprint_enum, "_piece_footprint", wraps=footprint_enum._piece_footprint) as walked:
+            translated = footprint_enum._translated_pieces(loads, field, [wave], granule)
+        assert np.array_equal(translated[0], footprint_enum._touched_rows(loads, field, wave, granule))
+        middles = [key[3] for _, key in footprint_enum._PIECE_FOOTPRINTS.entries if key[2] == 0]
+        assert 64 in middles and 32 in middles
+        assert all(call.args[3][1] == call.args[3][0] for call in walked.call_args_list)  # one block each

@@ -315,14 +315,17 @@ def _translated_pieces(instructions, field: Field, thread_sets, granule_bytes: i
         order = np.argsort(class_of, kind="stable")
         bounds = np.searchsorted(class_of[order], np.arange(len(class_first) + 1)).tolist()
         for c, f in enumerate(class_first.tolist()):
-            move0, pattern = _PIECE_FOOTPRINTS.get(
-                (instructions, field),
-                (block, eb if contiguous else granule_bytes, *keys[f].tolist(), int(residue[f])),
-                lambda: (
-                    int(move[f]),
-                    _piece_footprint(instructions, field, block, pieces[f], granule_bytes, contiguous),
-                ),
-            )
+            if contiguous and keys[f, 0] == 0:
+                move0, pattern = _middle_elements(instructions, field, block, pieces[f], int(move[f]), int(move_x))
+            else:
+                move0, pattern = _PIECE_FOOTPRINTS.get(
+                    (instructions, field),
+                    (block, eb if contiguous else granule_bytes, *keys[f].tolist(), int(residue[f])),
+                    lambda: (
+                        int(move[f]),
+                        _piece_footprint(instructions, field, block, pieces[f], granule_bytes, contiguous),
+                    ),
+                )
             members = order[bounds[c] : bounds[c + 1]]
             shift = move[members] - move0
             if contiguous:  # element intervals, shifted, as granules
@@ -362,6 +365,29 @@ def _unions_by_set(firsts: list, lasts: list, sets: list, count: int) -> list[np
     bounds = np.searchsorted(of[order], np.arange(count + 1)).tolist()
     first, last = first[order], last[order]
     return [_union([first[a:b]], [last[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _middle_elements(instructions, field: Field, block, piece: np.ndarray, move: int, move_x: int):
+    """(`move`, the elements that the blocks of a middle piece (first, last, bid.y, bid.z) touch, for a first block
+    that moves addresses by `move`), kept by the piece's length: a middle of L blocks is one of L // 2 and its
+    translate by L // 2 blocks along x (the rest of them), and every block of a middle moves alike, so its elements
+    are one union of two kept footprints where `_touched_rows` would walk every row of each of its blocks."""
+    size = int(piece[1] - piece[0]) + 1
+
+    def footprint():
+        if size == 1:
+            return move, _piece_footprint(instructions, field, block, piece, field.element_bytes, True)
+        half = size // 2
+        parts = []
+        for start, length in ((0, half), (half, size - half)):
+            part = piece.copy()
+            part[0], part[1] = piece[0] + start, piece[0] + start + length - 1
+            part_move = move + start * move_x
+            kept_move, pattern = _middle_elements(instructions, field, block, part, part_move, move_x)
+            parts.append(pattern + (part_move - kept_move))
+        return move, _union([p[:, 0] for p in parts], [p[:, 1] for p in parts])
+
+    return _PIECE_FOOTPRINTS.get((instructions, field), (block, field.element_bytes, 0, size, 0, 0), footprint)
 
 
 def _piece_footprint(instructions, field: Field, block, piece: np.ndarray, granule_bytes: int, elements: bool):
