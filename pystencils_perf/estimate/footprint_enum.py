@@ -230,7 +230,31 @@ def touched_sets(
         translated = _translated_pieces(instructions, field, thread_sets, granule_bytes)
         if translated is not None:
             return translated
-    return [_touched_rows(instructions, field, threads, granule_bytes) for threads in thread_sets]
+    if not thread_sets or not _contiguous_rows(instructions, thread_sets[0].block[0]):
+        return [_touched_rows(instructions, field, threads, granule_bytes) for threads in thread_sets]
+    return [_granules(_elements(instructions, field, threads), field, granule_bytes) for threads in thread_sets]
+
+
+#: the elements a thread set touches, for its footprints at each granule (a block's sectors and lines)
+_ELEMENTS = KeptByIdentity(256)
+
+
+def _elements(instructions, field: Field, threads: ThreadSet) -> np.ndarray:
+    """The element intervals `instructions` of `threads` touch in `field` (kept per thread set)."""
+    return _ELEMENTS.get(
+        (instructions, field),
+        (threads.block, threads.grid, threads.key),
+        lambda: _touched_rows(instructions, replace(field, base_offset_bytes=0), threads, field.element_bytes),
+    )
+
+
+def _granules(elements: np.ndarray, field: Field, granule_bytes: int) -> np.ndarray:
+    """The granules that disjoint element intervals in ascending order cover, as `touched` gives them: their
+    firsts and lasts stay in order when mapped to granules, so the maximal runs are one sweep (`_disjoint`)."""
+    eb, base = field.element_bytes, field.base_offset_bytes
+    return _disjoint(
+        (base + eb * elements[:, 0]) // granule_bytes, (base + eb * elements[:, 1] + eb - 1) // granule_bytes
+    )
 
 
 def _translated_pieces(instructions, field: Field, thread_sets, granule_bytes: int) -> list[np.ndarray] | None:
