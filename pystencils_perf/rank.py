@@ -162,11 +162,16 @@ def _estimate_forked(start: int, stop: int) -> list[RankedCandidate]:
 def _estimate_all(context: tuple, jobs: int | None, progress) -> list[RankedCandidate]:
     """Every launch of `context` estimated, in order: in `jobs` forked processes (`parallel.run_tasks`) where
     the launches are many enough, else here. The harvest's objects outlive the ranking, so the garbage
-    collector is told not to scan them again and again (`gc.freeze`)."""
+    collector is told not to scan them again and again (`gc.freeze`); while the launches are estimated it does not
+    run at all: the estimators make next to no reference cycles, and their scans of the compiled instructions the
+    estimators keep (thousands of tuples per candidate of a tiled kernel) cost the KTT space's ranking 9 % of its
+    time (docs/performance.md)."""
     global _FORK_CONTEXT
     pm, folded_models, launches, dev, options = context
     workers = min(resolve_jobs(jobs), len(launches) // MIN_CANDIDATES_PER_WORKER)
+    collecting = gc.isenabled()
     gc.freeze()
+    gc.disable()
     try:
         if workers <= 1 or not can_fork():
             return [
@@ -181,7 +186,10 @@ def _estimate_all(context: tuple, jobs: int | None, progress) -> list[RankedCand
         return [candidate for part in chunks for candidate in part]
     finally:
         _FORK_CONTEXT = None
+        gc.freeze()  # what the estimators made and keep joins the harvest's objects, among the oldest
         gc.unfreeze()
+        if collecting:
+            gc.enable()
 
 
 def rank(

@@ -59,6 +59,26 @@ def test_ranking_in_worker_processes_is_the_serial_ranking():
     assert _rows(pp.rank(kernel, "V100", jobs=3, compile_resources=False)) == _rows(serial)
 
 
+@pytest.mark.parametrize("collecting", [True, False])
+def test_a_ranking_leaves_the_garbage_collector_as_it_found_it(collecting, monkeypatch):
+    """The collector does not run while the launches are estimated (`rank._estimate_all`), and is as the caller
+    had it afterwards: on or off, nothing frozen."""
+    import gc
+    import importlib
+
+    ranking = importlib.import_module("pystencils_perf.rank")
+    estimate, seen = ranking._estimate, []
+    monkeypatch.setattr(ranking, "_estimate", lambda *args: seen.append(gc.isenabled()) or estimate(*args))
+    was = gc.isenabled()
+    (gc.enable if collecting else gc.disable)()
+    try:
+        pp.rank(star_3d(1, (64, 32, 32)), "V100", jobs=1, compile_resources=False)
+        assert seen and not any(seen)
+        assert gc.isenabled() is collecting and gc.get_freeze_count() == 0
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
 @needs_fork
 def test_a_specs_variants_in_worker_processes_are_predicted_as_serially():
     spec = load_tunable_spec(SPEC)
