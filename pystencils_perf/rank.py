@@ -163,9 +163,9 @@ def _estimate_all(context: tuple, jobs: int | None, progress) -> list[RankedCand
     """Every launch of `context` estimated, in order: in `jobs` forked processes (`parallel.run_tasks`) where
     the launches are many enough, else here. The harvest's objects outlive the ranking, so the garbage
     collector is told not to scan them again and again (`gc.freeze`); while the launches are estimated it does not
-    run at all: the estimators make next to no reference cycles, and their scans of the compiled instructions the
-    estimators keep (thousands of tuples per candidate of a tiled kernel) cost the KTT space's ranking 9 % of its
-    time (docs/performance.md)."""
+    run at all: the estimators make next to no reference cycles, and the collector's scans of the compiled
+    instructions they keep (thousands of tuples per candidate of a tiled kernel) cost KTT's space 9 % of its
+    ranking time (docs/performance.md)."""
     global _FORK_CONTEXT
     pm, folded_models, launches, dev, options = context
     workers = min(resolve_jobs(jobs), len(launches) // MIN_CANDIDATES_PER_WORKER)
