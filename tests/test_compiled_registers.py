@@ -94,6 +94,20 @@ def test_each_gpu_reads_its_own_architectures_table(device, table):
     assert (path.name if path else None) == (f"convolution15_registers_{table}.csv" if table else None)
 
 
+@pytest.mark.parametrize(
+    "device, table",
+    [("A100", "sm_80"), ("H200", "sm_90"), ("W6600", "gfx1032"), ("RTX-A4000", None), ("V100", None)],
+)
+def test_a_shared_memory_kernel_reads_the_table_of_its_own_code(device, table):
+    """The shared-memory variant compiles to other registers than the kernel without it: its own table, where one
+    was compiled for the architecture, else none (not the other variant's)."""
+    path = CompiledRegisters().table_for(pp.get_device(device), shared_memory=True)
+    assert (path.name if path else None) == (f"convolution15_shmem_registers_{table}.csv" if table else None)
+    if path:
+        rows = read_table(path)
+        assert rows and all(0 < r.registers_per_thread <= 512 for r in rows.values())
+
+
 def test_ktts_launches_take_the_compiled_spills_where_the_compile_has_their_registers():
     """KTT's counters name each binary's registers, not its spills: those come from compiling its kernel, and only
     where the compile holds the binary's registers (blocks 16x8 with a 4x3 tile: the binary held 255 registers,
