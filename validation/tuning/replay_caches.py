@@ -50,7 +50,7 @@ def model_scores(replay: bench_tune.Replay) -> str:
     pick = m.min() / m[p <= p.min()].max()
     return (
         f"the model over {len(ran)} launches that ran: Spearman {spearman(p, m):.3f}, its pick {100 * pick:.1f} % "
-        f"of the best, the best its {int(np.sum(p <= p[np.argmin(m)]))}th"
+        f"of the best, the best at predicted rank {int(np.sum(p <= p[np.argmin(m)]))}"
     )
 
 
