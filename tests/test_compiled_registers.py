@@ -96,7 +96,14 @@ def test_each_gpu_reads_its_own_architectures_table(device, table):
 
 @pytest.mark.parametrize(
     "device, table",
-    [("A100", "sm_80"), ("H200", "sm_90"), ("W6600", "gfx1032"), ("RTX-A4000", None), ("V100", None)],
+    [
+        ("A100", "sm_80"),
+        ("H200", "sm_90"),
+        ("W6600", "gfx1032"),
+        ("MI250X", "gfx90a"),
+        ("RTX-A4000", None),
+        ("V100", None),
+    ],
 )
 def test_a_shared_memory_kernel_reads_the_table_of_its_own_code(device, table):
     """The shared-memory variant compiles to other registers than the kernel without it: its own table, where one
