@@ -101,6 +101,7 @@ def test_each_gpu_reads_its_own_architectures_table(device, table):
         ("H200", "sm_90"),
         ("W6600", "gfx1032"),
         ("MI250X", "gfx90a"),
+        ("W7800", "gfx1100"),
         ("RTX-A4000", None),
         ("V100", None),
     ],
