@@ -244,8 +244,13 @@ def _elements(instructions, field: Field, threads: ThreadSet) -> np.ndarray:
     return _ELEMENTS.get(
         (instructions, field),
         (threads.block, threads.grid, threads.key),
-        lambda: _touched_rows(instructions, replace(field, base_offset_bytes=0), threads, field.element_bytes),
+        lambda: _element_rows(instructions, field, threads),
     )
+
+
+def _element_rows(instructions, field: Field, threads: ThreadSet) -> np.ndarray:
+    """`_touched_rows` in elements: granules of one element each, from the field's start."""
+    return _touched_rows(instructions, replace(field, base_offset_bytes=0), threads, field.element_bytes)
 
 
 def _granules(elements: np.ndarray, field: Field, granule_bytes: int) -> np.ndarray:
@@ -417,9 +422,12 @@ def _middle_elements(instructions, field: Field, block, piece: np.ndarray, move:
 def _piece_footprint(instructions, field: Field, block, piece: np.ndarray, granule_bytes: int, elements: bool):
     """The granules, or with `elements` the elements, that `instructions` of the blocks of one piece of a row of
     blocks (first, last, bid.y, bid.z) touch."""
-    if elements:
-        field, granule_bytes = replace(field, base_offset_bytes=0), field.element_bytes
-    return _touched_rows(instructions, field, ThreadSet(block, piece[None, :]), granule_bytes)
+    threads = ThreadSet(block, piece[None, :])
+    return (
+        _element_rows(instructions, field, threads)
+        if elements
+        else _touched_rows(instructions, field, threads, granule_bytes)
+    )
 
 
 @cached_by_identity(maxsize=64)
