@@ -176,3 +176,6 @@ class AssemblyCounts:
     looped: bool
     #: instructions (NVIDIA: all of the kernel's but the padding after its end; None where not counted)
     instructions: int | None = None
+    #: a loop that loads and holds no FMA (a shared-memory copy's, whose trips a thread's index decides): its
+    #: waits repeat as often as it runs, which no count of FMAs tells
+    loop_loads_without_fma: bool = False

@@ -21,7 +21,14 @@ from convolution_summary import CompiledRegisters, KttRegisters, ktt_padding_0_r
 
 sys.path.remove(str(VALIDATION))
 sys.path.insert(0, str(EXTERNAL))
-from compile_convolution_registers import FIXED, KEY, launch_fails, read_table, trips_per_thread  # noqa: E402
+from compile_convolution_registers import (  # noqa: E402
+    FIXED,
+    KEY,
+    launch_fails,
+    load_waits_per_thread,
+    read_table,
+    trips_per_thread,
+)
 
 sys.path.remove(str(EXTERNAL))
 
@@ -142,3 +149,14 @@ def test_a_rolled_filter_loop_counts_once_per_trip():
     assert trips_per_thread(replace(counts, looped=False), 16) == 1.0
     with pytest.raises(SystemExit, match="no FMA"):
         trips_per_thread(replace(counts, fma_instructions=0), 16)
+
+
+def test_a_copy_loop_leaves_the_waits_unknown():
+    """The shared-memory copy's loop runs as often as the thread's index says, which no FMA count tells: its
+    waits per thread are unknown (the model counts them itself), where a rolled filter loop's are its body's
+    times its trips; the table keeps an unknown as an empty cell."""
+    counts = AssemblyCounts(
+        waits=10, loads=20, spill_store_bytes=8, spill_load_bytes=4, fma_instructions=450, looped=True
+    )
+    assert load_waits_per_thread(counts, 8.0) == 80.0
+    assert load_waits_per_thread(replace(counts, loop_loads_without_fma=True), 1.0) is None

@@ -259,6 +259,22 @@ def test_load_waits_and_spills_are_read_from_the_assembly():
     assert (counts.spill_store_bytes, counts.spill_load_bytes) == (4, 8)
     straight = hip_compiler.assembly_counts(ASSEMBLY.replace("\ts_cbranch_scc1 .LBB0_1\n", ""), "kernel")
     assert not straight.looped and straight.waits == 4
+    assert not counts.loop_loads_without_fma
+
+
+def test_a_loop_that_loads_without_fmas_is_told():
+    """A shared-memory copy's loop loads and stores, and the FMAs come after it: their count says nothing of
+    its trips, so the assembly says so (the waits per thread are then unknown)."""
+    loop = ASSEMBLY.split("Inner Loop Header: Depth=1\n", 1)[1].split("\ts_cbranch_scc1", 1)[0]
+    copy = ASSEMBLY.replace(loop, "\tglobal_load_dword v8, v[2:3], off\n\ts_waitcnt vmcnt(0)\n\tds_write_b32 v6, v8\n")
+    counts = hip_compiler.assembly_counts(copy, "kernel")
+    assert counts.looped and counts.loop_loads_without_fma
+    # a block the backend placed out of line (a spill's reload) branches back above it, in no loop of its comments
+    cold = "\ts_branch .LBB0_9\n.LBB0_9:\n\tbuffer_load_dword v8, off, s[0:3], 0 offset:4\n\ts_branch .LBB0_1\n"
+    out_of_line = hip_compiler.assembly_counts(
+        ASSEMBLY.replace("\ts_endpgm\nother", cold + "\ts_endpgm\nother"), "kernel"
+    )
+    assert out_of_line.looped and not out_of_line.loop_loads_without_fma
     with pytest.raises(pp.PerfError, match="no kernel 'missing'"):
         hip_compiler.assembly_counts(ASSEMBLY, "missing")
 

@@ -28,6 +28,7 @@ def test_instructions_are_counted_without_the_padding_after_exit():
 def test_a_rolled_loop_is_seen_and_counted_once():
     counts = sass.sass_counts(DISASSEMBLY, "rolled")
     assert (counts.loads, counts.waits, counts.fma_instructions, counts.looped) == (1, 1, 1, True)
+    assert not counts.loop_loads_without_fma  # its FMA is in the loop: the FMAs count its trips
 
 
 def test_the_self_branch_after_exit_is_no_loop():

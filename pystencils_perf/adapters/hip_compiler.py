@@ -180,6 +180,12 @@ _WAIT_VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
 #: an FMA opcode at the start of an instruction or of the second half of a dual-issue (VOPD) one
 _FMA = re.compile(r"(?:^\s*|::\s*)v_(?:dual_)?(?:pk_)?(?:fma|fmac|fmaak|fmamk|mac)_")
 _LABEL = re.compile(r"^(\.?[\w$.]+):")
+#: where a block starts: its label, or the backend's comment ``; %bb.4:`` for one no branch targets
+_BLOCK = re.compile(r"^(?:(\.?[\w$.]+):|; (%bb\.\d+):)")
+#: the backend's comments on a block's loop: it heads one (inside a parent loop), or lies in one
+_LOOP_COMMENT = re.compile(
+    r";.*?(?:Parent Loop (?P<parent>BB\w+)|(?P<header>This (?:Inner )?Loop Header)|in Loop: Header=(?P<member>BB\w+))"
+)
 _BRANCH = re.compile(r"^\s*s_(?:c)?branch\w*\s+(\.?[\w$.]+)")
 
 
@@ -196,7 +202,10 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
     dual-issue ``v_dual_fmac_f32 ... :: v_dual_fmac_f32`` counts).
 
     Loads outstanding are counted in program order: a load adds one, ``s_waitcnt vmcnt(N)`` lets N stay
-    outstanding, and is a wait where more were. A branch to a label above it is a loop.
+    outstanding, and is a wait where more were. A branch to a label above it is a loop. Which blocks form a loop
+    the backend's comments say (``This Loop Header``, ``in Loop: Header=BB0_3``, ``Parent Loop``): a block placed
+    out of line that branches back is none, and a loop that loads with no FMA in it or in the loops it holds is a
+    `AssemblyCounts.loop_loads_without_fma`.
     """
     body = re.split(rf"^{re.escape(function)}:.*$", assembly, maxsplit=1, flags=re.MULTILINE)
     if len(body) != 2:
@@ -204,22 +213,62 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
     waits = loads = fmas = outstanding = 0
     spilled = {"Spill": 0, "Reload": 0}
     seen_labels, looped = set(), False
+    loops: dict[str, _Loop] = {}
+    block, innermost = "", None  # the block and the loop it lies in, by the backend's comments
     for line in body[1].split("s_endpgm", 1)[0].splitlines():
         if spill := _SPILL.match(line):
             spilled[spill.group(2)] += int(spill.group(1))
+        if start := _BLOCK.match(line):
+            block, innermost = start.group(1) or start.group(2), None
+        if comment := _LOOP_COMMENT.search(line):
+            parent, member = comment.group("parent", "member")
+            if parent or comment.group("header"):
+                innermost = loops.setdefault(block.removeprefix(".L"), _Loop())
+                if parent:  # the ancestors come outermost first: the last is the parent
+                    innermost.parent = parent
+            elif member:
+                innermost = loops.setdefault(member, _Loop())
         if label := _LABEL.match(line):
             seen_labels.add(label.group(1))
         elif _VECTOR_LOAD.match(line):
             loads, outstanding = loads + 1, outstanding + 1
+            if innermost:
+                innermost.loads += 1
         elif wait := _WAIT_VMCNT.match(line):
             allowed = int(wait.group(1))
             waits += outstanding > allowed
             outstanding = min(outstanding, allowed)
         elif fma_opcodes := _FMA.findall(line):
             fmas += len(fma_opcodes)
+            if innermost:
+                innermost.fmas += len(fma_opcodes)
         elif (branch := _BRANCH.match(line)) and branch.group(1) in seen_labels:
             looped = True
-    return AssemblyCounts(waits, loads, spilled["Spill"], spilled["Reload"], fmas, looped)
+    for loop in list(loops.values()):  # a loop's FMAs count for the loops around it
+        outer = loop.parent
+        while loop.fmas and outer in loops:
+            loops[outer].nested_fmas += loop.fmas
+            outer = loops[outer].parent
+    return AssemblyCounts(
+        waits,
+        loads,
+        spilled["Spill"],
+        spilled["Reload"],
+        fmas,
+        looped,
+        loop_loads_without_fma=any(loop.loads and not loop.fmas + loop.nested_fmas for loop in loops.values()),
+    )
+
+
+@dataclass
+class _Loop:
+    """A loop of AMDGPU assembly as its blocks' comments name it: the loads and FMAs of its own blocks, those of
+    the loops it holds, and the loop that holds it."""
+
+    loads: int = 0
+    fmas: int = 0
+    nested_fmas: int = 0
+    parent: str | None = None
 
 
 def _remark(text: str, label: str) -> int | None:

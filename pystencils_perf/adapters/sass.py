@@ -73,7 +73,8 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     a pending scoreboard waits for its loads; it is a wait, one memory latency exposed, where it waits for a
     load issued since the warp last waited: loads issued before that were in flight through the last wait
     (a compiler that spreads a batch of loads over four scoreboards consumes them with four waits in a row,
-    one latency). A branch to a label above it (not its own) is a loop. Instructions are all but ``NOP``
+    one latency). A branch to a label above it (not its own) is a loop, one that loads and holds no FMA between
+    that label and the branch a `AssemblyCounts.loop_loads_without_fma`. Instructions are all but ``NOP``
     and that branch to itself after ``EXIT`` (the padding after the kernel's end). Spill bytes are the
     widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs are ``FFMA`` and ``DFMA``.
 
@@ -88,14 +89,14 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     spilled = {"STL": 0, "LDL": 0}
     pending: set[int] = set()
     issued_since_wait: set[int] = set()
-    labels_seen: set[str] = set()
+    labels_seen: dict[str, tuple[int, int]] = {}  # label: the loads and FMAs before it
     labels_here: set[str] = set()
-    looped = False
+    looped = loads_without_fma = False
     for match in _LABEL_OR_INSTRUCTION.finditer(_function_code(disassembly, function)):
         if label := match.group("label"):
             labels_here.add(label)
+            labels_seen[label] = (loads, fmas)
             continue
-        labels_seen |= labels_here
         text, control = match.group("text"), int(match.group("control"), 16)
         opcode = _OPCODE.match(text)
         if opcode is None:
@@ -120,9 +121,12 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
             # ptxas ends a kernel with a branch to itself after its EXIT, never reached: neither a loop nor issued
             if target.group(1) in labels_here:
                 instructions -= 1
-            looped |= target.group(1) in labels_seen - labels_here
+            if target.group(1) in labels_seen and target.group(1) not in labels_here:
+                looped = True
+                loads_before, fmas_before = labels_seen[target.group(1)]
+                loads_without_fma |= loads > loads_before and fmas == fmas_before
         labels_here = set()
-    return AssemblyCounts(waits, loads, spilled["STL"], spilled["LDL"], fmas, looped, instructions)
+    return AssemblyCounts(waits, loads, spilled["STL"], spilled["LDL"], fmas, looped, instructions, loads_without_fma)
 
 
 def cubin_counts(cubin: Path, function: str, nvdisasm: str) -> AssemblyCounts:

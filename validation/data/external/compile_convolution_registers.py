@@ -70,7 +70,8 @@ SASS_COLUMNS = ("instructions_per_thread",)
 EXTRA_VALUES = {
     "spill_kept_bytes": lambda r: r.spill_footprint_bytes,
     "instructions_per_thread": lambda r: f"{r.instructions_per_thread:.6g}",
-    "load_waits_per_thread": lambda r: f"{r.load_waits_per_thread:.6g}",
+    # empty where the code's waits per thread are unknown (`load_waits_per_thread`)
+    "load_waits_per_thread": lambda r: "" if r.load_waits_per_thread is None else f"{r.load_waits_per_thread:.6g}",
 }
 FILTER_TAPS = 15 * 15
 
@@ -109,7 +110,7 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
     key = header[: header.index(RESOURCE_COLUMNS[0])]  # KEY, or SHMEM_KEY in a --shmem table
     rows = {}
     for line in lines[2:]:
-        row = dict(zip(header, map(float, line.split(","))))
+        row = {name: float(value) if value else None for name, value in zip(header, line.split(","))}
         kept = row.get("spill_kept_bytes")
         rows[tuple(int(row[k]) for k in key)] = ResourceUsage(
             arch,
@@ -135,6 +136,13 @@ def trips_per_thread(counts, tile_points: int) -> float:
             "the compiled kernel has a loop but no FMA to count its trips by: its counts per thread are unknown"
         )
     return tile_points * FILTER_TAPS / counts.fma_instructions
+
+
+def load_waits_per_thread(counts, trips: float) -> float | None:
+    """How often a thread waits for its loads: the code's waits times its trips, or None (unknown, the model then
+    counts them itself) where a loop loads without FMAs, as the shared-memory copy does: its trips depend on the
+    thread's index, and the FMAs count only the filter loop's."""
+    return None if counts.loop_loads_without_fma else counts.waits * trips
 
 
 def launch_fails(registers: int, threads: int, device) -> bool:
@@ -271,7 +279,7 @@ def main(argv=None) -> int:
                 usage,
                 spill_store_bytes=round(counts.spill_store_bytes * trips),
                 spill_load_bytes=round(counts.spill_load_bytes * trips),
-                load_waits_per_thread=counts.waits * trips,
+                load_waits_per_thread=load_waits_per_thread(counts, trips),
             )
         with (
             contextlib.nullcontext(args.cubins)
@@ -292,7 +300,9 @@ def main(argv=None) -> int:
             return usage
         trips = trips_per_thread(counts, config[2] * config[3])
         return replace(
-            usage, load_waits_per_thread=counts.waits * trips, instructions_per_thread=counts.instructions * trips
+            usage,
+            load_waits_per_thread=load_waits_per_thread(counts, trips),
+            instructions_per_thread=counts.instructions * trips,
         )
 
     if args.cubins:
