@@ -8,7 +8,8 @@
 and for an AMD GPU the HIP version of the kernel (``convolution.cu.hip`` in the same folder) with a
 ``gfx`` architecture (hipcc). AMD tables count the spill bytes a thread stores and reloads in the
 compiled assembly and hold the scratch it keeps them in (`spill_kept_bytes`, the backend's ScratchSize per lane).
-AMD tables hold how often a thread waits for its loads (`load_waits_per_thread`), read in hipcc's assembly.
+AMD tables hold how often a thread waits for its loads (`load_waits_per_thread`), read in hipcc's assembly,
+empty where a loop loads without FMAs (the shared-memory copy's) and so its trips are unknown.
 With ``--sass`` an NVIDIA table holds it too, with the instructions a thread issues (`instructions_per_thread`),
 read in the SASS of each cubin (`pystencils_perf.adapters.sass`, which needs nvdisasm: a CUDA toolkit's, or
 ``pip install nvidia-cuda-nvdisasm``); the committed NVIDIA tables do not (README of this folder: why).
