@@ -204,7 +204,7 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
     Loads outstanding are counted in program order: a load adds one, ``s_waitcnt vmcnt(N)`` lets N stay
     outstanding, and is a wait where more were. A branch to a label above it is a loop. Which blocks form a loop
     the backend's comments say (``This Loop Header``, ``in Loop: Header=BB0_3``, ``Parent Loop``): a block placed
-    out of line that branches back is none, and a loop that loads with no FMA in it or in the loops it holds is a
+    out of line that branches back is none. A loop that loads with no FMA in it or in the loops it holds sets
     `AssemblyCounts.loop_loads_without_fma`.
     """
     body = re.split(rf"^{re.escape(function)}:.*$", assembly, maxsplit=1, flags=re.MULTILINE)
@@ -244,7 +244,7 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
                 innermost.fmas += len(fma_opcodes)
         elif (branch := _BRANCH.match(line)) and branch.group(1) in seen_labels:
             looped = True
-    for loop in list(loops.values()):  # a loop's FMAs count for the loops around it
+    for loop in loops.values():  # a loop's FMAs count for the loops around it
         outer = loop.parent
         while loop.fmas and outer in loops:
             loops[outer].nested_fmas += loop.fmas

@@ -73,8 +73,8 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     a pending scoreboard waits for its loads; it is a wait, one memory latency exposed, where it waits for a
     load issued since the warp last waited: loads issued before that were in flight through the last wait
     (a compiler that spreads a batch of loads over four scoreboards consumes them with four waits in a row,
-    one latency). A branch to a label above it (not its own) is a loop, one that loads and holds no FMA between
-    that label and the branch a `AssemblyCounts.loop_loads_without_fma`. Instructions are all but ``NOP``
+    one latency). A branch to a label above it (not its own) is a loop; loads and no FMA between that label and
+    the branch set `AssemblyCounts.loop_loads_without_fma`. Instructions are all but ``NOP``
     and that branch to itself after ``EXIT`` (the padding after the kernel's end). Spill bytes are the
     widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs are ``FFMA`` and ``DFMA``.
 
