@@ -109,7 +109,7 @@ def test_each_gpu_reads_its_own_architectures_table(device, table):
         ("W6600", "gfx1032"),
         ("MI250X", "gfx90a"),
         ("W7800", "gfx1100"),
-        ("RTX-A4000", None),
+        ("RTX-A4000", "sm_86"),
         ("V100", None),
     ],
 )
