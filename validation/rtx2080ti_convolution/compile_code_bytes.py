@@ -34,6 +34,7 @@ from convolution_shmem import HALO, IMAGE
 from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.errors import PerfError
 from pystencils_perf.outputs import replacing_file
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 #: the kernel's mangled name (declared without extern "C")
 FUNCTION = "_Z11ConvolutionPfS_S_"
@@ -104,6 +105,7 @@ def read_table(path: Path) -> dict[tuple[int, ...], int]:
 
 
 def main(argv=None) -> int:
+    use_temporary_pystencils_cache()  # the compiler's reports: never into the home directory
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="KTT's KernelTunerConvolution.cu (see above)")
     parser.add_argument("out", type=Path, help="the CSV to write; the configurations it already holds are kept")

@@ -13,7 +13,8 @@ compiler spills what does not fit) is compiled for sm_75 here, with the image an
 through `convolution_summary.KttRegisters`. The compiler stands in for the one that built the measured binaries:
 nvcc on PATH (else the NVRTC wheels), or with ``--nvrtc`` the NVRTC wheels, as KTT compiles at run time with NVRTC,
 which the committed table used; the counters' local-memory sectors check both (`README.md` of `data/external`).
-Each configuration's report is kept in pystencils' cache folder: a run again compiles nothing.
+Each configuration's report is kept in pystencils' cache folder, a temporary one unless ``PYSTENCILS_CACHE_DIR`` names
+one: set it, and a run again compiles nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from compile_code_bytes import FIXED, FUNCTION, KEY, sm_75_compiler, translation
 from pystencils_perf.adapters import cuda_compiler
 from pystencils_perf.errors import PerfError
 from pystencils_perf.outputs import replacing_file
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
 from pystencils_perf.parallel import map_on_every_core
 
 COUNTERS = Path(__file__).resolve().parents[1] / "data" / "external" / "rtx2080ti_convolution15_ktt_counters.csv"
@@ -43,6 +45,7 @@ def full_register_configurations(counters: Path = COUNTERS) -> list[tuple[int, .
 
 
 def main(argv=None) -> int:
+    use_temporary_pystencils_cache()  # the compiler's reports: never into the home directory
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="KTT's KernelTunerConvolution.cu (see above)")
     parser.add_argument("out", type=Path, help="the CSV to write")

@@ -53,6 +53,7 @@ from pystencils_perf.devices import get_device
 from pystencils_perf.errors import PerfError
 from pystencils_perf.resources import ResourceUsage
 from pystencils_perf.outputs import replacing_file
+from pystencils_perf.tempcache import use_temporary_pystencils_cache
 
 #: the kernel's mangled name: the source declares it without extern "C"
 FUNCTION = "_Z18convolution_kernelPfS_S_"
@@ -183,6 +184,7 @@ def check(table: Path, caches: list[Path], device, fixed: dict = FIXED, key: tup
 
 
 def main(argv=None) -> int:
+    use_temporary_pystencils_cache()  # the compiler's reports: never into the home directory
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="the kernel's CUDA file (see above)")
     parser.add_argument("arch", help="sm_XY")
