@@ -179,7 +179,6 @@ _SPILL = re.compile(r"^\s*(?:buffer|scratch)_(?:load|store)_\w+.*;\s*(\d+)-byte 
 _WAIT_VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")
 #: an FMA opcode at the start of an instruction or of the second half of a dual-issue (VOPD) one
 _FMA = re.compile(r"(?:^\s*|::\s*)v_(?:dual_)?(?:pk_)?(?:fma|fmac|fmaak|fmamk|mac)_")
-_LABEL = re.compile(r"^(\.?[\w$.]+):")
 #: where a block starts: its label, or the backend's comment ``; %bb.4:`` for one no branch targets
 _BLOCK = re.compile(r"^(?:(\.?[\w$.]+):|; (%bb\.\d+):)")
 #: the backend's comments on a block's loop: it heads one (inside a parent loop), or lies in one
@@ -228,8 +227,8 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
                     innermost.parent = parent
             elif member:
                 innermost = loops.setdefault(member, _Loop())
-        if label := _LABEL.match(line):
-            seen_labels.add(label.group(1))
+        if start:
+            seen_labels.add(start.group(1))  # a label, or None for a ``; %bb.N:`` comment
         elif _VECTOR_LOAD.match(line):
             loads, outstanding = loads + 1, outstanding + 1
             if innermost:
