@@ -14,8 +14,6 @@ that the time would be if LDS reads alone took it. Findings: `report.md`, "Held 
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import re
 import sys
 from pathlib import Path
@@ -29,7 +27,7 @@ from compile_convolution_registers import FUNCTION, SHMEM_FIXED  # noqa: E402
 from pystencils_perf.adapters import hip_compiler  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.errors import PerfError  # noqa: E402
-from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
 
 SPEC = HERE.parent / "a100_convolution" / "convolution_any.py"
 #: (block_size_x, block_size_y, tile_size_x, tile_size_y): tile heights 1-4 at block heights 1-16, tile widths 1-4,
@@ -62,13 +60,10 @@ _VALU = re.compile(r"^\s*v_", re.MULTILINE)
 
 def measured_ms(cache: Path) -> dict[tuple[int, ...], float]:
     """The cache's timed shared-memory launches with ``read_only`` and ``use_padding`` 0, by (bx, by, tx, ty)."""
-    with gzip.open(cache, "rt") if cache.suffix == ".gz" else open(cache) as fh:
-        entries = json.load(fh)["cache"].values()
     return {
-        (e["block_size_x"], e["block_size_y"], e["tile_size_x"], e["tile_size_y"]): e["time"]
-        for e in entries
-        if e.get("use_shmem") == 1 and e.get("read_only") == 0 and e.get("use_padding") == 0
-        if isinstance(e["time"], float)
+        tuple(run.params[k] for k in ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y")): run.time_ms
+        for run in read_kernel_tuner(cache).runs
+        if (run.params.get("use_shmem"), run.params.get("read_only"), run.params.get("use_padding")) == (1, 0, 0)
     }
 
 
