@@ -334,6 +334,12 @@ class KernelModel:
         own = self.launch_resources(fold, block)
         return None if own is None else own.instructions_per_thread
 
+    def compiled_shared_load_words_for(self, fold, block) -> float | None:
+        """4-byte words a thread loads from shared memory in the code compiled for this launch; None where its code
+        was not read."""
+        own = self.launch_resources(fold, block)
+        return None if own is None else own.shared_load_words_per_thread
+
     def launched_points_per_lup(self, block: tuple[int, int, int]) -> float:
         """The points the SMs compute per lattice update in blocks of `block`: 1, or where the kernel computes
         outside its domain (`computes_outside_domain`), the launched threads over the threads the work needs

@@ -51,6 +51,10 @@ class ResourceUsage:
     #: instructions a thread's warp issues, as compiled (NVIDIA: counted in its SASS, `sass.sass_counts`, so far in
     #: a study only: `compile_convolution_registers.py --sass`); None where the code was not read
     instructions_per_thread: float | None = None
+    #: 4-byte words a thread loads from shared memory, as compiled (`AssemblyCounts.shared_load_words` over the
+    #: thread's trips): where a compiler reloads values it could not keep in registers, more than the
+    #: description's distinct loads; None where the code was not read
+    shared_load_words_per_thread: float | None = None
 
     def __str__(self) -> str:
         spills = ""
@@ -179,3 +183,6 @@ class AssemblyCounts:
     #: a loop that loads and holds no FMA (a shared-memory copy's, whose trips a thread's index decides): its
     #: waits repeat as often as it runs, which no count of FMAs tells
     loop_loads_without_fma: bool = False
+    #: 4-byte words a lane loads from shared memory (AMD: LDS reads, ``ds_read*`` and ``ds_load*``; NVIDIA:
+    #: ``LDS``): a ``ds_read2_b64`` or an ``LDS.128`` loads 4, an ``LDS.U8`` 1
+    shared_load_words: int = 0

@@ -279,6 +279,26 @@ def test_a_loop_that_loads_without_fmas_is_told():
         hip_compiler.assembly_counts(ASSEMBLY, "missing")
 
 
+def test_lds_reads_are_counted_in_words_and_writes_are_not():
+    """Shared loads are the 4-byte words LDS reads of either encoding load (``ds_read*`` up to gfx10, ``ds_load*``
+    on gfx11): two addresses of 32 bits are 2, two of 64 bits 4, a byte 1; the copy's ``ds_write`` stores."""
+    code = """\
+kernel:
+\tds_write_b32 v6, v8
+\ts_barrier
+\tds_read2_b32 v[0:1], v6 offset1:1
+\tds_read_b32 v2, v6 offset:512
+\tds_load_b32 v3, v6 offset:1024
+\tds_read2_b64 v[4:7], v6 offset1:1
+\tds_load_2addr_b32 v[8:9], v6 offset1:1
+\tds_read_u8 v10, v6
+\ts_waitcnt lgkmcnt(0)
+\ts_endpgm
+"""
+    assert hip_compiler.assembly_counts(code, "kernel").shared_load_words == 2 + 1 + 1 + 4 + 2 + 1
+    assert hip_compiler.assembly_counts(ASSEMBLY, "kernel").shared_load_words == 0
+
+
 def test_fmas_of_rdna3_dual_issue_count_per_half():
     """gfx11 code pairs instructions (VOPD, as clang 19 writes it for gfx1100): both halves of a dual FMA are FMAs,
     a pair of another operation and an FMA is one, and so is an FMA with a literal operand (``v_fmaak``), so that a

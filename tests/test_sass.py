@@ -31,6 +31,13 @@ def test_a_rolled_loop_is_seen_and_counted_once():
     assert not counts.loop_loads_without_fma  # its FMA is in the loop: the FMAs count its trips
 
 
+def test_shared_loads_are_counted():
+    # four reads of the block's tile, none of global memory's (the copy's load is an LDG)
+    counts = sass.sass_counts(DISASSEMBLY, "shared_tile")
+    assert (counts.shared_load_words, counts.loads, counts.fma_instructions) == (4, 1, 4)
+    assert sass.sass_counts(DISASSEMBLY, "two_batches").shared_load_words == 0
+
+
 def test_the_self_branch_after_exit_is_no_loop():
     assert "BRA `(.L_x_" in DISASSEMBLY.split(".text.two_batches:", 1)[1]
     assert not sass.sass_counts(DISASSEMBLY, "two_batches").looped
@@ -49,5 +56,5 @@ def test_a_fresh_compile_reads_as_the_recorded_disassembly(tmp_path):
     cubin = tmp_path / "k.cubin"
     compiler.ptxas_report(SOURCE.read_text(), "two_batches", "sm_80", (), cubin=cubin)
     nvdisasm = sass.find_nvdisasm()
-    for function in ("two_batches", "rolled"):
+    for function in ("two_batches", "rolled", "shared_tile"):
         assert sass.cubin_counts(cubin, function, nvdisasm) == sass.sass_counts(DISASSEMBLY, function)

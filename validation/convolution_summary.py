@@ -109,16 +109,25 @@ KTT_REGISTER_KEY = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y", "TILE_SIZE_X", "TILE_SIZE_Y"
 
 #: what KTT's kernel spills where its binary held 255 registers, compiled (`rtx2080ti_convolution/compile_spills.py`)
 KTT_SPILLS = "ktt_convolution15_spills_sm_75.csv"
+#: the shared loads each launch of KTT's kernel issues per thread, compiled
+#: (`rtx2080ti_convolution/compile_shared_loads.py`)
+KTT_SHARED_LOADS = "ktt_convolution15_shared_loads_sm_75.csv"
 
 
 class KttRegisters:
     """A `perf_launch_resources` plugin: the registers each launch of KTT's convolution (PADDING 0, as the
     description `rtx2080ti_convolution/convolution_shmem.py` has it) ran with on the RTX 2080 Ti, from its
-    counters' ``registers`` column, and its spills where the kernel compiled for sm_75 has them with the same
-    registers (`KTT_SPILLS`)."""
+    counters' ``registers`` column, its spills where the kernel compiled for sm_75 has them with the same
+    registers (`KTT_SPILLS`), and the shared loads its compiled code issues (`KTT_SHARED_LOADS`)."""
 
-    def __init__(self, rows: list[dict], spills: Path | None = EXTERNAL_DATA / KTT_SPILLS):
+    def __init__(
+        self,
+        rows: list[dict],
+        spills: Path | None = EXTERNAL_DATA / KTT_SPILLS,
+        shared_loads: Path | None = EXTERNAL_DATA / KTT_SHARED_LOADS,
+    ):
         self.registers = {tuple(int(r[k]) for k in KTT_REGISTER_KEY): int(r["registers"]) for r in rows}
+        self.shared_loads = ktt_shared_loads(shared_loads) if shared_loads is not None else {}
         self.spills = {}
         if spills is not None and spills.exists():
             with open(spills, newline="") as fh:
@@ -139,10 +148,27 @@ class KttRegisters:
         variant = (constants["tsx"], constants["tsy"], int(kernel.arrays[0].read_only))
         keys = {launch: (*launch.block[:2], *variant) for launch in launches}
         return {
-            launch: ResourceUsage("sm_75", self.registers[key], *self.spills.get(key, (0, 0)), 0, "KTT's run")
+            launch: ResourceUsage(
+                "sm_75",
+                self.registers[key],
+                *self.spills.get(key, (0, 0)),
+                0,
+                "KTT's run",
+                shared_load_words_per_thread=self.shared_loads.get(key),
+            )
             for launch, key in keys.items()
             if self.registers.get(key)
         }
+
+
+def ktt_shared_loads(path: Path = EXTERNAL_DATA / KTT_SHARED_LOADS) -> dict[tuple[int, ...], float]:
+    """The shared loads per thread of KTT's launches as compiled (`KTT_SHARED_LOADS`), by `KTT_REGISTER_KEY`; none
+    where the table is missing."""
+    if not path.exists():
+        return {}
+    with open(path, newline="") as fh:
+        table = csv.DictReader(line for line in fh if not line.startswith("#"))
+        return {tuple(int(r[k]) for k in KTT_REGISTER_KEY): float(r["shared_load_words_per_thread"]) for r in table}
 
 
 def ktt_padding_0_rows() -> list[dict]:

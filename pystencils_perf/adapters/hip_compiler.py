@@ -152,8 +152,9 @@ def compile_code(
     source: str, function: str, arch: str, compiler: Hipcc, include_dirs: tuple[str, ...] = ()
 ) -> tuple[ResourceUsage, AssemblyCounts]:
     """Compile `source` for `arch`: the backend's resource remarks of `function`, with the spill bytes and the
-    loads' waits its assembly shows. Code without a loop runs each once per thread; in a loop they are a
-    lower bound, and the waits are left unknown (`ResourceUsage.load_waits_per_thread`)."""
+    loads' waits and shared loads its assembly shows. Code without a loop runs each once per thread; in a loop
+    they are a lower bound, and the waits and shared loads are left unknown (`ResourceUsage.load_waits_per_thread`,
+    `shared_load_words_per_thread`)."""
     report, assembly = compiler_output(
         compiler, arch, function, source, lambda: compiler.compile(source, function, arch, include_dirs)
     )
@@ -164,6 +165,7 @@ def compile_code(
         spill_store_bytes=counts.spill_store_bytes,
         spill_load_bytes=counts.spill_load_bytes,
         load_waits_per_thread=None if counts.looped else float(counts.waits),
+        shared_load_words_per_thread=None if counts.looped else float(counts.shared_load_words),
     ), counts
 
 
@@ -185,6 +187,9 @@ _BLOCK = re.compile(r"^(?:(\.?[\w$.]+):|; (%bb\.\d+):)")
 _LOOP_COMMENT = re.compile(
     r";.*?(?:Parent Loop (?P<parent>BB\w+)|(?P<header>This (?:Inner )?Loop Header)|in Loop: Header=(?P<member>BB\w+))"
 )
+#: an LDS read (``ds_read_b32``, ``ds_read2_b64``; ``ds_load_b32``, ``ds_load_2addr_b32`` on gfx11), not a write or
+#: an atomic: its two addresses (``read2``, ``2addr``) and the bits each moves (none, as ``ds_read_u8``: one word)
+_LDS_READ = re.compile(r"^\s*ds_(?:read|load)(?P<two>2|_2addr)?\w*?(?:_b(?P<bits>\d+))?\b")
 _BRANCH = re.compile(r"^\s*s_(?:c)?branch\w*\s+(\.?[\w$.]+)")
 
 
@@ -198,7 +203,8 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
 
     Spill bytes are the backend's ``N-byte Folded Spill`` and ``N-byte Folded Reload`` comments on scratch
     accesses; FMAs are ``v_fma*``, ``v_fmac*``, ``v_fmaak*``, ``v_fmamk*`` and ``v_mac*`` (each half of an RDNA3
-    dual-issue ``v_dual_fmac_f32 ... :: v_dual_fmac_f32`` counts).
+    dual-issue ``v_dual_fmac_f32 ... :: v_dual_fmac_f32`` counts); shared loads are the words LDS reads load
+    (``ds_read*``, ``ds_load*``).
 
     Loads outstanding are counted in program order: a load adds one, ``s_waitcnt vmcnt(N)`` lets N stay
     outstanding, and is a wait where more were. A branch to a label above it is a loop. Which blocks form a loop
@@ -209,7 +215,7 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
     body = re.split(rf"^{re.escape(function)}:.*$", assembly, maxsplit=1, flags=re.MULTILINE)
     if len(body) != 2:
         raise PerfError(f"the assembly hipcc wrote has no kernel {function!r}")
-    waits = loads = fmas = outstanding = 0
+    waits = loads = fmas = outstanding = shared_load_words = 0
     spilled = {"Spill": 0, "Reload": 0}
     seen_labels, looped = set(), False
     loops: dict[str, _Loop] = {}
@@ -233,6 +239,8 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
             loads, outstanding = loads + 1, outstanding + 1
             if innermost:
                 innermost.loads += 1
+        elif lds := _LDS_READ.match(line):
+            shared_load_words += (2 if lds.group("two") else 1) * max(int(lds.group("bits") or 32) // 32, 1)
         elif wait := _WAIT_VMCNT.match(line):
             allowed = int(wait.group(1))
             waits += outstanding > allowed
@@ -256,6 +264,7 @@ def assembly_counts(assembly: str, function: str) -> AssemblyCounts:
         fmas,
         looped,
         loop_loads_without_fma=any(loop.loads and not loop.fmas + loop.nested_fmas for loop in loops.values()),
+        shared_load_words=shared_load_words,
     )
 
 

@@ -36,8 +36,14 @@ _LABEL_OR_INSTRUCTION = re.compile(
 _OPCODE = re.compile(r"^(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)")
 #: loads from memory beyond the SM: global (``LDG``), generic (``LD``) and local (``LDL``: spilled registers)
 _LOADS = ("LDG", "LD", "LDL")
-#: bytes per lane of a local access by its width suffix (none: 32 bits)
+#: bytes per lane of a local or shared access by its width suffix (none: 32 bits)
 _WIDTH_BYTES = {".64": 8, ".128": 16, ".U8": 1, ".S8": 1, ".U16": 2, ".S16": 2}
+
+
+def _lane_bytes(suffixes: str) -> int:
+    """Bytes a lane's local or shared access moves, by the opcode's suffixes (``.64``, ``.U8``; none: 4)."""
+    widths = {"." + part for part in suffixes.split(".") if part}
+    return next((size for suffix, size in _WIDTH_BYTES.items() if suffix in widths), 4)
 
 
 def find_nvdisasm() -> str | None:
@@ -76,7 +82,8 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     one latency). A branch to a label above it (not its own) is a loop; loads and no FMA between that label and
     the branch set `AssemblyCounts.loop_loads_without_fma`. Instructions are all but ``NOP``
     and that branch to itself after ``EXIT`` (the padding after the kernel's end). Spill bytes are the
-    widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs are ``FFMA`` and ``DFMA``.
+    widths of the ``STL`` and ``LDL`` accesses (bytes per lane); FMAs are ``FFMA`` and ``DFMA``; shared loads the
+    4-byte words of the ``LDS`` (``LDS.64``: two).
 
     nvdisasm's ``-hex`` prints each 128-bit instruction as two 64-bit words; the control bits are bits 105-125
     of the instruction, bits 41-61 of the second word: stall cycles (4 bits), yield (1), the scoreboard it
@@ -85,7 +92,7 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
     arXiv:1804.06826, section 2.1; checked on sm_80 and sm_86 code of nvcc 13.0, where each FFMA that reads a
     loaded register waits on the scoreboard its LDG wrote).
     """
-    waits = loads = fmas = instructions = 0
+    waits = loads = fmas = instructions = shared_load_words = 0
     spilled = {"STL": 0, "LDL": 0}
     pending: set[int] = set()
     issued_since_wait: set[int] = set()
@@ -114,9 +121,10 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
                 pending.add(board)
                 issued_since_wait.add(board)
         if name in spilled:
-            widths = {"." + part for part in suffixes.split(".") if part}
-            spilled[name] += next((size for suffix, size in _WIDTH_BYTES.items() if suffix in widths), 4)
+            spilled[name] += _lane_bytes(suffixes)
         fmas += name in ("FFMA", "DFMA")
+        if name == "LDS":
+            shared_load_words += max(_lane_bytes(suffixes) // 4, 1)
         if name == "BRA" and (target := re.search(r"\(([.\w$]+)\)", text)):
             # ptxas ends a kernel with a branch to itself after its EXIT, never reached: neither a loop nor issued
             if target.group(1) in labels_here:
@@ -126,7 +134,9 @@ def sass_counts(disassembly: str, function: str) -> AssemblyCounts:
                 loads_before, fmas_before = labels_seen[target.group(1)]
                 loads_without_fma |= loads > loads_before and fmas == fmas_before
         labels_here = set()
-    return AssemblyCounts(waits, loads, spilled["STL"], spilled["LDL"], fmas, looped, instructions, loads_without_fma)
+    return AssemblyCounts(
+        waits, loads, spilled["STL"], spilled["LDL"], fmas, looped, instructions, loads_without_fma, shared_load_words
+    )
 
 
 def cubin_counts(cubin: Path, function: str, nvdisasm: str) -> AssemblyCounts:

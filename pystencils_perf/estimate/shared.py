@@ -9,7 +9,7 @@ element wider than a bank spans several words, so a warp's 8-B loads of consecut
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -21,12 +21,28 @@ from .l1 import bank_cycles_per_instruction, in_rows, issued_instructions, rows_
 
 @dataclass(frozen=True)
 class SharedRequests:
-    """Per lattice update: wavefronts and warp requests of the shared loads and stores."""
+    """Per lattice update: wavefronts and warp requests of the shared loads and stores; and the 4-byte words a
+    warp's lane loads, as the description has them (each distinct value once)."""
 
     load_wavefronts_per_lup: float = 0.0
     store_wavefronts_per_lup: float = 0.0
     load_requests_per_lup: float = 0.0
     store_requests_per_lup: float = 0.0
+    load_words_per_warp: float = 0.0
+
+    def compiled(self, load_words_per_thread: float | None) -> SharedRequests:
+        """These requests where the compiled code loads `load_words_per_thread` words per thread (a warp's lane),
+        not the description's: a compiler reloads what it cannot keep in registers, each load with the bank
+        conflicts of those described (`ResourceUsage.shared_load_words_per_thread`; None: as described)."""
+        if not load_words_per_thread or not self.load_words_per_warp:
+            return self
+        scale = load_words_per_thread / self.load_words_per_warp
+        return replace(
+            self,
+            load_wavefronts_per_lup=self.load_wavefronts_per_lup * scale,
+            load_requests_per_lup=self.load_requests_per_lup * scale,
+            load_words_per_warp=load_words_per_thread,
+        )
 
 
 @cached_by_identity(maxsize=64)
@@ -59,6 +75,7 @@ def _requests(compiled, field_list, block, bids, sizes: tuple[int, int, int]) ->
         return SharedRequests()
     is_store = np.array([i.kind is AccessKind.STORE for i in instrs], dtype=bool)
     element_bytes = np.array([fields[i.field].element_bytes for i in instrs], dtype=np.int64)
+    lane_words = np.maximum(element_bytes // 4, 1)  # a lane's 4-byte words per load, as a compiler counts them
     wavefronts = np.zeros(len(instrs), dtype=np.int64)
     for eb in np.unique(element_bytes).tolist():
         sel = element_bytes == eb
@@ -68,10 +85,13 @@ def _requests(compiled, field_list, block, bids, sizes: tuple[int, int, int]) ->
             [rows_of(words + k, mask[sel], banks) for k in range(max(1, math.ceil(eb / bank_bytes)))], axis=1
         )
         wavefronts[sel] = bank_cycles_per_instruction(rows, banks, int(sel.sum()))
-    requests = in_rows(mask, warp, False).any(axis=1).reshape(len(instrs), -1).sum(axis=1)
+    issuing = in_rows(mask, warp, False).any(axis=1).reshape(len(instrs), -1)  # (instructions, warps)
+    requests = issuing.sum(axis=1)
     return SharedRequests(
         load_wavefronts_per_lup=float(np.dot(wavefronts[~is_store], weight[~is_store])) / lups,
         store_wavefronts_per_lup=float(np.dot(wavefronts[is_store], weight[is_store])) / lups,
         load_requests_per_lup=float(np.dot(requests[~is_store], weight[~is_store])) / lups,
         store_requests_per_lup=float(np.dot(requests[is_store], weight[is_store])) / lups,
+        load_words_per_warp=float(np.dot(requests[~is_store] * lane_words[~is_store], weight[~is_store]))
+        / issuing.shape[1],
     )

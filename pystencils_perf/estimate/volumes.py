@@ -475,7 +475,9 @@ def estimate_volumes(model: KernelModel, block, device, backend) -> Metrics:
         threads_per_block * max(occ.blocks_per_sm, 1),
         device,
     )
-    shared = shared_requests(model, tuple(block), bids[:1], device)
+    shared = shared_requests(model, tuple(block), bids[:1], device).compiled(
+        model.compiled_shared_load_words_for(model.fold, block)
+    )
     # the compute of a kernel that computes outside its domain runs in the grid's edge blocks as in the others
     launched = model.launched_points_per_lup(tuple(block))
     spill_l2_load, spill_l2_store = spills.reaching("L2")

@@ -104,6 +104,42 @@ def read_table(path: Path) -> dict[tuple[int, ...], int]:
     return {tuple(int(v) for v in r[:5]): int(r[5]) for r in rows[1:]}
 
 
+def compile_missing(function, configs: list, done: dict, jobs: int) -> int:
+    """``done[c] = function(c)`` for each configuration `done` lacks, `jobs` at a time; the exit status: 2 where a
+    compile failed, 130 on Ctrl-C, which keeps what was compiled so far (a table written from `done` then holds
+    it, and a run again goes on from there)."""
+    status = 0
+    pool = ThreadPoolExecutor(jobs)
+    try:
+        futures = {pool.submit(function, c): c for c in configs if c not in done}
+        for future in as_completed(futures):
+            done[futures[future]] = future.result()
+    except PerfError as e:
+        print(e, file=sys.stderr)
+        status = 2
+    except KeyboardInterrupt:
+        print("interrupted: the table keeps the configurations compiled so far; run again to go on", file=sys.stderr)
+        status = 130
+    finally:
+        pool.shutdown(wait=status == 0, cancel_futures=True)
+    return status
+
+
+def write_table(out: Path, compiled: str, script: str, note: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """A table of KTT's launches by `KEY` and `columns`, whole or not at all: its first line says what was
+    `compiled` (source, architecture, compiler), when, by which `script`, with the counters' image and filter, and
+    `note`."""
+    with replacing_file(out) as fh:
+        fh.write(
+            f"# {compiled.replace(' compiled', ' (HiPerCoRe/KTT 931c4157, MIT) compiled', 1)} on "
+            f"{date.today().isoformat()} (validation/rtx2080ti_convolution/{script}); "
+            f"{', '.join(f'{k}={v}' for k, v in FIXED.items())}{note}\n"
+        )
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow((*KEY, *columns))
+        writer.writerows(rows)
+
+
 def main(argv=None) -> int:
     use_temporary_pystencils_cache()  # the compiler's reports: never into the home directory
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -136,30 +172,11 @@ def main(argv=None) -> int:
 
     configs = configurations(args.counters)
     sizes = read_table(args.out) if args.out.exists() else {}
-    status = 0
-    pool = ThreadPoolExecutor(args.jobs)
-    try:
-        futures = {pool.submit(code_bytes, c): c for c in configs if c not in sizes}
-        for future in as_completed(futures):
-            sizes[futures[future]] = future.result()
-    except PerfError as e:
-        print(e, file=sys.stderr)
-        status = 2
-    except KeyboardInterrupt:
-        print("interrupted: the table keeps the configurations compiled so far; run again to go on", file=sys.stderr)
-        status = 130
-    finally:
-        pool.shutdown(wait=status == 0, cancel_futures=True)
+    status = compile_missing(code_bytes, configs, sizes, args.jobs)
     done = [c for c in configs if c in sizes]
-    with replacing_file(args.out) as fh:
-        fh.write(
-            f"# {args.source.name} (HiPerCoRe/KTT 931c4157, MIT) compiled for {arch} by {compiler.name} on "
-            f"{date.today().isoformat()} (validation/rtx2080ti_convolution/compile_code_bytes.py); "
-            f"{', '.join(f'{k}={v}' for k, v in FIXED.items())}\n"
-        )
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow((*KEY, "code_bytes"))
-        writer.writerows((*config, sizes[config]) for config in done)
+    rows = [(*config, sizes[config]) for config in done]
+    compiled_by = f"{args.source.name} compiled for {arch} by {compiler.name}"
+    write_table(args.out, compiled_by, Path(__file__).name, "", ("code_bytes",), rows)
     print(f"{len(done)} of {len(configs)} configurations written to {args.out}")
     return status
 

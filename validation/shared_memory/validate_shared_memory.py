@@ -4,7 +4,8 @@
 
 1. Shared-load and shared-store wavefronts of KTT's convolution, and its global load requests (the throughput
    model's count), as the estimator counts them
-   (`pystencils_perf.estimate.shared` through `rtx2080ti_convolution/convolution_shmem.py`), against Nsight
+   (`pystencils_perf.estimate.shared` through `rtx2080ti_convolution/convolution_shmem.py`, the shared loads as
+   each launch's code compiles them: `data/external/ktt_convolution15_shared_loads_sm_75.csv`), against Nsight
    Compute's ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum``, ``_op_st.sum`` and
    ``l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum`` on the RTX 2080 Ti,
    PADDING 0, the rows without spilled registers (KTT's PADDING 1 is not Kernel Tuner's padding: see
@@ -32,7 +33,7 @@ from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E4
 
 use_temporary_pystencils_cache("pystencils-perf-")
 
-from convolution_summary import ktt_padding_0_rows, use_compiled_registers  # noqa: E402
+from convolution_summary import ktt_padding_0_rows, ktt_shared_loads, use_compiled_registers  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.estimate.shared import shared_requests  # noqa: E402
 from pystencils_perf.estimate.volumes import representative_blocks  # noqa: E402
@@ -63,6 +64,7 @@ def wavefront_agreement(rows: list[dict]) -> list[str]:
     and largest error."""
     spec, device = load_tunable_spec(KTT_SPEC), get_device("RTX-2080-Ti")
     tag_lookups = constants_for(device).l1_tag_lookups_per_cycle
+    compiled_loads = ktt_shared_loads()
     errors = {LOADS: [], STORES: [], GLOBAL_REQUESTS: []}
     for r in rows:
         if any(float(r[c]) for c in SPILLS):
@@ -71,7 +73,9 @@ def wavefront_agreement(rows: list[dict]) -> list[str]:
         model = spec.kernel({"TILE_SIZE_X": tx, "TILE_SIZE_Y": ty, "READ_ONLY": ro, "PADDING": 0}).model()
         block = (bx, by, 1)
         grid = tuple(-(-n // b) for n, b in zip(model.work_items, block))
-        got = shared_requests(model, block, representative_blocks(grid)[:1], device)
+        got = shared_requests(model, block, representative_blocks(grid)[:1], device).compiled(
+            compiled_loads.get((bx, by, tx, ty, ro))
+        )
         updates = spec.lattice_updates
         # the compute's loads run in the grid's edge blocks as in the others (`Metrics`)
         launched = model.launched_points_per_lup(block)

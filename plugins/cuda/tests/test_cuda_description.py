@@ -469,6 +469,28 @@ def test_a_broadcast_is_one_wavefront_and_shared_values_are_loaded_once_per_thre
     assert got.load_requests_per_lup == pytest.approx(4 / (2 * 32))
 
 
+def test_the_compiled_codes_shared_loads_replace_the_described_ones():
+    """Where a launch's compiled code was read (`ResourceUsage.shared_load_words_per_thread`), its warps issue that many
+    shared loads, each with the bank conflicts of the described ones: a compiler that reloads every tap of the box
+    filter's 9 distinct values twice issues 18, and the shared wavefronts, requests and issued instructions grow
+    by that much; the copy's stores do not change."""
+    from pystencils_perf.resources import ResourceUsage
+
+    model = _shared_box().model()
+    block, fold, dev = (32, 4, 1), (1, 1, 1), pp.get_device("A100")
+    described = pp.rank(model, dev, blocks=[block], folds=[fold]).best.metrics
+    usage = ResourceUsage("sm_80", 32, 0, 0, 0, "nvcc", shared_load_words_per_thread=18.0)
+    compiled = pp.rank(
+        replace(model, resources_by_launch=(((block, fold), usage),)), dev, blocks=[block], folds=[fold]
+    ).best.metrics
+    assert compiled.shared_load_wavefronts_per_lup == pytest.approx(2 * described.shared_load_wavefronts_per_lup)
+    assert compiled.shared_load_requests_per_lup == pytest.approx(2 * described.shared_load_requests_per_lup)
+    assert described.shared_load_requests_per_lup == pytest.approx(9 / 32)  # 9 loads per warp of 32 updates
+    assert compiled.shared_store_wavefronts_per_lup == described.shared_store_wavefronts_per_lup
+    grown = compiled.extras["warp_instructions_per_lup"] - described.extras["warp_instructions_per_lup"]
+    assert grown == pytest.approx(described.shared_load_requests_per_lup)
+
+
 def _row_copy(tile: int, unroll: int):
     """One row of `tile` points per thread and a 14-point halo, copied into shared memory by a loop whose trip count
     differs between threads: ``for (col = threadIdx.x; col < blockDim.x * tile + 14; col += blockDim.x)``."""
