@@ -12,7 +12,9 @@ AMD tables hold how often a thread waits for its loads (`load_waits_per_thread`)
 empty where a loop loads without FMAs (the shared-memory copy's) and so its trips are unknown.
 With ``--sass`` an NVIDIA table holds it too, with the instructions a thread issues (`instructions_per_thread`),
 read in the SASS of each cubin (`pystencils_perf.adapters.sass`, which needs nvdisasm: a CUDA toolkit's, or
-``pip install nvidia-cuda-nvdisasm``); the committed NVIDIA tables do not (README of this folder: why).
+``pip install nvidia-cuda-nvdisasm``); the committed NVIDIA tables do not (README of this folder: why). Such
+tables of the shared-memory rows (``--shmem``) end with the 4-byte words a thread loads from shared memory
+(`shared_load_words_per_thread`): a compiler may reload what it cannot keep in registers.
 
 Kernel Tuner compiles the kernel once per configuration, every tunable parameter (the block size
 among them) a ``-D`` macro, so each launch of the caches ran its own code with its own registers:
@@ -68,10 +70,13 @@ RESOURCE_COLUMNS = ("registers", "spill_store_bytes", "spill_load_bytes")
 AMD_COLUMNS = ("spill_kept_bytes",)
 #: NVIDIA tables with --sass: the instructions a thread issues, counted in the SASS (`sass.sass_counts`)
 SASS_COLUMNS = ("instructions_per_thread",)
+#: --shmem tables that read the code (AMD, NVIDIA with --sass): the 4-byte words a thread loads from shared memory
+SHARED_COLUMNS = ("shared_load_words_per_thread",)
 #: how a configuration's `ResourceUsage` gives each column past RESOURCE_COLUMNS
 EXTRA_VALUES = {
     "spill_kept_bytes": lambda r: r.spill_footprint_bytes,
     "instructions_per_thread": lambda r: f"{r.instructions_per_thread:.6g}",
+    "shared_load_words_per_thread": lambda r: f"{r.shared_load_words_per_thread:.6g}",
     # empty where the code's waits per thread are unknown (`load_waits_per_thread`)
     "load_waits_per_thread": lambda r: "" if r.load_waits_per_thread is None else f"{r.load_waits_per_thread:.6g}",
 }
@@ -124,6 +129,7 @@ def read_table(path: Path) -> dict[tuple[int, ...], ResourceUsage]:
             spill_kept_bytes=None if kept is None else int(kept),
             load_waits_per_thread=row.get("load_waits_per_thread"),
             instructions_per_thread=row.get("instructions_per_thread"),
+            shared_load_words_per_thread=row.get("shared_load_words_per_thread"),
         )
     return rows
 
@@ -283,6 +289,7 @@ def main(argv=None) -> int:
                 spill_store_bytes=round(counts.spill_store_bytes * trips),
                 spill_load_bytes=round(counts.spill_load_bytes * trips),
                 load_waits_per_thread=load_waits_per_thread(counts, trips),
+                shared_load_words_per_thread=counts.shared_load_words * trips,
             )
         with (
             contextlib.nullcontext(args.cubins)
@@ -306,6 +313,7 @@ def main(argv=None) -> int:
             usage,
             load_waits_per_thread=load_waits_per_thread(counts, trips),
             instructions_per_thread=counts.instructions * trips,
+            shared_load_words_per_thread=counts.shared_load_words * trips,
         )
 
     if args.cubins:
@@ -331,6 +339,7 @@ def main(argv=None) -> int:
         writer = csv.writer(fh, lineterminator="\n")
         # the assembly's counts: AMD always, NVIDIA with --sass
         extra = ((AMD_COLUMNS if amd else SASS_COLUMNS) + ("load_waits_per_thread",)) if amd or args.sass else ()
+        extra += SHARED_COLUMNS if extra and args.shmem else ()
         writer.writerow(key + RESOURCE_COLUMNS + extra)
         for config, r in zip(configs, results):
             if r is None:
