@@ -138,6 +138,20 @@ def test_ktts_launches_take_the_compiled_spills_where_the_compile_has_their_regi
     assert (usage.registers_per_thread, usage.spill_store_bytes) == (255, plugin.spills[heavy][0])
 
 
+def test_ktts_launches_take_the_shared_loads_their_compiled_code_issues():
+    """Blocks 48x4 with 4x6 tiles: the compiled code reloads every tap of its 24 outputs (225 each), where the
+    description's thread loads its 2100 distinct values once; blocks 2x32 with 8x3 tiles load their 1305 distinct
+    values once, as described (`rtx2080ti_convolution/shared_wavefronts.md`)."""
+    plugin = KttRegisters(ktt_padding_0_rows())
+    assert plugin.shared_loads[(48, 4, 4, 6, 0)] == 24 * 225
+    assert plugin.shared_loads[(2, 32, 8, 3, 0)] == 1305
+    spec = load_tunable_spec(VALIDATION / "rtx2080ti_convolution" / "convolution_shmem.py")
+    kernel = spec.kernel({"TILE_SIZE_X": 4, "TILE_SIZE_Y": 6, "READ_ONLY": 0, "PADDING": 0})
+    launch = LaunchConfig((48, 4, 1), (1, 1, 1))
+    usage = plugin.perf_launch_resources(kernel, None, [launch], pp.get_device("RTX-2080-Ti"))[launch]
+    assert usage.shared_load_words_per_thread == 24 * 225
+
+
 def test_a_rolled_filter_loop_counts_once_per_trip():
     """Code that kept the 15 x 15 loop rolled runs its body as often as a thread's FMAs (225 per tile point) fill
     it: a body of 450 FMAs runs 8 times for a 4 x 4 tile; unrolled code runs once; a loop without FMAs has no
