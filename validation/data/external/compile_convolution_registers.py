@@ -218,6 +218,12 @@ def main(argv=None) -> int:
         "(see the README of this folder)",
     )
     parser.add_argument(
+        "--shared-loads",
+        action="store_true",
+        help="NVIDIA, with --shmem: read in each launch's SASS (nvdisasm) the words a thread loads from shared "
+        "memory, and keep them alone of its counts (--sass keeps them too)",
+    )
+    parser.add_argument(
         "--shmem",
         action="store_true",
         help="the caches' shared-memory rows (use_shmem 1, use_padding tuned): a table keyed by use_padding too, "
@@ -271,9 +277,13 @@ def main(argv=None) -> int:
     if args.sass and amd:
         print("--sass needs an sm_XY architecture (AMD tables always read the assembly)", file=sys.stderr)
         return 2
-    nvdisasm = sass.find_nvdisasm() if args.sass else None
-    if args.sass and nvdisasm is None:
-        print("--sass needs nvdisasm (a CUDA toolkit's, or pip install nvidia-cuda-nvdisasm)", file=sys.stderr)
+    if args.shared_loads and not args.shmem:
+        print("--shared-loads needs --shmem (the shared-memory rows)", file=sys.stderr)
+        return 2
+    reads_sass = (args.sass or args.shared_loads) and not amd
+    nvdisasm = sass.find_nvdisasm() if reads_sass else None
+    if reads_sass and nvdisasm is None:
+        print("reading SASS needs nvdisasm (a CUDA toolkit's, or pip install nvidia-cuda-nvdisasm)", file=sys.stderr)
         return 2
 
     function = args.function
@@ -332,14 +342,15 @@ def main(argv=None) -> int:
     with replacing_file(args.out) as fh:
         fh.write(
             f"# {args.source.name} compiled for {arch} by {compiler.name} on {date.today().isoformat()} "
-            f"(validation/data/external/compile_convolution_registers.py{' --sass' if args.sass else ''}); "
+            f"(validation/data/external/compile_convolution_registers.py{' --sass' if args.sass else ''}"
+            f"{' --shared-loads' if args.shared_loads and not args.sass else ''}); "
             f"configurations of "
             f"{', '.join(p.name for p in args.caches)}\n"
         )
         writer = csv.writer(fh, lineterminator="\n")
         # the assembly's counts: AMD always, NVIDIA with --sass
         extra = ((AMD_COLUMNS if amd else SASS_COLUMNS) + ("load_waits_per_thread",)) if amd or args.sass else ()
-        extra += SHARED_COLUMNS if extra and args.shmem else ()
+        extra += SHARED_COLUMNS if args.shmem and (extra or args.shared_loads) else ()
         writer.writerow(key + RESOURCE_COLUMNS + extra)
         for config, r in zip(configs, results):
             if r is None:
