@@ -125,13 +125,16 @@ def compile_missing(function, configs: list, done: dict, jobs: int) -> int:
     return status
 
 
-def write_table(out: Path, compiled: str, script: str, note: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+def write_table(
+    out: Path, compiled: tuple[str, str, str, str], note: str, columns: tuple[str, ...], rows: list
+) -> None:
     """A table of KTT's launches by `KEY` and `columns`, whole or not at all: its first line says what was
-    `compiled` (source, architecture, compiler), when, by which `script`, with the counters' image and filter, and
-    `note`."""
+    `compiled` (the source's file name, the architecture, the compiler, the script of this folder that did it),
+    when, with the counters' image and filter, and `note`."""
+    source, arch, compiler, script = compiled
     with replacing_file(out) as fh:
         fh.write(
-            f"# {compiled.replace(' compiled', ' (HiPerCoRe/KTT 931c4157, MIT) compiled', 1)} on "
+            f"# {source} (HiPerCoRe/KTT 931c4157, MIT) compiled for {arch} by {compiler} on "
             f"{date.today().isoformat()} (validation/rtx2080ti_convolution/{script}); "
             f"{', '.join(f'{k}={v}' for k, v in FIXED.items())}{note}\n"
         )
@@ -175,8 +178,7 @@ def main(argv=None) -> int:
     status = compile_missing(code_bytes, configs, sizes, args.jobs)
     done = [c for c in configs if c in sizes]
     rows = [(*config, sizes[config]) for config in done]
-    compiled_by = f"{args.source.name} compiled for {arch} by {compiler.name}"
-    write_table(args.out, compiled_by, Path(__file__).name, "", ("code_bytes",), rows)
+    write_table(args.out, (args.source.name, arch, compiler.name, Path(__file__).name), "", ("code_bytes",), rows)
     print(f"{len(done)} of {len(configs)} configurations written to {args.out}")
     return status
 

@@ -9,12 +9,12 @@
 The description (`convolution_shmem.py`) loads each distinct shared value a thread needs once; the compiled code of
 large tiles reloads what it cannot keep in registers (`shared_wavefronts.md`). Every PADDING 0 launch of the counters
 (`rtx2080ti_convolution15_ktt_counters.csv`, both READ_ONLY) is compiled for sm_75 with the NVRTC 11.8 wheels (KTT
-compiles at run time with NVRTC) and the counters' image and filter (`compile_code_bytes.FIXED`), its SASS read with
-nvdisasm (`pystencils_perf.adapters.sass`), and the 4-byte words its ``LDS`` load per thread kept: the static count
-times the thread's trips where the compiler kept the filter loop rolled (`compile_convolution_registers.
-trips_per_thread`), and its registers beside them. The validations
-read them through `convolution_summary.KttRegisters`. The configurations a table already holds are kept: Ctrl-C
-writes what was compiled, and a run again goes on from there.
+compiles at run time with NVRTC) and the counters' image and filter (`compile_code_bytes.FIXED`), its SASS is read
+with nvdisasm (`pystencils_perf.adapters.sass`), and the 4-byte words its ``LDS`` load per thread are kept, with its
+registers: the static count times the thread's trips where the compiler kept the filter loop rolled
+(`compile_convolution_registers.trips_per_thread`). The validations read them through
+`convolution_summary.KttRegisters`. The configurations a table already holds are kept: Ctrl-C writes what was
+compiled, and a run again goes on from there.
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def main(argv=None) -> int:
     status = compile_missing(compiled, configs, table, args.jobs)
     done = [c for c in configs if c in table]
     rows = [(*config, table[config][0], f"{table[config][1]:g}") for config in done]
-    compiled_by = f"{args.source.name} compiled for {arch} by {compiler.name}"
-    write_table(args.out, compiled_by, Path(__file__).name, "; the counters' PADDING 0 launches", COLUMNS, rows)
+    compiled = (args.source.name, arch, compiler.name, Path(__file__).name)
+    write_table(args.out, compiled, "; the counters' PADDING 0 launches", COLUMNS, rows)
     print(f"{len(done)} of {len(configs)} configurations written to {args.out}")
     return status
 

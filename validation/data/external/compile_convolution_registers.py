@@ -13,8 +13,9 @@ empty where a loop loads without FMAs (the shared-memory copy's) and so its trip
 With ``--sass`` an NVIDIA table holds it too, with the instructions a thread issues (`instructions_per_thread`),
 read in the SASS of each cubin (`pystencils_perf.adapters.sass`, which needs nvdisasm: a CUDA toolkit's, or
 ``pip install nvidia-cuda-nvdisasm``); the committed NVIDIA tables do not (README of this folder: why). Such
-tables of the shared-memory rows (``--shmem``) end with the 4-byte words a thread loads from shared memory
-(`shared_load_words_per_thread`): a compiler may reload what it cannot keep in registers.
+tables of the shared-memory rows (``--shmem``), and those of ``--shared-loads``, which keeps this count alone of the
+SASS's, end with the 4-byte words a thread loads from shared memory (`shared_load_words_per_thread`): a compiler
+may reload what it cannot keep in registers.
 
 Kernel Tuner compiles the kernel once per configuration, every tunable parameter (the block size
 among them) a ``-D`` macro, so each launch of the caches ran its own code with its own registers:
@@ -70,7 +71,8 @@ RESOURCE_COLUMNS = ("registers", "spill_store_bytes", "spill_load_bytes")
 AMD_COLUMNS = ("spill_kept_bytes",)
 #: NVIDIA tables with --sass: the instructions a thread issues, counted in the SASS (`sass.sass_counts`)
 SASS_COLUMNS = ("instructions_per_thread",)
-#: --shmem tables that read the code (AMD, NVIDIA with --sass): the 4-byte words a thread loads from shared memory
+#: --shmem tables that read the code (AMD; NVIDIA with --sass or --shared-loads): the 4-byte words a thread loads
+#: from shared memory
 SHARED_COLUMNS = ("shared_load_words_per_thread",)
 #: how a configuration's `ResourceUsage` gives each column past RESOURCE_COLUMNS
 EXTRA_VALUES = {
@@ -348,7 +350,7 @@ def main(argv=None) -> int:
             f"{', '.join(p.name for p in args.caches)}\n"
         )
         writer = csv.writer(fh, lineterminator="\n")
-        # the assembly's counts: AMD always, NVIDIA with --sass
+        # the assembly's counts: AMD always, NVIDIA with --sass (the shared loads alone with --shared-loads)
         extra = ((AMD_COLUMNS if amd else SASS_COLUMNS) + ("load_waits_per_thread",)) if amd or args.sass else ()
         extra += SHARED_COLUMNS if args.shmem and (extra or args.shared_loads) else ()
         writer.writerow(key + RESOURCE_COLUMNS + extra)
