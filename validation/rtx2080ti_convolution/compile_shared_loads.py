@@ -27,21 +27,21 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # validation/: the shared helpers
 sys.path.insert(0, str(HERE.parent / "data" / "external"))
 
 from compile_code_bytes import FUNCTION, KEY, compile_missing, translation_unit, write_table  # noqa: E402
 from compile_convolution_registers import trips_per_thread  # noqa: E402
+from convolution_summary import ktt_padding_0_rows  # noqa: E402
 from pystencils_perf.adapters import cuda_compiler, sass  # noqa: E402
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 
-COUNTERS = HERE.parent / "data" / "external" / "rtx2080ti_convolution15_ktt_counters.csv"
 COLUMNS = ("registers", "shared_load_words_per_thread")
 
 
-def padding_0_configurations(counters: Path = COUNTERS) -> list[tuple[int, ...]]:
-    """Every PADDING 0 launch of the counters, by `KEY`."""
-    with counters.open() as fh:
-        return sorted({tuple(int(r[k]) for k in KEY) for r in csv.DictReader(fh) if r["PADDING"] == "0"})
+def padding_0_configurations() -> list[tuple[int, ...]]:
+    """Every PADDING 0 launch of the counters (`ktt_padding_0_rows`), by `KEY`."""
+    return sorted({tuple(int(r[k]) for k in KEY) for r in ktt_padding_0_rows()})
 
 
 def read_table(path: Path) -> dict[tuple[int, ...], tuple[int, float]]:

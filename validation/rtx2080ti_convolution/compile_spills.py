@@ -25,23 +25,24 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from compile_code_bytes import FIXED, FUNCTION, KEY, sm_75_compiler, translation_unit
-from pystencils_perf.adapters import cuda_compiler
-from pystencils_perf.errors import PerfError
-from pystencils_perf.outputs import replacing_file
-from pystencils_perf.tempcache import use_temporary_pystencils_cache
-from pystencils_perf.parallel import map_on_every_core
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/: the shared helpers
 
-COUNTERS = Path(__file__).resolve().parents[1] / "data" / "external" / "rtx2080ti_convolution15_ktt_counters.csv"
+from compile_code_bytes import FIXED, FUNCTION, KEY, sm_75_compiler, translation_unit  # noqa: E402
+from convolution_summary import ktt_padding_0_rows  # noqa: E402
+from pystencils_perf.adapters import cuda_compiler  # noqa: E402
+from pystencils_perf.errors import PerfError  # noqa: E402
+from pystencils_perf.outputs import replacing_file  # noqa: E402
+from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
+from pystencils_perf.parallel import map_on_every_core  # noqa: E402
+
 #: the registers a thread may hold at most on sm_75: a binary that has them all may have spilled
 MAX_REGISTERS = 255
 
 
-def full_register_configurations(counters: Path = COUNTERS) -> list[tuple[int, ...]]:
-    """The PADDING 0 launches of the counters whose binary had `MAX_REGISTERS` registers, by `KEY`."""
-    with counters.open() as fh:
-        rows = [r for r in csv.DictReader(fh) if r["PADDING"] == "0" and int(r["registers"]) >= MAX_REGISTERS]
-    return sorted({tuple(int(r[k]) for k in KEY) for r in rows})
+def full_register_configurations() -> list[tuple[int, ...]]:
+    """The PADDING 0 launches of the counters (`ktt_padding_0_rows`) whose binary had `MAX_REGISTERS` registers, by
+    `KEY`."""
+    return sorted({tuple(int(r[k]) for k in KEY) for r in ktt_padding_0_rows() if int(r["registers"]) >= MAX_REGISTERS})
 
 
 def main(argv=None) -> int:
