@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ConfigurationError, PerfError, PerfWarning
-from .launch import DEFAULT_MODEL, Layout, RankOptions, parse_triples
+from .launch import COMPILED_HEAD, DEFAULT_MODEL, Layout, RankOptions, parse_triples
 from .outputs import check_writable, check_writable_file, is_special, replacing_file, write_text
 from .parallel import EXECUTORS
 from .tempcache import use_temporary_pystencils_cache
@@ -558,11 +558,13 @@ def _replayed(args):
         jobs=args.jobs,
         executor=args.executor,
         meanwhile=first,
+        compile_until_certain=None if args.compile_all else COMPILED_HEAD,
     )
     kernel = spec_kernel_key(spec, space.candidates)
     title = (
         f"{Path(args.spec).stem} on {data.device_name or args.device}, replayed from {Path(args.replay).name}: "
         f"{len(space.candidates)} candidates, {len(space.rejected)} rejected for {args.device}"
+        + (f"; {space.not_compiled} not compiled (--compile-all compiles them)" if space.not_compiled else "")
     )
     return title, space.candidates, source, kernel, first.measured
 
@@ -809,6 +811,12 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
             default="processes",
             help="with --replay: rank the SPEC's variants in worker processes (default) or on the Ray "
             "cluster that RAY_ADDRESS names (else a local one)",
+        )
+        p.add_argument(
+            "--compile-all",
+            action="store_true",
+            help=f"with --replay, where the SPEC's kernels compile per launch (`block_size_names`): compile every "
+            f"launch, not only those that can be among the {COMPILED_HEAD} fastest",
         )
         p.set_defaults(run=_cmd_tune)
 

@@ -292,14 +292,16 @@ class KernelModel:
         return frozenset(f.name for f in self.fields if f.name not in stored)
 
     def shared_memory_for(self, block: tuple[int, int, int]) -> int:
-        """Shared memory per block of `block` threads, in bytes."""
+        """Shared memory per block of `block` threads, in bytes: as described, or as the launch's own compiled code
+        holds where that is more (its compiler's report, `resources_by_launch`)."""
         extra = sp.sympify(self.block_shared_memory_bytes.xreplace(dict(zip(BDIM, block))))  # a lone symbol: an int
         if not extra.is_Integer:
             raise HarvestError(
                 f"kernel {self.name!r}: shared memory {self.block_shared_memory_bytes} "
                 f"is not a whole number of bytes for blockDim = {tuple(block)}"
             )
-        return self.shared_memory_bytes + int(extra)
+        own = self.launch_resources(self.fold, block)
+        return max(self.shared_memory_bytes + int(extra), own.shared_memory_bytes if own else 0)
 
     def registers_for(self, fold: tuple[int, int, int], block: tuple[int, int, int] | None = None) -> int | None:
         """Registers per thread when folded by `fold` and launched in blocks of `block` (compiled code if known:

@@ -91,6 +91,10 @@ DEFAULT_MODEL = "throughput"
 #: the device `rank`, `create_kernel`, `create_lb_kernel` and Kernel Tuner's `prune` rank for unless told (the
 #: command line asks for one): the GPU most of the repository's measured data is of
 DEFAULT_DEVICE = "A100"
+#: the fastest launches whose order `pystencils-perf tune --replay` and Kernel Tuner's `ModelGuided` make certain by
+#: compiling their code, where a SPEC's kernels compile per launch (`tune.replay.spec_candidates`'
+#: ``compile_until_certain``): about the first measurements' worth, each compile taking seconds
+COMPILED_HEAD = 10
 
 
 @dataclass(frozen=True)

@@ -109,9 +109,19 @@ def candidate_space(model, device, options: RankOptions, pm=None) -> CandidateSp
     return CandidateSpace(tuple(accepted), tuple(rejected))
 
 
-def with_measured_resources(pm, kernel, recipe, model, device, options: RankOptions, compile_resources: bool = True):
+def with_measured_resources(
+    pm,
+    kernel,
+    recipe,
+    model,
+    device,
+    options: RankOptions,
+    compile_resources: bool = True,
+    compile_launches: bool = True,
+):
     """The model with each fold's registers from the `perf_resources` plugins and each launch's from the
-    `perf_launch_resources` plugins, its candidate space, and both sets of resources.
+    `perf_launch_resources` plugins (unless `compile_launches` is False), its candidate space, and both sets of
+    resources.
 
     `rank`, `create_kernel` (through `rank`) and `measure` share this, so all of
     them reject and rank candidates with the same occupancy.
@@ -125,7 +135,7 @@ def with_measured_resources(pm, kernel, recipe, model, device, options: RankOpti
         if resources:
             model = with_resources(model, resources)
             space = candidate_space(model, device, options, pm)  # registers may now reject candidates
-    if compile_resources and not model.resources_by_launch:
+    if compile_resources and compile_launches and not model.resources_by_launch:
         launch_resources = (
             pm.hook.perf_launch_resources(kernel=kernel, model=model, launches=list(space.accepted), device=device)
             or {}
@@ -207,6 +217,7 @@ def rank(
     plugin_options=None,
     recipe=None,
     compile_resources: bool = True,
+    compile_launches: bool = True,
     progress=None,
     jobs: int | None = None,
     options: RankOptions | None = None,
@@ -261,6 +272,11 @@ def rank(
     compile_resources : bool, default True
         Ask the `perf_resources` plugins for each fold's registers (the pystencils
         adapter compiles with nvcc or NVRTC, about a second per fold, cached).
+    compile_launches : bool, default True
+        Ask the `perf_launch_resources` plugins for each launch's registers (a CUDA description's
+        ``block_size_names``: its source compiled once per block size, seconds each); False: each launch's occupancy
+        from its threads, as `tune.replay.spec_candidates` ranks a space before it compiles the launches that
+        can be fastest.
     progress : callable, optional
         Wraps an iterable with a length: the accepted candidates, or the chunks of them that worker
         processes finished (e.g. ``tqdm``).
@@ -331,7 +347,7 @@ def rank(
     check_names("performance model", (options.model,), pm.hook.perf_models())
     check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
     kernel_model, space, resources, launch_resources = with_measured_resources(
-        pm, kernel, recipe, kernel_model, dev, options, compile_resources
+        pm, kernel, recipe, kernel_model, dev, options, compile_resources, compile_launches
     )
     folded_models = {fold: kernel_model.folded(fold) for fold in dict.fromkeys(lc.fold for lc in space.accepted)}
     if space.accepted:  # a kernel that races, or reads outside its fields, ranks as well as a right one: warn first

@@ -111,13 +111,12 @@ def with_resources(model, resources: ResourcesByFold):
 
 
 def with_launch_resources(model, resources: dict):
-    """`model` with the registers each launch's own compiled code needs (`resources`: `LaunchConfig` ->
-    `ResourceUsage`) and the largest shared memory of them."""
+    """`model` with the registers and shared memory each launch's own compiled code needs (`resources`:
+    `LaunchConfig` -> `ResourceUsage`; `KernelModel.shared_memory_for` takes each launch's own)."""
     if not resources:
         return model
     return replace(
         model,
-        shared_memory_bytes=max([model.shared_memory_bytes, *(r.shared_memory_bytes for r in resources.values())]),
         resources_by_launch=tuple(
             sorted((((launch.block, launch.fold), r) for launch, r in resources.items()), key=lambda item: item[0])
         ),

@@ -14,7 +14,7 @@ import hashlib
 import math
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..devices import Device, get_device
@@ -29,10 +29,13 @@ from .tuner import Candidate, params_key
 
 @dataclass(frozen=True)
 class SpecCandidates:
-    """The configurations a SPEC describes as candidates, and those the model rejected with its reason."""
+    """The configurations a SPEC describes as candidates, and those the model rejected with its reason;
+    `not_compiled`: how many candidates kept the time predicted without their own code's registers
+    (`spec_candidates`' `compile_until_certain`)."""
 
     candidates: list[Candidate]
     rejected: list[tuple[dict, str]]
+    not_compiled: int = 0
 
 
 def spec_candidates(
@@ -48,6 +51,7 @@ def spec_candidates(
     executor: str = "processes",
     meanwhile=None,
     meanwhile_after_s: float = 5.0,
+    compile_until_certain: int | None = None,
 ) -> SpecCandidates:
     """Every configuration (tunable parameters by name) that `spec` describes, with the model's time per launch.
 
@@ -60,6 +64,14 @@ def spec_candidates(
     `meanwhile`, where given, is called once with the candidates predicted so far when a task finishes
     `meanwhile_after_s` seconds or more after the start and others are still running: a tuner measures the best
     of them while the rest is ranked (its first measurement need not wait for a space that takes minutes).
+
+    Where a plugin compiles each launch's code (`perf_launch_resources`: a CUDA description's ``block_size_names``,
+    seconds per launch) every launch is compiled, unless `compile_until_certain` is a number N: then the space is
+    ranked with each launch's occupancy from its threads, and the launches are compiled in that order, a few at a
+    time (`COMPILERS_PER_CORE` per worker), until the N fastest compiled ones are no slower than the next uncompiled launch
+    could be (its time without its registers, times the smallest ratio of compiled to uncompiled time seen so
+    far: registers lower the occupancy, which mostly slows a launch). The others keep the time without their
+    registers (`SpecCandidates.not_compiled`).
     """
     dev = get_device(device)
     model = model or DEFAULT_MODEL
@@ -87,7 +99,7 @@ def spec_candidates(
                 if part := b[k * size : (k + 1) * size]:
                     parts.append((dict(others), part))
             if parts:
-                tasks.append((spec.path, parts, dev, model, backend))
+                tasks.append((spec.path, parts, dev, model, backend, compile_until_certain is None))
     _SPECS[spec.path] = spec
     predicted, reasons = {}, {}
     start, finished = time.perf_counter(), 0
@@ -112,7 +124,28 @@ def spec_candidates(
         executor=executor,
         progress=(lambda results: progress(SizedIterable(collect(results), len(results)))) if progress else collect,
     )
-    return _candidates(variants, predicted, reasons, spec)
+    if compile_until_certain is None:
+        return _candidates(variants, predicted, reasons, spec)
+
+    def meanwhile_compiled(current: dict) -> None:
+        nonlocal meanwhile
+        if meanwhile and time.perf_counter() - start >= meanwhile_after_s:
+            meanwhile(_candidates(variants, current, reasons, spec).candidates)
+            meanwhile = None
+
+    exact = _compile_in_order(
+        (spec.path, dev, model, backend),
+        predicted,
+        reasons,
+        compile_until_certain,
+        workers,
+        executor,
+        meanwhile_compiled,
+    )
+    if exact is None:  # no plugin compiles this SPEC's launches: the ranking without them is the ranking
+        return _candidates(variants, predicted, reasons, spec)
+    final = {key: exact.get(key, rate) for key, rate in predicted.items() if key not in reasons}
+    return replace(_candidates(variants, final, reasons, spec), not_compiled=len(final) - len(exact))
 
 
 def _candidates(variants, predicted: dict, reasons: dict, spec: TunableSpec) -> SpecCandidates:
@@ -126,6 +159,47 @@ def _candidates(variants, predicted: dict, reasons: dict, spec: TunableSpec) -> 
             else:
                 rejected.append((params, reasons.get(key, "not a candidate of the model")))
     return SpecCandidates(candidates, rejected)
+
+
+#: launches `spec_candidates` compiles at once per worker it may use, in its ordered compile
+COMPILERS_PER_CORE = 2
+
+
+def _compile_in_order(
+    task: tuple, bounds: dict, reasons: dict, head: int, workers: int, executor: str, meanwhile
+) -> dict | None:
+    """The throughput of the launches of `bounds` (key -> throughput with each launch's occupancy from its threads)
+    that `spec_candidates` compiles in order (`compile_until_certain` = `head`), each ranked with its own code's
+    registers; those the compiled code cannot run join `reasons`. None where no plugin compiled a launch.
+    `task`: (SPEC path, device, model, backend)."""
+    spec_path, dev, model, backend = task
+    order = sorted(bounds, key=lambda key: (-bounds[key], key[1]))  # the fastest without registers first
+    exact: dict = {}
+    lowest_ratio = 1.0  # of a compiled launch's time to its time without registers
+    begin = 0
+    while begin < len(order):
+        # the first launch alone in this process, which then forks its workers warm (imports, caches); then two
+        # compilers a core, as the compiler plugins run them (`map_on_every_core` in each worker): a compiler waits
+        # for its files part of the time
+        batch = order[begin : begin + (COMPILERS_PER_CORE * max(workers, 1) if begin else 1)]
+        tasks = [(spec_path, [(dict(others), [launch.block])], dev, model, backend, True) for others, launch in batch]
+        results = run_tasks(_variant_predictions, tasks, jobs=len(batch) if workers > 1 else 1, executor=executor)
+        begin += len(batch)
+        # a launch that ran without its registers and does not with them was compiled, though no ranking holds it
+        if not exact and not any(compiled or key not in rates for key, (rates, *_, compiled) in zip(batch, results)):
+            return None
+        for key, (rates, why, _, _) in zip(batch, results):
+            if key in rates:
+                exact[key] = rates[key]
+                lowest_ratio = min(lowest_ratio, bounds[key] / rates[key])
+            else:
+                reasons[key] = why.get(key, "not a candidate of the model")
+        meanwhile({key: exact.get(key, rate) for key, rate in bounds.items() if key not in reasons})
+        rest = order[begin:]
+        fastest = sorted(exact.values(), reverse=True)
+        if rest and len(fastest) >= head and fastest[head - 1] * lowest_ratio >= bounds[rest[0]]:
+            break
+    return exact
 
 
 #: SPECs by path: in forked workers the parent's own, in Ray workers each loaded once
@@ -150,14 +224,17 @@ def _siblings(variants: list) -> list[list]:
     return list(families.values())
 
 
-def _variant_predictions(spec_path: str, parts: list, device: Device, model: str, backend: str):
+def _variant_predictions(
+    spec_path: str, parts: list, device: Device, model: str, backend: str, compile_launches: bool = True
+):
     """The model's throughput (updates per second) of each variant's launches with its blocks (`parts`: (variant,
-    blocks) pairs, ranked in turn), and the reasons of those it rejected, each keyed by (variant items, launch); and
-    the warnings of the rankings (a kernel's `PerfWarning`), which `spec_candidates` gives: the tasks of a variant,
-    each in a worker of its own, would each give them."""
+    blocks) pairs, ranked in turn), and the reasons of those it rejected, each keyed by (variant items, launch); the
+    warnings of the rankings (a kernel's `PerfWarning`), which `spec_candidates` gives: the tasks of a variant,
+    each in a worker of its own, would each give them; and whether a plugin compiled a launch's code
+    (`compile_launches`: let them, `rank`)."""
     if spec_path not in _SPECS:
         _SPECS[spec_path] = load_tunable_spec(spec_path)
-    predicted, reasons = {}, {}
+    predicted, reasons, compiled = {}, {}, False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # `spec_candidates`' filters decide
         for variant, blocks in parts:
@@ -170,6 +247,7 @@ def _variant_predictions(spec_path: str, parts: list, device: Device, model: str
                     folds=[(1, 1, 1)],
                     model=model,
                     backend=backend,
+                    compile_launches=compile_launches,
                     jobs=1,
                 )
             except NothingRunsError as err:  # a variant that runs in none of these blocks: all of them rejected
@@ -177,7 +255,8 @@ def _variant_predictions(spec_path: str, parts: list, device: Device, model: str
                 continue
             predicted.update({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates})
             reasons.update({(others, launch): reason for launch, reason in ranking.rejected})
-    return predicted, reasons, list(dict.fromkeys((str(w.message), w.category) for w in caught))
+            compiled = compiled or bool(ranking.launch_resources)
+    return predicted, reasons, list(dict.fromkeys((str(w.message), w.category) for w in caught)), compiled
 
 
 def replay_candidates(data: TunerData, spec: TunableSpec, device: Device | str, **options) -> SpecCandidates:

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from pystencils_perf.errors import ConfigurationError
+from pystencils_perf.launch import COMPILED_HEAD
 from pystencils_perf.measure.kernel_tuner import TunableSpec, load_tunable_spec
 from pystencils_perf.tune.replay import SpecCandidates, spec_candidates
 from pystencils_perf.tune.search import ModelGuidedSearch, SearchSettings
@@ -53,6 +54,10 @@ class ModelGuided:
     predictions : SpecCandidates, optional
         The search space as `pystencils_perf.tune.replay.spec_candidates` predicted it (an earlier call's
         `predictions`), to rank a space once for several tuning runs (default: ranked by each `tune` call).
+    compile_all : bool, default False
+        Where the SPEC's kernels compile per launch (a CUDA description's ``block_size_names``): compile every
+        launch of the space, not only those that can be among the `pystencils_perf.launch.COMPILED_HEAD` fastest
+        (``compile_until_certain`` of `spec_candidates`; seconds per launch).
     """
 
     def __init__(
@@ -65,12 +70,14 @@ class ModelGuided:
         early_stop: bool = True,
         settings: SearchSettings = SearchSettings(),
         predictions: SpecCandidates | None = None,
+        compile_all: bool = False,
     ):
         if spec is not None and device is None:
             raise ConfigurationError("ModelGuided needs the device its SPEC's kernel is predicted for")
         self.spec = spec if spec is None or isinstance(spec, TunableSpec) else load_tunable_spec(spec)
         self.device, self.model, self.batch = device, model, batch
         self.early_stop, self.settings, self.predictions = early_stop, settings, predictions
+        self.compile_all = compile_all
         #: the candidates of the last `tune` call (predicted first), and why it stopped
         self.candidates, self.stop_reason = [], ""
 
@@ -89,7 +96,12 @@ class ModelGuided:
         `spec_candidates`' (a measurement while a slow space is ranked)."""
         if self.predictions is None and self.spec is not None:
             self.predictions = spec_candidates(
-                configurations, self.spec, self.device, model=self.model, meanwhile=meanwhile
+                configurations,
+                self.spec,
+                self.device,
+                model=self.model,
+                meanwhile=meanwhile,
+                compile_until_certain=None if self.compile_all else COMPILED_HEAD,
             )
         predicted = self.predictions or SpecCandidates([], [])
         keys = {params_key(p) for p in configurations}

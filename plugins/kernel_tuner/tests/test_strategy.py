@@ -179,3 +179,16 @@ def test_the_readmes_replay_example_is_the_example_file_and_finds_the_optimum(tm
     # the cache's optimum is 1.0212 ms; which part of the space is ranked first when the first measurement is
     # made may vary with the machine's load (docs/tuning.md), so allow the timings' noise
     assert int(found[1]) <= 10 and float(found[3]) <= 1.0212 * 1.03
+
+
+@pytest.mark.parametrize("compile_all, head", [(False, 10), (True, None)])
+def test_the_strategy_compiles_the_launches_that_can_be_fastest_unless_told(files, monkeypatch, compile_all, head):
+    """Where a SPEC's kernels compile per launch, `ModelGuided` asks `spec_candidates` to compile in the model's
+    order until the `COMPILED_HEAD` fastest are certain; ``compile_all=True`` compiles every launch."""
+    from pystencils_perf.tune.replay import SpecCandidates
+    from pystencils_perf_kernel_tuner import strategy as module
+
+    asked = []
+    monkeypatch.setattr(module, "spec_candidates", lambda *a, **k: asked.append(k) or SpecCandidates([], []))
+    ModelGuided(files / "spec.py", "V100", compile_all=compile_all)._candidates([{"block_size_x": 8}])
+    assert [k["compile_until_certain"] for k in asked] == [head]
