@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pystencils_perf.errors import ConfigurationError
 from pystencils_perf.hookspecs import hookimpl
 from pystencils_perf.launch import COMPILED_HEAD
 from pystencils_perf.plugins import get_plugin_manager
@@ -84,6 +85,11 @@ def test_a_launch_its_code_cannot_run_is_rejected_once_compiled(tile_registers):
     rejected = {params_key(p) for p, _ in ordered.rejected}
     assert rejected and rejected <= too_many
     assert not rejected & set(_times(ordered))
+
+
+def test_a_head_that_is_not_positive_is_refused():
+    with pytest.raises(ConfigurationError, match="compile_until_certain=0: give a positive number"):
+        spec_candidates(CONFIGURATIONS[:2], load_tunable_spec(SPEC), "A100", jobs=1, compile_until_certain=0)
 
 
 def test_without_a_per_launch_compiler_nothing_changes():

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..devices import Device, get_device
-from ..errors import MeasurementError, NothingRunsError
+from ..errors import ConfigurationError, MeasurementError, NothingRunsError
 from ..launch import DEFAULT_MODEL
 from ..measure.kernel_tuner import TunableSpec, TunerData, load_tunable_spec, split_parameters
 from ..parallel import SizedIterable, can_fork, resolve_jobs, run_tasks
@@ -73,6 +73,8 @@ def spec_candidates(
     far: registers lower the occupancy, which mostly slows a launch). The others keep the time without their
     registers (`SpecCandidates.not_compiled`).
     """
+    if compile_until_certain is not None and compile_until_certain < 1:
+        raise ConfigurationError(f"compile_until_certain={compile_until_certain}: give a positive number, or None")
     dev = get_device(device)
     model = model or DEFAULT_MODEL
     groups: dict[tuple, list[tuple[dict, object]]] = {}
