@@ -126,3 +126,37 @@ def test_tune_replay_compiles_in_order_unless_told(flag, head, monkeypatch, tmp_
     args = ["tune", str(spec), "--device", "RTX-A4000", "--replay", str(cache), "--budget", "1", "--jobs", "1"]
     assert cli.main(args + flag) == 0
     assert [k["compile_until_certain"] for k in asked] == [head]
+
+
+class OtherTilesRegisters(TileRegisters):
+    """Compiles every tile but one (a SPEC whose variants give a source only in part)."""
+
+    def __init__(self, skipped: str):
+        super().__init__()
+        self.skipped = skipped
+
+    @hookimpl
+    def perf_launch_resources(self, kernel, model, launches, device):
+        if f"tile {self.skipped}" in kernel.name:
+            return None
+        return super().perf_launch_resources(kernel, model, launches, device)
+
+
+def test_a_space_whose_fastest_variant_compiles_nothing_still_compiles_the_others():
+    """The launch first without registers belongs to a variant no plugin compiles: the ordered compile goes on to the
+    variants that do, and its 20 fastest are those of compiling every launch."""
+    spec = load_tunable_spec(SPEC)
+    plain = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
+    first = min(plain.candidates, key=lambda c: c.predicted_seconds).params
+    plugin = OtherTilesRegisters(f"{first['tile_size_x']}x{first['tile_size_y']}")
+    pm = get_plugin_manager()
+    pm.register(plugin, name="test-other-tiles-registers")
+    try:
+        every = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
+        plugin.asked.clear()
+        ordered = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1, compile_until_certain=20)
+    finally:
+        pm.unregister(plugin)
+    assert plugin.asked  # 15 of the 45 launches are the skipped variant's: the 20 fastest need others compiled
+    fastest, fastest_ordered = (sorted(t, key=t.get)[:20] for t in (_times(every), _times(ordered)))
+    assert fastest_ordered == fastest

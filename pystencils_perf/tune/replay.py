@@ -172,13 +172,14 @@ def _compile_in_order(
 ) -> dict | None:
     """The throughput of the launches of `bounds` (key -> throughput with each launch's occupancy from its threads)
     that `spec_candidates` compiles in order (`compile_until_certain` = `head`), each ranked with its own code's
-    registers; those the compiled code cannot run join `reasons`. None where no plugin compiled a launch.
+    registers (a launch no plugin compiles: its time again); those the compiled code cannot run join `reasons`. None
+    where no plugin compiled a launch it was asked for.
     `task`: (SPEC path, device, model, backend)."""
     spec_path, dev, model, backend = task
     order = sorted(bounds, key=lambda key: (-bounds[key], key[1]))  # the fastest without registers first
     exact: dict = {}
     lowest_ratio = 1.0  # of a compiled launch's time to its time without registers
-    begin = 0
+    begin, any_compiled = 0, False
     while begin < len(order):
         # the first launch alone in this process, which then forks its workers warm (imports, caches); then two
         # compilers a core, as the compiler plugins run them (`map_on_every_core` in each worker): a compiler waits
@@ -188,8 +189,9 @@ def _compile_in_order(
         results = run_tasks(_variant_predictions, tasks, jobs=len(batch) if workers > 1 else 1, executor=executor)
         begin += len(batch)
         # a launch that ran without its registers and does not with them was compiled, though no ranking holds it
-        if not exact and not any(compiled or key not in rates for key, (rates, *_, compiled) in zip(batch, results)):
-            return None
+        any_compiled = any_compiled or any(
+            compiled or key not in rates for key, (rates, *_, compiled) in zip(batch, results)
+        )
         for key, (rates, why, _, _) in zip(batch, results):
             if key in rates:
                 exact[key] = rates[key]
@@ -201,7 +203,8 @@ def _compile_in_order(
         fastest = sorted(exact.values(), reverse=True)
         if rest and len(fastest) >= head and fastest[head - 1] * lowest_ratio >= bounds[rest[0]]:
             break
-    return exact
+    # a SPEC whose launches no plugin compiles (none of those that can be fastest) was ranked right at once
+    return exact if any_compiled else None
 
 
 #: SPECs by path: in forked workers the parent's own, in Ray workers each loaded once
