@@ -80,10 +80,12 @@ def perf_launch_resources(
     is another compilation, with its own registers (nvcc may hoist the loads of an unrolled tile into
     registers for one block size and not for another).
 
-    :param launches: the candidates that passed the checks so far.
+    :param launches: the candidates that passed the checks so far; where a tuner compiles in the model's order
+        (`tune.replay.spec_candidates`' ``compile_until_certain``) a few of them at a time, the fastest first.
     :return: resources by launch (launches it cannot compile left out), or None if this plugin cannot
         compile `kernel` per launch. Asked after `perf_resources`; where both answer, a launch's own
-        count is used.
+        count is used; its shared memory, where it is more than the description's, sets that launch's
+        occupancy.
     """
 
 
