@@ -106,17 +106,22 @@ def spec_candidates(
     predicted, reasons = {}, {}
     start, finished = time.perf_counter(), 0
 
+    def offer(current: dict, more_to_come: bool = True) -> None:
+        """`meanwhile` once, with the candidates `current` predicts, where the time has come and work is left."""
+        nonlocal meanwhile
+        if meanwhile and more_to_come and time.perf_counter() - start >= meanwhile_after_s:
+            meanwhile(_candidates(variants, current, reasons, spec).candidates)
+            meanwhile = None
+
     def collect(results):
-        nonlocal meanwhile, finished
+        nonlocal finished
         for index, result in results:
             predicted.update(result[0])
             reasons.update(result[1])
             for message, category in result[2]:  # here, where one is given once, however many tasks gave it
                 warnings.warn(message, category)
             finished += 1
-            if meanwhile and finished < len(tasks) and time.perf_counter() - start >= meanwhile_after_s:
-                meanwhile(_candidates(variants, predicted, reasons, spec).candidates)
-                meanwhile = None
+            offer(predicted, finished < len(tasks))
             yield index, result
 
     run_tasks(
@@ -129,20 +134,8 @@ def spec_candidates(
     if compile_until_certain is None:
         return _candidates(variants, predicted, reasons, spec)
 
-    def meanwhile_compiled(current: dict) -> None:
-        nonlocal meanwhile
-        if meanwhile and time.perf_counter() - start >= meanwhile_after_s:
-            meanwhile(_candidates(variants, current, reasons, spec).candidates)
-            meanwhile = None
-
     exact = _compile_in_order(
-        (spec.path, dev, model, backend),
-        predicted,
-        reasons,
-        compile_until_certain,
-        workers,
-        executor,
-        meanwhile_compiled,
+        (spec.path, dev, model, backend), predicted, reasons, compile_until_certain, workers, executor, offer
     )
     if exact is None:  # no plugin compiles this SPEC's launches: the ranking without them is the ranking
         return _candidates(variants, predicted, reasons, spec)
