@@ -22,11 +22,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "validation"))  # convolution_summary: the compiled register tables
+sys.path.insert(0, str(ROOT / "benchmarks"))  # bench_compile_order: the check that the fastest are the same
 
 from pystencils_perf.tempcache import use_temporary_pystencils_cache  # noqa: E402
 
 use_temporary_pystencils_cache("pystencils-perf-compile-order-")
 
+from bench_compile_order import same_fastest  # noqa: E402
 from convolution_summary import ktt_padding_0_rows, use_compiled_registers  # noqa: E402
 from pystencils_perf.launch import COMPILED_HEAD  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec, read_kernel_tuner  # noqa: E402
@@ -55,9 +57,8 @@ def row(label: str, configurations: list[dict], spec, device: str, measured: dic
     """One table row: `measured` maps `params_key` to the measured time (None: failed)."""
     every = spec_candidates(configurations, spec, device)
     ordered = spec_candidates(configurations, spec, device, compile_until_certain=COMPILED_HEAD)
+    same = same_fastest(ordered, every)
     times = [{params_key(c.params): c.predicted_seconds for c in s.candidates} for s in (every, ordered)]
-    fastest = [sorted(t, key=t.get)[:COMPILED_HEAD] for t in times]
-    same = fastest[0] == fastest[1] and all(abs(times[1][k] / times[0][k] - 1) < 1e-9 for k in fastest[0])
     best = min(t for t in measured.values() if t)
     picks = []
     for t in times:
