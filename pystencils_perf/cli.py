@@ -536,7 +536,7 @@ def _replayed(args):
     """Candidates and measurements of a Kernel Tuner cache, described by a `kernel_for` SPEC."""
     from .measure.dataset import other_gpu
     from .measure.kernel_tuner import load_tunable_spec, read_kernel_tuner
-    from .tune.replay import ReplaySource, replay_candidates, spec_kernel_key
+    from .tune.replay import CompileBeforeMeasuring, ReplaySource, replay_candidates, spec_kernel_key
     from .tune.tuner import FirstMeasurement
 
     if args.domain or args.align != "base" or args.threads or args.blocks or args.fold:
@@ -547,7 +547,9 @@ def _replayed(args):
     spec, data = load_tunable_spec(args.spec), read_kernel_tuner(args.replay)
     source = ReplaySource(data, args.device)
     _warn(other_gpu(Path(args.replay).name, {data.device_name} - {""}, source.device))
-    first = FirstMeasurement(source)  # a space that ranks for long is measured once meanwhile
+    # a launch left uncompiled is compiled before it is measured: one its code cannot run never is
+    admit = CompileBeforeMeasuring(spec, args.device, model=args.model, backend=args.backend, source=args.replay)
+    first = FirstMeasurement(source, admit)  # a space that ranks for long is measured once meanwhile
     space = replay_candidates(
         data,
         spec,
@@ -566,7 +568,7 @@ def _replayed(args):
         f"{len(space.candidates)} candidates, {len(space.rejected)} rejected for {args.device}"
         + (f"; {space.not_compiled} not compiled (--compile-all compiles them)" if space.not_compiled else "")
     )
-    return title, space.candidates, source, kernel, first.measured
+    return title, space.candidates, source, kernel, first.measured, admit
 
 
 def _cmd_tune(args) -> int:
@@ -576,8 +578,10 @@ def _cmd_tune(args) -> int:
     store = RecordStore()
     store.check_writable()  # before minutes of ranking
     if args.replay:
-        title, candidates, source, kernel, measured = _replayed(args)
-        result = tune(candidates, source, budget=args.budget, kernel=kernel, store=store, measured_before=measured)
+        title, candidates, source, kernel, measured, admit = _replayed(args)
+        result = tune(
+            candidates, source, budget=args.budget, kernel=kernel, store=store, measured_before=measured, admit=admit
+        )
     else:
         from .adapters.pystencils.gpu import require_cupy, runnable
         from .adapters.pystencils.tuning import tune_on_gpu
@@ -612,6 +616,9 @@ def _cmd_tune(args) -> int:
                     "title": title,
                     "candidates": len(result.candidates),
                     "measured_now": result.measured_now,
+                    "rejected_once_compiled": [
+                        {"params": candidate.params, "reason": reason} for candidate, reason in result.rejected
+                    ],
                     **result.record.as_json(),
                 },
                 fh,

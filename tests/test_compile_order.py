@@ -3,6 +3,8 @@ until the N fastest are certain; their times and order are those of compiling ev
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -44,13 +46,21 @@ class TileRegisters:
         return {launch: ResourceUsage("sm_80", registers, 0, 0, 32 * launch.threads_per_block) for launch in launches}
 
 
+@contextmanager
+def _registered(plugin, name: str):
+    """`plugin` registered within the block."""
+    pm = get_plugin_manager()
+    pm.register(plugin, name=name)
+    try:
+        yield plugin
+    finally:
+        pm.unregister(plugin)
+
+
 @pytest.fixture
 def tile_registers():
-    plugin = TileRegisters()
-    pm = get_plugin_manager()
-    pm.register(plugin, name="test-tile-registers")
-    yield plugin
-    pm.unregister(plugin)
+    with _registered(TileRegisters(), "test-tile-registers") as plugin:
+        yield plugin
 
 
 def _times(space) -> dict:
@@ -148,15 +158,109 @@ def test_a_space_whose_fastest_variant_compiles_nothing_still_compiles_the_other
     spec = load_tunable_spec(SPEC)
     plain = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
     first = min(plain.candidates, key=lambda c: c.predicted_seconds).params
-    plugin = OtherTilesRegisters(f"{first['tile_size_x']}x{first['tile_size_y']}")
-    pm = get_plugin_manager()
-    pm.register(plugin, name="test-other-tiles-registers")
-    try:
+    with _registered(OtherTilesRegisters(f"{first['tile_size_x']}x{first['tile_size_y']}"), "test-other") as plugin:
         every = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
         plugin.asked.clear()
         ordered = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1, compile_until_certain=20)
-    finally:
-        pm.unregister(plugin)
     assert plugin.asked  # 15 of the 45 launches are the skipped variant's: the 20 fastest need others compiled
     fastest, fastest_ordered = (sorted(t, key=t.get)[:20] for t in (_times(every), _times(ordered)))
     assert fastest_ordered == fastest
+
+
+class NarrowBlocksOutOfSharedMemory(TileRegisters):
+    """As `TileRegisters`, and blocks of 1x1 tiles at most 64 threads wide hold more shared memory than an SM has:
+    launches whose code cannot run that are slow without it, so that the ordered compile leaves them uncompiled."""
+
+    @staticmethod
+    def fails(params: dict) -> bool:
+        return params["tile_size_x"] == 1 and params["block_size_x"] <= 64
+
+    @hookimpl
+    def perf_launch_resources(self, kernel, model, launches, device):
+        usage = super().perf_launch_resources(kernel, model, launches, device)
+        if usage is None or "tile 1x1" not in kernel.name:
+            return usage
+        return {
+            launch: replace(u, shared_memory_bytes=1 << 20) if launch.block[0] <= 64 else u
+            for launch, u in usage.items()
+        }
+
+
+@pytest.fixture
+def narrow_blocks():
+    with _registered(NarrowBlocksOutOfSharedMemory(), "test-narrow-blocks") as plugin:
+        yield plugin
+
+
+class TimesOf:
+    """A GPU as the compiled code has it: each configuration takes its time when every launch is compiled (in ms),
+    and a launch whose code cannot run fails."""
+
+    def __init__(self, every, failing: set[str]):
+        self.times = {key: None if key in failing else 1e3 * t for key, t in _times(every).items()} | dict.fromkeys(
+            failing
+        )
+        self.measured = []
+
+    def fingerprint(self):
+        return {"name": "test GPU"}
+
+    def time_ms(self, candidate):
+        self.measured.append(params_key(candidate.params))
+        return self.times[params_key(candidate.params)]
+
+
+def _failing() -> set[str]:
+    return {params_key(p) for p in CONFIGURATIONS if NarrowBlocksOutOfSharedMemory.fails(p)}
+
+
+@pytest.mark.parametrize("compiled_first", [True, False])
+def test_a_launch_left_uncompiled_is_compiled_before_it_is_measured(narrow_blocks, compiled_first):
+    """Every candidate measured (no early stop): with `CompileBeforeMeasuring` the launches whose code cannot run are
+    rejected as they come up, cost no measurement and are never measured, and each measured launch has the time of
+    compiling every launch; without it the search measures them and they fail."""
+    from pystencils_perf.tune.replay import CompileBeforeMeasuring
+    from pystencils_perf.tune.tuner import tune
+
+    spec = load_tunable_spec(SPEC)
+    every = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
+    ordered = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1, compile_until_certain=1)
+    too_many = _failing()
+    left = {params_key(c.params) for c in ordered.candidates} & too_many
+    assert left and all(not c.exact for c in ordered.candidates if params_key(c.params) in left)
+    gpu = TimesOf(every, too_many)
+    admit = CompileBeforeMeasuring(spec, "A100") if compiled_first else None
+    result = tune(ordered.candidates, gpu, budget=100, kernel="k", early_stop=False, admit=admit)
+    measured = set(gpu.measured)
+    if not compiled_first:
+        assert left <= measured and not result.rejected
+        return
+    assert not measured & too_many and measured == set(_times(every))
+    assert {params_key(c.params) for c, _ in result.rejected} == left
+    assert all("shared memory" in reason for _, reason in result.rejected)
+    assert len(result.candidates) == len(every.candidates) and result.record.stop_reason.startswith(
+        f"every one of the {len(every.candidates)} candidates"
+    )
+    assert all(c.exact for c in result.candidates)
+    assert _times(result) == pytest.approx(_times(every), rel=1e-12)
+
+
+def test_the_first_measurement_passes_over_a_launch_its_code_cannot_run(narrow_blocks):
+    """Measured while the space is ranked (`FirstMeasurement`): the best bound whose code cannot run is compiled and
+    passed over, and the best that runs is measured."""
+    from pystencils_perf.tune.replay import CompileBeforeMeasuring
+    from pystencils_perf.tune.tuner import Candidate, FirstMeasurement
+
+    spec = load_tunable_spec(SPEC)
+    every = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
+    too_many = _failing()
+    runs = next(c for c in every.candidates if params_key(c.params) not in too_many)
+    fails = next(p for p in CONFIGURATIONS if params_key(p) in too_many)
+    bounds = [Candidate(fails, 1.0, exact=False), Candidate(runs.params, 2.0, exact=False)]
+    gpu = TimesOf(every, too_many)
+    first = FirstMeasurement(gpu, CompileBeforeMeasuring(spec, "A100"))
+    first(bounds)
+    assert gpu.measured == [params_key(runs.params)]
+    (candidate, time_ms), *_ = first.measured
+    assert candidate.exact and candidate.predicted_seconds == pytest.approx(runs.predicted_seconds, rel=1e-12)
+    assert time_ms == pytest.approx(1e3 * runs.predicted_seconds)

@@ -352,6 +352,25 @@ def test_a_corner_the_model_is_wrong_about_is_probed_early():
     assert best in first_measured(SearchSettings(probe_far_after=0), 8)
 
 
+def test_a_probe_whose_pick_cannot_run_is_made_again():
+    """A pick that was not measured (`reconsider`: compiled, its code cannot run) is no candidate any more, and the
+    far probe it was picked for is made with another candidate of the far values; a pick whose time compiling made
+    slower is picked again only where it still is the best choice."""
+    params = [{"bx": bx, "by": by} for bx in (4, 8, 16, 32, 64, 128, 256) for by in (1, 2, 4, 8)]
+    model = [1 + 0.1 * abs(math.log2(p["by"]) - 1) + 0.03 * abs(math.log2(p["bx"]) - 2) for p in params]
+    search = ModelGuidedSearch(model, params)
+    for _ in range(3):
+        index = search.next_batch(1)[0]
+        search.observe(index, model[index])
+    probe = search.next_batch(1)[0]
+    assert params[probe]["bx"] >= 64  # three doublings from every measured width
+    search.reconsider(probe, None)
+    again = search.next_batch(1)[0]
+    assert probe not in search.unmeasured and again != probe and params[again]["bx"] >= 64
+    search.reconsider(again, 100 * model[again])
+    assert search.next_batch(1)[0] != again
+
+
 def test_switch_masks_are_the_values_of_two_valued_parameters():
     from pystencils_perf.tune.search import switch_masks
 

@@ -14,7 +14,7 @@ import hashlib
 import math
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..devices import Device, get_device
@@ -29,13 +29,16 @@ from .tuner import Candidate, params_key
 
 @dataclass(frozen=True)
 class SpecCandidates:
-    """The configurations a SPEC describes as candidates, and those the model rejected with its reason;
-    `not_compiled`: how many candidates kept the time predicted without their own code's registers
-    (`spec_candidates`' `compile_until_certain`)."""
+    """The configurations a SPEC describes as candidates, and those the model rejected with its reason."""
 
     candidates: list[Candidate]
     rejected: list[tuple[dict, str]]
-    not_compiled: int = 0
+
+    @property
+    def not_compiled(self) -> int:
+        """How many candidates kept the time predicted without their own code's registers, a bound
+        (`spec_candidates`' `compile_until_certain`; `Candidate.exact`)."""
+        return sum(not c.exact for c in self.candidates)
 
 
 def spec_candidates(
@@ -71,7 +74,7 @@ def spec_candidates(
     time (`COMPILERS_PER_CORE` per worker), until the N fastest compiled ones are no slower than the next uncompiled launch
     could be (its time without its registers, times the smallest ratio of compiled to uncompiled time seen so
     far: registers lower the occupancy, which mostly slows a launch). The others keep the time without their
-    registers (`SpecCandidates.not_compiled`).
+    registers, a bound (`Candidate.exact` False; `CompileBeforeMeasuring` compiles one before it is measured).
     """
     if compile_until_certain is not None and compile_until_certain < 1:
         raise ConfigurationError(f"compile_until_certain={compile_until_certain}: give a positive number, or None")
@@ -104,13 +107,14 @@ def spec_candidates(
                 tasks.append((spec.path, parts, dev, model, backend, compile_until_certain is None))
     _SPECS[spec.path] = spec
     predicted, reasons = {}, {}
+    compiled: set | None = None if compile_until_certain is None else set()  # the launches with their registers
     start, finished = time.perf_counter(), 0
 
     def offer(current: dict, more_to_come: bool = True) -> None:
         """`meanwhile` once, with the candidates `current` predicts, where the time has come and work is left."""
         nonlocal meanwhile
         if meanwhile and more_to_come and time.perf_counter() - start >= meanwhile_after_s:
-            meanwhile(_candidates(variants, current, reasons, spec).candidates)
+            meanwhile(_candidates(variants, current, reasons, spec, compiled).candidates)
             meanwhile = None
 
     def collect(results):
@@ -135,25 +139,68 @@ def spec_candidates(
         return _candidates(variants, predicted, reasons, spec)
 
     exact = _compile_in_order(
-        (spec.path, dev, model, backend), predicted, reasons, compile_until_certain, workers, executor, offer
+        (spec.path, dev, model, backend), predicted, reasons, compile_until_certain, workers, executor, offer, compiled
     )
     if exact is None:  # no plugin compiles this SPEC's launches: the ranking without them is the ranking
         return _candidates(variants, predicted, reasons, spec)
     final = {key: exact.get(key, rate) for key, rate in predicted.items() if key not in reasons}
-    return replace(_candidates(variants, final, reasons, spec), not_compiled=len(final) - len(exact))
+    return _candidates(variants, final, reasons, spec, compiled)
 
 
-def _candidates(variants, predicted: dict, reasons: dict, spec: TunableSpec) -> SpecCandidates:
-    """The configurations of `variants` as candidates with the model's time, where `predicted` has it."""
+def _candidates(
+    variants, predicted: dict, reasons: dict, spec: TunableSpec, compiled: set | None = None
+) -> SpecCandidates:
+    """The configurations of `variants` as candidates with the model's time, where `predicted` has it; those not in
+    `compiled` (where given) with a time that is a bound."""
     candidates, rejected = [], []
     for others, members in variants:
         for params, launch in members:
             key = (others, launch)
             if key in predicted:
-                candidates.append(Candidate(params, spec.lattice_updates / predicted[key], launch))
+                exact = compiled is None or key in compiled
+                candidates.append(Candidate(params, spec.lattice_updates / predicted[key], launch, exact))
             else:
                 rejected.append((params, reasons.get(key, "not a candidate of the model")))
     return SpecCandidates(candidates, rejected)
+
+
+class CompileBeforeMeasuring:
+    """`tune`'s ``admit`` for the candidates `spec_candidates` left uncompiled: ranks one launch with its own
+    code's registers, as compiling every launch would have: the candidate with that time, or why its code cannot
+    run (then it is never measured). Options as for `spec_candidates`."""
+
+    def __init__(
+        self,
+        spec: TunableSpec,
+        device: Device | str,
+        *,
+        model: str | None = None,
+        backend: str = "auto",
+        source: str = "the search space",
+    ):
+        self.spec, self.device, self.model, self.backend, self.source = (
+            spec,
+            get_device(device),
+            model or DEFAULT_MODEL,
+            backend,
+            source,
+        )
+
+    def __call__(self, candidate: Candidate) -> Candidate | str:
+        split = split_parameters(self.source, candidate.params, self.spec)
+        if split is None:
+            raise MeasurementError(f"{candidate.label} does not have the SPEC's fixed parameters")
+        others, launch = split
+        _SPECS[self.spec.path] = self.spec
+        predicted, reasons, caught, _ = _variant_predictions(
+            self.spec.path, [(others, [launch.block])], self.device, self.model, self.backend
+        )
+        for message, category in caught:
+            warnings.warn(message, category)
+        key = (tuple(sorted(others.items())), launch)
+        if key in predicted:
+            return Candidate(candidate.params, self.spec.lattice_updates / predicted[key], launch)
+        return reasons.get(key, "not a candidate of the model")
 
 
 #: launches `spec_candidates` compiles at once per worker it may use, in its ordered compile
@@ -161,12 +208,12 @@ COMPILERS_PER_CORE = 2
 
 
 def _compile_in_order(
-    task: tuple, bounds: dict, reasons: dict, head: int, workers: int, executor: str, meanwhile
+    task: tuple, bounds: dict, reasons: dict, head: int, workers: int, executor: str, meanwhile, compiled: set
 ) -> dict | None:
     """The throughput of the launches of `bounds` (key -> throughput with each launch's occupancy from its threads)
     that `spec_candidates` compiles in order (`compile_until_certain` = `head`), each ranked with its own code's
-    registers (a launch no plugin compiles: its time again); those the compiled code cannot run join `reasons`. None
-    where no plugin compiled a launch it was asked for.
+    registers (a launch no plugin compiles: its time again), and added to `compiled`; those the compiled code cannot
+    run join `reasons`. None where no plugin compiled a launch it was asked for.
     `task`: (SPEC path, device, model, backend)."""
     spec_path, dev, model, backend = task
     order = sorted(bounds, key=lambda key: (-bounds[key], key[1]))  # the fastest without registers first
@@ -183,11 +230,12 @@ def _compile_in_order(
         begin += len(batch)
         # a launch that ran without its registers and does not with them was compiled, though no ranking holds it
         any_compiled = any_compiled or any(
-            compiled or key not in rates for key, (rates, *_, compiled) in zip(batch, results)
+            plugin_compiled or key not in rates for key, (rates, *_, plugin_compiled) in zip(batch, results)
         )
         for key, (rates, why, _, _) in zip(batch, results):
             if key in rates:
                 exact[key] = rates[key]
+                compiled.add(key)
                 lowest_ratio = min(lowest_ratio, bounds[key] / rates[key])
             else:
                 reasons[key] = why.get(key, "not a candidate of the model")

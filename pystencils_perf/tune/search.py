@@ -185,6 +185,11 @@ class ModelGuidedSearch:
         self.switches = switch_masks(params)
         #: the coordinates (parameters) whose far values have been probed (`_unprobed`)
         self.probed_columns: set[int] = set()
+        #: the coordinate each pick of `next_batch` was chosen to probe, until it is measured (`reconsider` gives the
+        #: probe back where it is not)
+        self._probe_of_pick: dict[int, int] = {}
+        #: candidates that are none after all: their own code cannot run (`reconsider`)
+        self.discarded: set[int] = set()
         #: how far each timed measurement lay from what the search expected of it (its noise included), in standard
         #: deviations
         self.surprises: list[float] = []
@@ -204,6 +209,7 @@ class ModelGuidedSearch:
             spread = math.hypot(float(sd[0]), self.settings.measurement_log_noise)
             self.surprises.append(abs(math.log(time) - float(mean[0])) / spread)
         self.measured[index] = None if time is None else float(time)
+        self._probe_of_pick.pop(index, None)
         if time is not None and self.informed:
             self._weigh_the_model()
 
@@ -238,7 +244,17 @@ class ModelGuidedSearch:
 
     @property
     def unmeasured(self) -> np.ndarray:
-        return np.array([i for i in range(len(self)) if i not in self.measured], dtype=int)
+        return np.array([i for i in range(len(self)) if i not in self.measured and i not in self.discarded], dtype=int)
+
+    def reconsider(self, index: int, predicted_seconds: float | None) -> None:
+        """A pick of `next_batch` that was not measured: the model's time of it is now `predicted_seconds` (its own
+        code compiled, where its time was a bound before), or None: its code cannot run, and it is no candidate. A
+        probe it was picked for is made again."""
+        self.probed_columns.discard(self._probe_of_pick.pop(index, -1))
+        if predicted_seconds is None:
+            self.discarded.add(index)
+        else:
+            self.prior[index] = math.log(predicted_seconds)
 
     def best(self) -> tuple[int, float] | None:
         """The fastest measured candidate and its time."""
@@ -318,9 +334,10 @@ class ModelGuidedSearch:
             )
             if unprobed is not None:
                 score = np.where(unprobed[left], score, np.inf)
+            pick = int(np.argmin(score))
             if column is not None:
                 self.probed_columns.add(column)
-            pick = int(np.argmin(score))
+                self._probe_of_pick[int(left[pick])] = column
             chosen.append(int(left[pick]))
             pretend[int(left[pick])] = float(mean[pick])
             left = np.delete(left, pick)

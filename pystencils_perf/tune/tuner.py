@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from ..errors import ConfigurationError, MeasurementError
 from ..launch import LaunchConfig
@@ -32,15 +32,51 @@ class Candidate:
         The model's time for the candidate, in a unit common to all candidates.
     launch : LaunchConfig, optional
         The launch it runs with, where a pystencils-perf ranking made it.
+    exact : bool, default True
+        False where the time is a bound until the candidate's own code is compiled (a launch that
+        `replay.spec_candidates` left uncompiled, its occupancy from its threads alone): `tune`'s ``admit``
+        compiles it before it is measured.
     """
 
     params: dict
     predicted_seconds: float
     launch: LaunchConfig | None = None
+    exact: bool = True
 
     @property
     def label(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.params.items())
+
+
+#: what compiles a candidate whose time is a bound (`Candidate.exact` False) before it is measured: the candidate
+#: with its time from its own code, or why that code cannot run (`replay.CompileBeforeMeasuring`)
+Admit = Callable[[Candidate], "Candidate | str"]
+
+
+def next_admitted(
+    search: ModelGuidedSearch, candidates: list[Candidate], size: int, admit: Admit | None, rejected: list
+) -> list[int]:
+    """The search's next `size` picks, each with its own code's time: a pick whose time was a bound is compiled
+    first (`admit`), and where that changes its time (`candidates` updated) or it cannot run (appended to
+    `rejected` as (candidate, reason), and no candidate any more) the search picks again. A launch the hardware
+    cannot run is never measured, and costs no measurement."""
+    while True:
+        picks, again = search.next_batch(size), False
+        for i in picks:
+            if admit is None or candidates[i].exact:
+                continue
+            checked = admit(candidates[i])
+            if isinstance(checked, str):
+                rejected.append((candidates[i], checked))
+                search.reconsider(i, None)
+                again = True
+                continue
+            bound, candidates[i] = candidates[i], replace(checked, exact=True)  # each pick compiled once
+            if checked.predicted_seconds != bound.predicted_seconds:
+                search.reconsider(i, checked.predicted_seconds)
+                again = True
+        if not again:
+            return picks
 
 
 class MeasurementSource(Protocol):
@@ -72,12 +108,16 @@ class TuneResult:
         How many candidates this call measured (0: all came from the record).
     record_path : Path or None
         Where the record is kept.
+    rejected : tuple of (Candidate, str)
+        Candidates whose time was a bound and whose own code, compiled before measuring (``admit``), cannot run,
+        with the reason: not measured, and not in `candidates`.
     """
 
     candidates: tuple[Candidate, ...]
     record: TuningRecord
     measured_now: int
     record_path: Path | None
+    rejected: tuple[tuple[Candidate, str], ...] = ()
 
     def candidate(self, params: dict) -> Candidate:
         key = params_key(params)
@@ -117,8 +157,9 @@ class TuneResult:
             lines.append(f"{i:>3} {time:>9} {order.get(params_key(m['params']), '-'):>10} {mark}{label(m['params'])}")
         lines.append(
             f"best: {label(best['params'])} at {best['time_ms']:.4f} ms (* above); {len(self.record.measured)} "
-            f"of {len(self.candidates)} candidates measured, {self.measured_now} by this call; "
-            f"stopped: {self.record.stop_reason}"
+            f"of {len(self.candidates)} candidates measured, {self.measured_now} by this call"
+            + (f", {len(self.rejected)} rejected once compiled" if self.rejected else "")
+            + f"; stopped: {self.record.stop_reason}"
         )
         return "\n".join(lines)
 
@@ -139,16 +180,27 @@ def _progress_bar(total: int, initial: int):
 
 class FirstMeasurement:
     """A `spec_candidates` ``meanwhile``: measures the best predicted candidate ranked so far, while the rest of
-    the space is ranked, and keeps it for `tune` (``measured_before``)."""
+    the space is ranked, and keeps it for `tune` (``measured_before``). A candidate whose time is a bound is compiled
+    first (`admit`, as `tune` does): one its code cannot run is passed over."""
 
-    def __init__(self, source: MeasurementSource):
+    def __init__(self, source: MeasurementSource, admit: Admit | None = None):
         self.source = source
+        self.admit = admit
         self.measured: tuple[tuple[Candidate, float | None], ...] = ()
 
     def __call__(self, candidates: list[Candidate]) -> None:
-        if candidates:
-            pick = min(candidates, key=lambda c: (c.predicted_seconds, params_key(c.params)))
+        if (pick := first_admitted(candidates, self.admit)) is not None:
             self.measured = ((pick, self.source.time_ms(pick)),)
+
+
+def first_admitted(candidates: list[Candidate], admit: Admit | None) -> Candidate | None:
+    """The best predicted of `candidates` whose code can run, its time a bound compiled first (`admit`), or None."""
+    for pick in sorted(candidates, key=lambda c: (c.predicted_seconds, params_key(c.params))):
+        if pick.exact or admit is None:
+            return pick
+        if not isinstance(checked := admit(pick), str):
+            return checked
+    return None
 
 
 def _positive_finite(value) -> bool:
@@ -175,6 +227,7 @@ def tune(
     settings: SearchSettings = SearchSettings(),
     early_stop: bool = True,
     measured_before: tuple[tuple[Candidate, float | None], ...] = (),
+    admit: Admit | None = None,
 ) -> TuneResult:
     """Measure up to `budget` candidates (counting those of an earlier call's record) in the search's order.
 
@@ -197,6 +250,9 @@ def tune(
     measured_before : sequence of (Candidate, time in ms or None)
         Measurements this call made before the search began (while the space was being ranked,
         `FirstMeasurement`): recorded and learnt from like the search's own.
+    admit : callable, optional
+        Compiles a candidate whose time is a bound (`Candidate.exact` False) before it is measured
+        (`next_admitted`; `replay.CompileBeforeMeasuring`); without it such a candidate is measured as it is.
 
     Returns
     -------
@@ -225,6 +281,7 @@ def tune(
     if len(set(keys)) != len(keys):
         raise ConfigurationError("two candidates have the same parameters; the record could not tell them apart")
     index = {k: i for i, k in enumerate(keys)}
+    candidates, rejected = list(candidates), []
     record_key = RecordKey(kernel, source.fingerprint())
     record = (store.load(record_key) if store else None) or TuningRecord(record_key)
     search = ModelGuidedSearch([c.predicted_seconds for c in candidates], [c.params for c in candidates], settings)
@@ -236,7 +293,7 @@ def tune(
     def finished() -> tuple[str, str]:
         """Why tuning stops now (a kind for the record, and a sentence), or empty strings."""
         if not search.unmeasured.size:
-            return "all", f"every one of the {len(candidates)} candidates measured"
+            return "all", f"every one of the {len(candidates) - len(rejected)} candidates measured"
         if len(record.measured) >= budget:
             return "budget", f"the budget of {budget} measurements is spent"
         if early_stop and search.done():
@@ -264,7 +321,10 @@ def tune(
         bar = _progress_bar(min(budget, len(candidates)), len(record.measured))
         try:
             while not (stop := finished())[0]:
-                pick = candidates[search.next_batch(1)[0]]
+                picks = next_admitted(search, candidates, 1, admit, rejected)
+                if not picks:  # the last ones could not run
+                    continue
+                pick = candidates[picks[0]]
                 time_ms = _checked_time(pick, source.time_ms(pick))
                 search.observe(index[params_key(pick.params)], time_ms)
                 record.measured.append({"params": pick.params, "time_ms": time_ms})
@@ -287,4 +347,5 @@ def tune(
     if record.best() is None:
         raise ConfigurationError(f"none of the {len(record.measured)} measured candidates ran")
     path = store.save(record) if store and not done else (store.path(record_key) if store else None)
-    return TuneResult(tuple(candidates), record, measured_now, path)
+    runnable = tuple(c for i, c in enumerate(candidates) if i not in search.discarded)
+    return TuneResult(runnable, record, measured_now, path, tuple(rejected))

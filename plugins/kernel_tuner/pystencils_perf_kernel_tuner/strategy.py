@@ -27,9 +27,9 @@ from pathlib import Path
 from pystencils_perf.errors import ConfigurationError
 from pystencils_perf.launch import COMPILED_HEAD
 from pystencils_perf.measure.kernel_tuner import TunableSpec, load_tunable_spec
-from pystencils_perf.tune.replay import SpecCandidates, spec_candidates
+from pystencils_perf.tune.replay import CompileBeforeMeasuring, SpecCandidates, spec_candidates
 from pystencils_perf.tune.search import ModelGuidedSearch, SearchSettings
-from pystencils_perf.tune.tuner import Candidate, params_key
+from pystencils_perf.tune.tuner import Candidate, first_admitted, next_admitted, params_key
 
 
 class ModelGuided:
@@ -80,6 +80,9 @@ class ModelGuided:
         self.compile_all = compile_all
         #: the candidates of the last `tune` call (predicted first), and why it stopped
         self.candidates, self.stop_reason = [], ""
+        #: the candidates of the last `tune` call that were compiled before measuring and cannot run, with the reason
+        #: (never measured)
+        self.rejected: list[tuple[Candidate, str]] = []
 
     def allow_parallel_workers(self) -> ModelGuided:
         """Let Kernel Tuner's parallel runner give this strategy all its workers (Kernel Tuner 1.5 gives them only
@@ -123,9 +126,12 @@ class ModelGuided:
         def as_time(cost: float) -> float | None:  # the search minimises a time: a rate becomes its inverse
             return None if cost >= sys.float_info.max else (-1.0 / cost if higher else cost)
 
+        # a launch `spec_candidates` left uncompiled is compiled before it is measured: one its code cannot run never is
+        admit = CompileBeforeMeasuring(self.spec, self.device, model=self.model) if self.spec is not None else None
+        self.rejected = []
+
         def measure_meanwhile(candidates: list[Candidate]) -> None:
-            pick = min(candidates, key=lambda c: c.predicted_seconds, default=None)
-            if pick is not None:
+            if (pick := first_admitted(candidates, admit)) is not None:
                 early[params_key(pick.params)] = cost_func.eval_all(
                     [tuple(pick.params[n] for n in names)], check_restrictions=False
                 )[0]
@@ -143,7 +149,9 @@ class ModelGuided:
                 if self.early_stop and search.done():
                     self.stop_reason = "nothing better is likely"
                     break
-                picks = search.next_batch(self.batch)
+                picks = next_admitted(search, self.candidates, self.batch, admit, self.rejected)
+                if not picks:  # the last ones could not run
+                    continue
                 costs = cost_func.eval_all(
                     [tuple(self.candidates[i].params[n] for n in names) for i in picks], check_restrictions=False
                 )

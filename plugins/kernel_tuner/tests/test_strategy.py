@@ -192,3 +192,41 @@ def test_the_strategy_compiles_the_launches_that_can_be_fastest_unless_told(file
     monkeypatch.setattr(module, "spec_candidates", lambda *a, **k: asked.append(k) or SpecCandidates([], []))
     ModelGuided(files / "spec.py", "V100", compile_all=compile_all)._candidates([{"block_size_x": 8}])
     assert [k["compile_until_certain"] for k in asked] == [head]
+
+
+def test_a_launch_left_uncompiled_is_compiled_before_kernel_tuner_runs_it(files, monkeypatch):
+    """A candidate whose time is a bound (`spec_candidates` left it uncompiled) is compiled before Kernel Tuner is
+    asked to run it: the search's best bound, whose code cannot run (the stand-in compiler says so), is never run
+    and costs no evaluation; the rest are all run."""
+    from pystencils_perf.tune.replay import SpecCandidates
+    from pystencils_perf.tune.tuner import Candidate
+    from pystencils_perf_kernel_tuner import strategy as module
+
+    unrunnable = {"block_size_x": 32, "block_size_y": 2, "use_fma": 1, "filter": 5}
+    candidates = [
+        Candidate(
+            params, synthetic_time_ms(params["block_size_x"], params["block_size_y"], params["use_fma"]), None, False
+        )
+        for params in (
+            {"block_size_x": bx, "block_size_y": by, "use_fma": fma, "filter": 5}
+            for bx in TUNE_PARAMS["block_size_x"]
+            for by in TUNE_PARAMS["block_size_y"]
+            for fma in (0, 1)
+        )
+    ]
+
+    class StandInCompiler:  # what `CompileBeforeMeasuring` answers: the candidate with its own time, or why not
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __call__(self, candidate):
+            if candidate.params == unrunnable:
+                return "its code needs 300 registers"
+            return Candidate(candidate.params, candidate.predicted_seconds, candidate.launch)
+
+    monkeypatch.setattr(module, "CompileBeforeMeasuring", StandInCompiler)
+    strategy = ModelGuided(files / "spec.py", "V100", early_stop=False, predictions=SpecCandidates(candidates, []))
+    results = simulate(files, strategy, 32)
+    run = [{k: r[k] for k in unrunnable} for r in results]
+    assert unrunnable not in run and len(run) == 31
+    assert [(c.params, why) for c, why in strategy.rejected] == [(unrunnable, "its code needs 300 registers")]
