@@ -9,6 +9,8 @@ import pytest
 # nor leave a folder in the temporary directory after them: this one is removed when the session ends.
 _CACHE = tempfile.TemporaryDirectory(prefix="pystencils-perf-test-cache-")
 os.environ["PYSTENCILS_CACHE_DIR"] = _CACHE.name
+# nor the tuning records of `pystencils-perf tune` (a test of the command that does not name a folder of its own)
+os.environ["PYSTENCILS_PERF_TUNING_DIR"] = os.path.join(_CACHE.name, "tuning")
 os.environ.setdefault("MPLCONFIGDIR", os.path.join(_CACHE.name, "matplotlib"))
 # hypothesis writes .hypothesis/ (its constants cache) into the directory pytest was started from
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(_CACHE.name, "hypothesis"))
