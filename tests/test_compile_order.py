@@ -264,3 +264,33 @@ def test_the_first_measurement_passes_over_a_launch_its_code_cannot_run(narrow_b
     (candidate, time_ms), *_ = first.measured
     assert candidate.exact and candidate.predicted_seconds == pytest.approx(runs.predicted_seconds, rel=1e-12)
     assert time_ms == pytest.approx(1e3 * runs.predicted_seconds)
+
+
+def test_tune_replay_rejects_a_launch_left_uncompiled_once_it_is_compiled(narrow_blocks, monkeypatch, tmp_path, capsys):
+    """`pystencils-perf tune --replay` (every candidate measured): the launches whose code cannot run (blocks at most
+    64 wide, as the stand-in compiler says) are never measured; those the ordered compile left uncompiled are
+    rejected as the search comes to them, listed in the JSON, and named on the `best:` line."""
+    import functools
+    import json
+
+    from pystencils_perf import cli
+    from pystencils_perf.tune import tuner
+
+    monkeypatch.setattr(tuner, "tune", functools.partial(tuner.tune, early_stop=False))
+    monkeypatch.setenv("PYSTENCILS_PERF_TUNING_DIR", str(tmp_path))
+    root = Path(__file__).resolve().parents[1]
+    cache = root / "validation/data/external/a4000_convolution15_kernel_tuner_cache_noshmem.json.gz"
+    spec = root / "validation/a100_convolution/convolution_tile1x1.py"
+    out = tmp_path / "tuned.json"
+    args = ["tune", str(spec), "--device", "RTX-A4000", "--replay", str(cache), "--budget", "200", "--jobs", "1"]
+    assert cli.main([*args, "--json", str(out)]) == 0
+    tuned = json.loads(out.read_text())
+    measured = [m["params"] for m in tuned["measured"]]
+    rejected = [r["params"] for r in tuned["rejected_once_compiled"]]
+    assert len(measured) == tuned["candidates"] == 80  # of 120: the 40 blocks at most 64 wide cannot run
+    assert rejected and all(NarrowBlocksOutOfSharedMemory.fails(p) for p in rejected)
+    assert not any(NarrowBlocksOutOfSharedMemory.fails(p) for p in measured)
+    assert (
+        f"80 of 80 candidates measured, 80 by this call, {len(rejected)} rejected once compiled"
+        in capsys.readouterr().out
+    )
