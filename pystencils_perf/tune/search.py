@@ -246,11 +246,16 @@ class ModelGuidedSearch:
     def unmeasured(self) -> np.ndarray:
         return np.array([i for i in range(len(self)) if i not in self.measured and i not in self.discarded], dtype=int)
 
+    def unpick(self, indices) -> None:
+        """Picks of `next_batch` that are not measured as picked: the probes they were picked for are made again."""
+        for index in indices:
+            self.probed_columns.discard(self._probe_of_pick.pop(index, -1))
+
     def reconsider(self, index: int, predicted_seconds: float | None) -> None:
         """A pick of `next_batch` that was not measured: the model's time of it is now `predicted_seconds` (its own
         code compiled, where its time was a bound before), or None: its code cannot run, and it is no candidate. A
-        probe it was picked for is made again."""
-        self.probed_columns.discard(self._probe_of_pick.pop(index, -1))
+        probe it was picked for is made again (`unpick`)."""
+        self.unpick([index])
         if predicted_seconds is None:
             self.discarded.add(index)
         else:

@@ -58,8 +58,9 @@ def next_admitted(
 ) -> list[int]:
     """The search's next `size` picks, each with its own code's time: a pick whose time was a bound is compiled
     first (`admit`), and where that changes its time (`candidates` updated) or it cannot run (appended to
-    `rejected` as (candidate, reason), and no candidate any more) the search picks again. A launch the hardware
-    cannot run is never measured, and costs no measurement."""
+    `rejected` as (candidate, reason), and no candidate any more) the search picks the whole batch again (the
+    probes its picks were chosen for given back). A launch the hardware cannot run is never measured, and costs no
+    measurement."""
     while True:
         picks, again = search.next_batch(size), False
         for i in picks:
@@ -77,6 +78,7 @@ def next_admitted(
                 again = True
         if not again:
             return picks
+        search.unpick(picks)
 
 
 class MeasurementSource(Protocol):
