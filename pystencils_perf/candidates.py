@@ -88,6 +88,7 @@ def perf_check_candidate(model, launch, device):
                 f"occupancy 0: {regs} registers x {warps} warps ({per_warp} per warp, allocated in units of "
                 f"{device.register_allocation_unit}{spread}) exceed {device.registers_per_sm} registers per SM"
             )
+    model.shared_arrays_for(launch.block)  # a description that declares no array for this block is an error
     shared = model.shared_memory_for(launch.block)
     static_limit = vendor_of(device).static_shared_memory_limit_bytes
     if model.shared_memory_is_static and shared > static_limit:

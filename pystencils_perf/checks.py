@@ -6,8 +6,8 @@ first launch it accepts:
 - whether the fields fit into a GPU's memory at all (`LARGEST_GPU_MEMORY_BYTES`: device files record none);
 - whether the code is in the language of the device's vendor (HIP code does not run on an NVIDIA GPU, nor
   CUDA on an AMD one);
-- whether an access reaches outside its field, at every thread of the grid's first two and last two blocks
-  along each axis, where a stencil's reach beyond the interior shows;
+- whether an access reaches outside its field (or its block's shared array), at every thread of the grid's
+  first two and last two blocks along each axis, where a stencil's reach beyond the interior shows;
 - whether a thread loads an element that another thread of those blocks stores (an in-place stencil): GPU
   threads run in no fixed order, so the value loaded is the old or the new one at random.
 """
@@ -46,15 +46,19 @@ def kernel_problems(model: KernelModel, block: tuple[int, int, int], device: Dev
     one ``load_guard`` for a 15 x 15 window), or a copy loop's, which says nothing of where the update reads.
     """
     problems = [*_too_large(model), *_other_language(model, device)]
+    grid = LaunchConfig(block).grid(model.work_items)
+    edges = [sorted({b for b in (0, 1, n - 2, n - 1) if 0 <= b < n}) for n in grid]
+    threads = BlockThreads(block, tuple(itertools.product(*edges)))
+    if model.shared_accesses:  # a block's own array: every access under its guard, the copy's too
+        shared = replace(model.shared_view(), fields=model.shared_arrays_for(block))
+        groups = offset_groups(compile_kernel(shared, block).instructions)
+        problems += _outside(shared, block, groups, threads, "shared array")
     followed = tuple(a for a in model.accesses if a.predicate == model.domain)
     if not followed:
         return problems
     code = model if len(followed) == len(model.accesses) else replace(model, accesses=followed)
-    grid = LaunchConfig(block).grid(model.work_items)
-    edges = [sorted({b for b in (0, 1, n - 2, n - 1) if 0 <= b < n}) for n in grid]
-    threads = BlockThreads(block, tuple(itertools.product(*edges)))
     groups = offset_groups(compile_kernel(code, block).instructions)
-    return problems + _outside(code, block, groups, threads) + _races(code, block, groups, threads)
+    return problems + _outside(code, block, groups, threads, "field") + _races(code, block, groups, threads)
 
 
 def _extent(f: Field) -> tuple[int, int]:
@@ -93,7 +97,7 @@ def _access(model: KernelModel, block, field: str, kind: AccessKind, coeffs: tup
     for access in model.accesses:
         if access.field != field or access.kind is not kind:
             continue
-        address = access.address.xreplace(dict(zip(BDIM, block)))
+        address = access.address.xreplace({**dict(zip(BDIM, block)), **model.block_values_for(block)})
         loops = [lp for lp in model.loops if lp.counter in address.free_symbols]
         for values in itertools.product(*(lp.values for lp in loops)):
             form = sp.expand(address.xreplace({lp.counter: v for lp, v in zip(loops, values)}))
@@ -112,8 +116,9 @@ def _index(f: Field, element: int) -> str:
     return f"{f.name}[{', '.join(map(str, index))}]"
 
 
-def _outside(model: KernelModel, block, groups, threads: BlockThreads) -> list[str]:
-    """An access that reaches outside its field, the first one per field."""
+def _outside(model: KernelModel, block, groups, threads: BlockThreads, what: str) -> list[str]:
+    """An access that reaches outside its field (`what` says what the model's fields are), the first one per
+    field."""
     fields, problems = {f.name: f for f in model.fields}, {}
     for (name, kind, coeffs, guards), offsets in groups:
         active = guards_mask(guards, threads)
@@ -127,9 +132,9 @@ def _outside(model: KernelModel, block, groups, threads: BlockThreads) -> list[s
             if not low <= element <= high:
                 problems[name] = (
                     f"kernel {model.name!r}: {_access(model, block, name, kind, coeffs, int(offset))} "
-                    f"reaches {_index(fields[name], int(element))}, outside field {name!r} of shape "
+                    f"reaches {_index(fields[name], int(element))}, outside {what} {name!r} of shape "
                     f"{fields[name].shape}: it {'reads' if kind is AccessKind.LOAD else 'writes'} "
-                    "memory that is not the field's"
+                    f"memory that is not the {what.split()[-1]}'s"
                 )
                 break
     return list(problems.values())

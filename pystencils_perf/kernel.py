@@ -291,6 +291,45 @@ class KernelModel:
         stored = {a.field for a in self.stores}
         return frozenset(f.name for f in self.fields if f.name not in stored)
 
+    def block_values_for(self, block: tuple[int, int, int]) -> dict[sp.Symbol, int]:
+        """The numbers of `block_values` for blocks of `block` threads (a padded shared row's pitch)."""
+        values = {}
+        for symbol, expr in self.block_values:
+            value = sp.sympify(expr.xreplace(dict(zip(BDIM, block))))  # a lone blockDim symbol gives back the int
+            if not value.is_Integer or value < 1:
+                raise HarvestError(
+                    f"kernel {self.name!r}: {symbol} = {expr} is not a positive integer for blockDim = {block}"
+                )
+            values[symbol] = int(value)
+        return values
+
+    def shared_arrays_for(self, block: tuple[int, int, int]) -> tuple[Field, ...]:
+        """`shared_arrays` as the code of a block of `block` threads declares them: extents and strides in numbers.
+        A description whose extent is no positive integer for that block, or whose padded rows are shorter than
+        their elements, describes no code: a `HarvestError` names the array."""
+        if not self.shared_arrays:
+            return ()
+        numbers = {s: sp.Integer(n) for s, n in [*zip(BDIM, block), *self.block_values_for(block).items()]}
+        arrays = []
+        for f in self.shared_arrays:
+            where = f"kernel {self.name!r}: shared array {f.name!r} in blocks of {'x'.join(map(str, block))} threads"
+            shape = [sp.sympify(n).xreplace(numbers) for n in f.shape]
+            for axis, n in enumerate(shape):
+                if not n.is_Integer or n < 1:
+                    raise HarvestError(
+                        f"{where}: its extent {f.shape[axis]} along axis {axis} is {n}, not a positive integer"
+                    )
+            shape = [int(n) for n in shape]
+            strides = [int(sp.sympify(stride).xreplace(numbers)) for stride in f.strides]
+            for axis in range(len(shape) - 1):
+                if strides[axis] < strides[axis + 1] * shape[axis + 1]:
+                    raise HarvestError(
+                        f"{where}: a step of {strides[axis]} elements along axis {axis} (the pitch) is shorter than "
+                        f"the {strides[axis + 1] * shape[axis + 1]} elements of axis {axis + 1}: its rows would overlap"
+                    )
+            arrays.append(replace(f, shape=tuple(shape), strides=tuple(strides)))
+        return tuple(arrays)
+
     def shared_memory_for(self, block: tuple[int, int, int]) -> int:
         """Shared memory per block of `block` threads, in bytes: as described, or as the launch's own compiled code
         holds where that is more (its compiler's report, `resources_by_launch`)."""

@@ -28,6 +28,9 @@ class Space:
     def shared_memory_for(self, block):
         return self.shared_memory_bytes
 
+    def shared_arrays_for(self, block):
+        return ()
+
 
 DEVICES = [get_device(name) for name in list_devices()]
 powers = st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])

@@ -703,6 +703,24 @@ SPEC_ERRORS = {  # label: (SPEC text, what the message must name)
         SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="'blockDim.x - 64'"),
         "sh.stride0",
     ),
+    "cuda-shared-pitch-short": (SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="4"), "pitch"),
+    "cuda-shared-one-index": (SHARED_COPY.format(load="sh[threadIdx.y]", pitch="None"), "1 index"),
+    "cuda-shared-extent-zero": (
+        SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="None")
+        + 'import dataclasses\nkernel = dataclasses.replace(kernel, shared_arrays=(SharedArray("sh", "float", '
+        '("blockDim.y - 64", "blockDim.x")),))\n',
+        "extent",
+    ),
+    "cuda-flops-negative": (
+        SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="None")
+        + "import dataclasses\nkernel = dataclasses.replace(kernel, flops_per_lup=-1.0)\n",
+        "flops_per_lup",
+    ),
+    "cuda-registers-0": (
+        SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="None")
+        + "import dataclasses\nkernel = dataclasses.replace(kernel, registers_per_thread=0)\n",
+        "registers_per_thread",
+    ),
     "cuda-load-loop-bound-never-fails": (ROW_COPY.format(bound="col > 10", unroll=4), "load_loop_bounds 'c'"),
     "cuda-runtime-unroll-0": (ROW_COPY.format(bound="col < blockDim.x + 14", unroll=0), "runtime_unroll"),
 }
@@ -735,6 +753,11 @@ SPEC_WARNINGS = {  # label: (SPEC text, device, what the warning must name): ran
         JACOBI + "kernel = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CUDA))\n",
         "MI250X",
         "CUDA",
+    ),
+    "cuda-shared-load-outside": (
+        SHARED_COPY.format(load="sh[threadIdx.y + 1][threadIdx.x]", pitch="None"),
+        "V100",
+        "outside shared array 'sh'",
     ),
     "cuda-description-outside": (
         "from pystencils_perf_cuda import Array, CudaKernel\n"

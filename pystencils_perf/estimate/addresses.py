@@ -396,19 +396,6 @@ def guards_compiled(model: KernelModel, block: tuple[int, int, int]) -> bool:
     return value is sp.true
 
 
-def block_values(model: KernelModel, block: tuple[int, int, int]) -> dict[sp.Symbol, int]:
-    """The numbers of `model`'s `block_values` for `block` (a padded shared row's pitch)."""
-    values = {}
-    for symbol, expr in model.block_values:
-        value = sp.sympify(expr.xreplace(dict(zip(BDIM, block))))  # a lone blockDim symbol gives back the int
-        if not value.is_Integer or value < 1:
-            raise HarvestError(
-                f"kernel {model.name!r}: {symbol} = {expr} is not a positive integer for blockDim = {block}"
-            )
-        values[symbol] = int(value)
-    return values
-
-
 def never_satisfied(conjunction: tuple[Affine, ...], block: tuple[int, int, int]) -> bool:
     """Whether some constraint that depends on the thread index alone fails for every thread of `block`."""
     for c in conjunction:
@@ -483,7 +470,7 @@ def _compile(code: _CodeOf, block: tuple[int, int, int]) -> CompiledKernel:
     loops = model.loops
     sizes = [len(lp.values) for lp in loops]
     strides = [math.prod(sizes[i + 1 :]) for i in range(len(loops))]
-    blockdim = {**dict(zip(BDIM, block)), **block_values(model, block)}
+    blockdim = {**dict(zip(BDIM, block)), **model.block_values_for(block)}
     points = []
     update_loops = [lp for lp in loops if lp.updates]
     for values in itertools.product(*(lp.values for lp in update_loops)):

@@ -10,6 +10,7 @@ with its guard, and per-thread loops. `CudaKernel.model` turns that into a
 from __future__ import annotations
 
 import math
+import numbers
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 
@@ -289,6 +290,11 @@ class _Builder:
             known = ", ".join(fields) or "none"
             raise HarvestError(f"{where}: unknown {'shared ' if shared else ''}array {name!r} (arrays: {known})")
         f = fields[name]
+        if len(index) == 1 and shared and len(f.shape) > 1:
+            raise HarvestError(
+                f"{where}: 1 index for the {len(f.shape)} dimensions of {name!r}: in CUDA that is a row, not an "
+                "element; index each dimension"
+            )
         if len(index) == 1:
             address = index[0]  # an element offset, as in flat CUDA code
         elif len(index) == len(f.shape):
@@ -419,6 +425,18 @@ class _Builder:
             raise HarvestError(f"{where}: it must fail from some iteration on, as a loop's condition does")
         return f
 
+    def _flops_per_lup(self) -> float:
+        value = self.desc.flops_per_lup
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value < math.inf:
+            raise HarvestError(f"{self.where}: flops_per_lup = {value!r} is not a number of at least 0")
+        return float(value)
+
+    def _registers_per_thread(self) -> int | None:
+        value = self.desc.registers_per_thread
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
+            raise HarvestError(f"{self.where}: registers_per_thread = {value!r} is not a positive integer")
+        return None if value is None else int(value)
+
     def _read_only(self, array: Array) -> bool:
         if isinstance(array.read_only, str):
             return self._integer(array.read_only, f"{self.where}: array {array.name!r}: read_only") != 0
@@ -526,8 +544,8 @@ class _Builder:
             shared_memory_is_static=bool(self.desc.shared_arrays) and all(a.static for a in self.desc.shared_arrays),
             shared_accesses=tuple(dict.fromkeys(shared)),
             block_values=tuple(self.block_values),
-            flops_per_lup=float(self.desc.flops_per_lup),
-            registers_per_thread=self.desc.registers_per_thread,
+            flops_per_lup=self._flops_per_lup(),
+            registers_per_thread=self._registers_per_thread(),
             **self._shared_memory(shared_bytes),
             generator="hand-written CUDA (pystencils-perf-cuda description)",
             read_only_fields=tuple(a.name for a in arrays if self._read_only(a)),

@@ -1,6 +1,7 @@
 """Described hand-written CUDA kernels: consequences that follow from the hardware, and clear errors."""
 
 import re
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import sympy as sp  # noqa: E402
 
 import pystencils_perf as pp  # noqa: E402
 from pystencils_perf.adapters.cuda_compiler import compiler_for  # noqa: E402
+from pystencils_perf.errors import PerfWarning  # noqa: E402
 from pystencils_perf.kernel import BDIM, BID, TID  # noqa: E402
 from pystencils_perf_cuda import Array, CudaKernel, SharedArray, from_dict, load  # noqa: E402
 from pystencils_perf_cuda.examples import matvec, transpose  # noqa: E402
@@ -637,6 +639,52 @@ def test_shared_memory_descriptions_are_checked():
     model = from_dict({**table, "shared_arrays": [{"name": "s", "dtype": "float", "shape": ["blockDim.x"]}],
                        "shared_loads": ["s[threadIdx.x]"]}).model()  # fmt: skip
     assert "shared array s" in model.summary() and "load  s[tid.x]" in model.summary()
+
+
+def test_work_registers_and_shared_indices_are_checked():
+    """A negative flop count would price a kernel faster the more it computes; a register count that is no positive
+    integer divided by zero deep in the occupancy; one index into a 2-D shared array is a row in CUDA, no element."""
+    for flops in (-3.0, float("nan"), float("inf"), "450", True):
+        with pytest.raises(pp.HarvestError, match=f"flops_per_lup = {re.escape(repr(flops))} is not a number"):
+            replace(_shared_box(), flops_per_lup=flops).model()
+    for registers in (0, -3, 2.5, "32", True):
+        with pytest.raises(pp.HarvestError, match=f"registers_per_thread = {re.escape(repr(registers))} is not a pos"):
+            replace(_shared_box(), registers_per_thread=registers).model()
+    assert replace(_shared_box(), flops_per_lup=18, registers_per_thread=32).model().registers_per_thread == 32
+    with pytest.raises(pp.HarvestError, match="shared load 'tile\\[threadIdx.y\\]': 1 index for the 2 dimensions"):
+        replace(_shared_box(), shared_loads=("tile[threadIdx.y]",)).model()
+
+
+def test_a_shared_array_is_declared_per_block():
+    """Its extents and padded pitch in numbers for each block; an extent that is no positive integer, or a pitch
+    shorter than the row, describes no code: an error that names the array and the block."""
+    padded = "blockDim.x + 2 + (32 - (blockDim.x + 2) % 32) % 32"
+    (tile,) = _shared_box(pitch=padded).model().shared_arrays_for((16, 8, 1))
+    assert (tile.shape, tile.strides) == ((10, 18), (32, 1))
+    short = _shared_box(pitch="blockDim.x").model()
+    with pytest.raises(pp.HarvestError, match="'tile' in blocks of 16x8x1 threads: a step of 16 elements along axis 0"):
+        short.shared_arrays_for((16, 8, 1))
+    with pytest.raises(pp.HarvestError, match="a step of 16 elements along axis 0 \\(the pitch\\) is shorter than"):
+        pp.rank(_shared_box(pitch="blockDim.x"), "A100", blocks=[(16, 8, 1)], folds=[(1, 1, 1)])
+    empty = replace(_shared_box(), shared_arrays=(SharedArray("tile", "float", ("blockDim.y - 8", "blockDim.x")),))
+    with pytest.raises(pp.HarvestError, match="its extent bdim.y - 8 along axis 0 is 0, not a positive integer"):
+        pp.rank(empty, "A100", blocks=[(32, 16, 1), (32, 8, 1)], folds=[(1, 1, 1)])
+
+
+def test_a_shared_load_outside_its_array_warns():
+    """The box filter reads rows up to threadIdx.y + 2 of a tile of blockDim.y + 2 rows; a load 3 rows further on
+    reads past the tile's end (row 12 of 10 in blocks of 16x8, past its last column 17), which the first ranked
+    launch's blocks show."""
+    shifted = replace(_shared_box(), shared_loads=("tile[threadIdx.y + i + 3][threadIdx.x + j]",))
+    with pytest.warns(
+        PerfWarning,
+        match=r"kernel '.*': the load tile\[.*\] reaches tile\[12, 17\], outside shared array 'tile' of shape "
+        r"\(10, 18\): it reads memory that is not the array's",
+    ):
+        pp.rank(shifted, "A100", blocks=[(16, 8, 1)], folds=[(1, 1, 1)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerfWarning)
+        pp.rank(_shared_box(), "A100", blocks=[(16, 8, 1)], folds=[(1, 1, 1)])
 
 
 def test_static_shared_arrays_over_48_kib_are_rejected_dynamic_ones_are_not():

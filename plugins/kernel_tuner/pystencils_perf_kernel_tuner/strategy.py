@@ -74,6 +74,11 @@ class ModelGuided:
     ):
         if spec is not None and device is None:
             raise ConfigurationError("ModelGuided needs the device its SPEC's kernel is predicted for")
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise ConfigurationError(f"ModelGuided: batch = {batch!r} is not a positive integer (candidates at once)")
+        for name, value in (("early_stop", early_stop), ("compile_all", compile_all)):
+            if not isinstance(value, bool):
+                raise ConfigurationError(f"ModelGuided: {name} = {value!r} is not True or False")
         self.spec = spec if spec is None or isinstance(spec, TunableSpec) else load_tunable_spec(spec)
         self.device, self.model, self.batch = device, model, batch
         self.early_stop, self.settings, self.predictions = early_stop, settings, predictions

@@ -10,6 +10,8 @@ kernel_tuner = pytest.importorskip("kernel_tuner")
 
 from pystencils_perf_kernel_tuner.strategy import ModelGuided  # noqa: E402
 
+from pystencils_perf.errors import ConfigurationError  # noqa: E402
+
 SPEC = """
 from pystencils_perf.catalog import jacobi_2d
 
@@ -91,6 +93,18 @@ def test_batches_and_early_stop(files):
     results = simulate(files, strategy, 32)
     assert len(results) % 4 == 0 or strategy.stop_reason != "nothing better is likely"
     assert len({(r["block_size_x"], r["block_size_y"], r["use_fma"]) for r in results}) == len(results)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [({"batch": 0}, "batch = 0 is not a positive integer"), ({"batch": "2"}, "batch = '2' is not a positive"),
+     ({"batch": True}, "batch = True is not"), ({"early_stop": "no"}, "early_stop = 'no' is not True or False"),
+     ({"compile_all": 1}, "compile_all = 1 is not True or False")],
+)  # fmt: skip
+def test_bad_options_are_named_before_tuning(options, message):
+    """A batch of 0 asked the runner for nothing, again and again: Kernel Tuner never returned."""
+    with pytest.raises(ConfigurationError, match=message):
+        ModelGuided(**options)
 
 
 def test_prepared_predictions_skip_the_ranking(files, monkeypatch):
