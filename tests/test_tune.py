@@ -743,3 +743,20 @@ def test_the_stop_rule_does_not_stop_on_a_model_that_was_wrong_here():
     for predicted in ([1.0 / t for t in times], [1.0] * len(times)):
         search, measured = _search_until_done(predicted, params, times, cap=40)
         assert measured == 40 and not search.model_trusted()
+
+
+@pytest.mark.parametrize(
+    "setting, value, words",
+    [("model_log_error", 0, "a number above 0"), ("measurement_log_noise", -0.1, "a number above 0"),
+     ("model_prior_probability", 1.5, "a probability"), ("stop_within", -1, "a number of at least 0"),
+     ("exploration", "2", "a number of at least 0"), ("probe_switches_after", 2.0, "a number of measurements"),
+     ("trust_after", -1, "a number of measurements"), ("probe_far_after", True, "a number of measurements")],
+)  # fmt: skip
+def test_search_settings_out_of_range_are_named(setting, value, words):
+    """A negative standard deviation or a probability above 1 searched on, silently, where the user meant something
+    else; a text failed deep in numpy."""
+    with pytest.raises(
+        ConfigurationError, match=f"SearchSettings: {setting} = {re.escape(repr(value))} is not {words}"
+    ):
+        SearchSettings(**{setting: value})
+    assert SearchSettings(stop_error_per_scatter=math.inf).stop_error_per_scatter == math.inf

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
+from ..errors import ConfigurationError
+
 #: the model's error as a standard deviation of log time before anything is measured, set from the throughput
 #: model's error on the held-out convolution GPUs when the search was built (docs/tuning.md)
 MODEL_LOG_ERROR = 0.35
@@ -160,6 +162,42 @@ class SearchSettings:
     stop_error_per_scatter: float = STOP_ERROR_PER_SCATTER
     #: ... at least (`STOP_LOG_ERROR_FLOOR`)
     stop_log_error_floor: float = STOP_LOG_ERROR_FLOOR
+
+    def __post_init__(self):
+        for name, value in vars(self).items():
+            kind = _SETTING_KINDS[name]
+            if kind == "count":
+                ok = type(value) is int and value >= 0
+            else:
+                number = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+                low, high, low_included = _SETTING_RANGES[kind]
+                ok = number and (low <= value if low_included else low < value) and value <= high
+            if not ok:
+                raise ConfigurationError(f"SearchSettings: {name} = {value!r} is not {_SETTING_WORDS[kind]}")
+
+
+#: what each of `SearchSettings`' constants is: a standard deviation (above 0), a number of them or a share of a
+#: time (0 or more), a probability, or a number of measurements
+_SETTING_KINDS = {
+    "model_log_error": "deviation", "measurement_log_noise": "deviation", "parameters_log_error": "deviation",
+    "trusted_log_error": "deviation", "stop_log_error_floor": "deviation", "probe_distance": "deviation",
+    "surprise_standard_deviations": "deviation", "exploration": "amount", "exploration_without_model": "amount",
+    "stop_within": "amount", "stop_error_per_scatter": "amount", "model_prior_probability": "probability",
+    "stop_probability": "probability", "probe_switches_after": "count", "probe_far_after": "count",
+    "trust_after": "count",
+}  # fmt: skip
+#: (lowest, highest, whether the lowest is allowed) of each kind of number
+_SETTING_RANGES = {
+    "deviation": (0.0, math.inf, False),
+    "amount": (0.0, math.inf, True),
+    "probability": (0.0, 1.0, True),
+}
+_SETTING_WORDS = {
+    "deviation": "a number above 0",
+    "amount": "a number of at least 0",
+    "probability": "a probability (0 to 1)",
+    "count": "a number of measurements (an integer of at least 0)",
+}
 
 
 class ModelGuidedSearch:

@@ -76,6 +76,8 @@ class ModelGuided:
             raise ConfigurationError("ModelGuided needs the device its SPEC's kernel is predicted for")
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
             raise ConfigurationError(f"ModelGuided: batch = {batch!r} is not a positive integer (candidates at once)")
+        if not isinstance(settings, SearchSettings):
+            raise ConfigurationError(f"ModelGuided: settings = {settings!r:.60} is not a SearchSettings")
         for name, value in (("early_stop", early_stop), ("compile_all", compile_all)):
             if not isinstance(value, bool):
                 raise ConfigurationError(f"ModelGuided: {name} = {value!r} is not True or False")

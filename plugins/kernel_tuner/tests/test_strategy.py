@@ -99,7 +99,8 @@ def test_batches_and_early_stop(files):
     "options, message",
     [({"batch": 0}, "batch = 0 is not a positive integer"), ({"batch": "2"}, "batch = '2' is not a positive"),
      ({"batch": True}, "batch = True is not"), ({"early_stop": "no"}, "early_stop = 'no' is not True or False"),
-     ({"compile_all": 1}, "compile_all = 1 is not True or False")],
+     ({"compile_all": 1}, "compile_all = 1 is not True or False"),
+     ({"settings": {"exploration": 1}}, "settings = {'exploration': 1} is not a SearchSettings")],
 )  # fmt: skip
 def test_bad_options_are_named_before_tuning(options, message):
     """A batch of 0 asked the runner for nothing, again and again: Kernel Tuner never returned."""
