@@ -281,8 +281,9 @@ def test_failed_candidates_cost_a_measurement_and_are_never_best(tmp_path):
 
 
 def test_nothing_to_tune_and_bad_budgets_are_errors():
-    with pytest.raises(ConfigurationError, match="budget"):
-        tune(candidates(), FakeSource(), budget=0, kernel="k")
+    for budget in (0, "10", 2.5, True):
+        with pytest.raises(ConfigurationError, match=f"budget must be at least 1 measurement, got {budget!r}"):
+            tune(candidates(), FakeSource(), budget=budget, kernel="k")
     with pytest.raises(ConfigurationError, match="every candidate was rejected"):
         tune([], FakeSource(), budget=3, kernel="k")
 

@@ -269,8 +269,8 @@ def tune(
     KeyboardInterrupt
         Raised again after what was measured so far is saved, marked incomplete: the next call goes on.
     """
-    if budget < 1:
-        raise ConfigurationError(f"the tuning budget must be at least 1 measurement, got {budget}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise ConfigurationError(f"the tuning budget must be at least 1 measurement, got {budget!r}")
     if not candidates:
         raise ConfigurationError("nothing to tune: every candidate was rejected")
     for c in candidates:
