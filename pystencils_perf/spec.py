@@ -45,7 +45,7 @@ def spec_namespace(path: str | os.PathLike) -> dict:
         if namespace is None:
             raise PerfError(
                 f"SPEC file {path} is not Python, and no plugin reads it (a TOML SPEC needs a [kernel] "
-                "table and pystencils-perf-cuda)"
+                "table, or a description's threads and arrays, and pystencils-perf-cuda)"
             )
         return namespace
     try:

@@ -21,6 +21,7 @@ class Space:
     registers: int | None = None
     shared_memory_bytes: int = 0
     shared_memory_is_static: bool = False
+    shared_arrays: tuple = ()
 
     def registers_for(self, fold, block=None):
         return self.registers

@@ -705,6 +705,10 @@ SPEC_ERRORS = {  # label: (SPEC text, what the message must name)
     ),
     "cuda-shared-pitch-short": (SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="4"), "pitch"),
     "cuda-shared-one-index": (SHARED_COPY.format(load="sh[threadIdx.y]", pitch="None"), "1 index"),
+    "cuda-shared-load-outside": (
+        SHARED_COPY.format(load="sh[threadIdx.y + 1][threadIdx.x]", pitch="None"),
+        "of shared array 'sh'",
+    ),
     "cuda-shared-extent-zero": (
         SHARED_COPY.format(load="sh[threadIdx.y][threadIdx.x]", pitch="None")
         + 'import dataclasses\nkernel = dataclasses.replace(kernel, shared_arrays=(SharedArray("sh", "float", '
@@ -753,11 +757,6 @@ SPEC_WARNINGS = {  # label: (SPEC text, device, what the warning must name): ran
         JACOBI + "kernel = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CUDA))\n",
         "MI250X",
         "CUDA",
-    ),
-    "cuda-shared-load-outside": (
-        SHARED_COPY.format(load="sh[threadIdx.y + 1][threadIdx.x]", pitch="None"),
-        "V100",
-        "outside shared array 'sh'",
     ),
     "cuda-description-outside": (
         "from pystencils_perf_cuda import Array, CudaKernel\n"

@@ -40,6 +40,15 @@ def perf_load_spec(path):
     return spec_from_toml(path)
 
 
+@hookimpl
+def perf_check_candidate(model, launch, device):
+    """A launch whose shared indices leave their arrays' extents describes no code (`shared_index_outside`; a kernel
+    with shared arrays is never folded, `candidates.perf_check_candidate`)."""
+    if not getattr(model, "shared_indices", ()) or launch.fold != (1, 1, 1):
+        return None
+    return model.shared_index_outside(launch.block)
+
+
 def translation_unit(kernel: CudaKernel, block: tuple[int, int, int] | None = None) -> str:
     """`kernel.source` with its `defines` in front, as ``nvcc -D`` would set them, and for `block` its
     `block_size_names` (Kernel Tuner sets the block size so)."""

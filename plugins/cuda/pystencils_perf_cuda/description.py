@@ -87,6 +87,33 @@ class CudaKernelModel(KernelModel):
     """
 
     read_only_fields: tuple[str, ...] = ()
+    #: the unguarded shared accesses of several indices, one entry per index: (the access as written, the shared
+    #: array, its axis, the index, the array's extent along it), the index affine in the thread index and loop
+    #: counters, its coefficients and the extent expressions of ``blockDim``
+    shared_indices: tuple[tuple[str, str, int, sp.Expr, sp.Expr], ...] = ()
+
+    def shared_index_outside(self, block: tuple[int, int, int]) -> str | None:
+        """Why blocks of `block` threads cannot run this code as described: an unguarded shared access whose index
+        along some axis leaves its array's extent there (C indexes each axis on its own: ``tile[x][y]`` of a
+        ``[64][16]`` tile with ``y`` up to 63 stays within the tile's bytes but is no element of it). Ranges
+        over every thread and loop iteration; None where all stay inside."""
+        ranges = {**{t: (0, b - 1) for t, b in zip(TID, block)}}
+        ranges.update({lp.counter: (min(lp.values), max(lp.values)) for lp in self.loops})
+        numbers = dict(zip(BDIM, block))
+        for text, array, axis, index, extent in self.shared_indices:
+            form = sp.expand(index.xreplace(numbers))
+            low = high = int(form.xreplace(dict.fromkeys(form.free_symbols, 0)))
+            for symbol in form.free_symbols:
+                k, (first, last) = int(form.coeff(symbol)), ranges[symbol]
+                low, high = low + min(k * first, k * last), high + max(k * first, k * last)
+            size = int(sp.sympify(extent.xreplace(numbers)))
+            if low < 0 or high >= size:
+                reach = low if low < 0 else high
+                return (
+                    f"the shared {text}: its index {index} along axis {axis} reaches {reach} in blocks of "
+                    f"{'x'.join(map(str, block))}, outside the {size} elements of shared array {array!r} there"
+                )
+        return None
 
     def loads_through_read_only_path(self) -> frozenset[str]:
         """Hand-written code says which: its ``__ldg`` arrays (`read_only_fields`). The others count as ordinary
@@ -203,6 +230,7 @@ class _Builder:
             replace(self._loop(name, bounds), updates=False) for name, bounds in desc.inner_loops.items()
         ]
         self.block_values: list[tuple[sp.Symbol, sp.Expr]] = []
+        self.shared_indices: list[tuple[str, str, int, sp.Expr, sp.Expr]] = []
 
     def _integer(self, value, where: str) -> int:
         result = parse(value, self.scope, where) if isinstance(value, str) else value
@@ -299,6 +327,10 @@ class _Builder:
             address = index[0]  # an element offset, as in flat CUDA code
         elif len(index) == len(f.shape):
             address = sum(i * s for i, s in zip(index, f.strides))
+            if shared and predicate is sp.true:
+                self.shared_indices += [
+                    (f"{kind.value} {text!r}", name, axis, i, n) for axis, (i, n) in enumerate(zip(index, f.shape))
+                ]
         else:
             raise HarvestError(f"{where}: {len(index)} indices for the {len(f.shape)} dimensions of {name!r}")
         if shared and address.free_symbols & set(BID):
@@ -549,6 +581,7 @@ class _Builder:
             **self._shared_memory(shared_bytes),
             generator="hand-written CUDA (pystencils-perf-cuda description)",
             read_only_fields=tuple(a.name for a in arrays if self._read_only(a)),
+            shared_indices=tuple(self.shared_indices),
             merges_accesses_across_guards=False,  # written by hand: nvcc merges loads under one condition only
             loads_guarded_one_by_one=self.desc.load_guard is not None,  # the loads' own if
             guards_compiled_when=guarded_when,
@@ -618,15 +651,16 @@ TUNER_KEYS = ("lattice_updates", "constants", "fixed_parameters", "block_paramet
 
 
 def spec_from_toml(path) -> dict | None:
-    """The names a SPEC defines, from a TOML file with a ``[kernel]`` description (None without one).
+    """The names a SPEC defines, from a TOML file with a ``[kernel]`` description, or a description alone (what
+    `load` reads: its ``threads`` and ``arrays`` at the top); None for any other TOML file.
 
-    With a ``[kernel_tuner]`` table it describes Kernel Tuner data: ``constants`` maps kernel
-    constants to the tunable parameters that set them, and `kernel_for(params)` is the description
-    with those values (its name says them).
+        With a ``[kernel_tuner]`` table it describes Kernel Tuner data: ``constants`` maps kernel
+        constants to the tunable parameters that set them, and `kernel_for(params)` is the description
+        with those values (its name says them).
     """
     data = _read_toml(path)
     if "kernel" not in data:
-        return None
+        return {"kernel": from_dict(data, str(path))} if {"threads", "arrays"} <= set(data) else None
     unknown = sorted(set(data) - {"kernel", "kernel_tuner", "domain_shape"})
     if unknown:
         raise HarvestError(f"{path}: unknown table {unknown[0]!r} (known: kernel, kernel_tuner, domain_shape)")

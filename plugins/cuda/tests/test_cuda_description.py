@@ -368,7 +368,8 @@ def test_load_loops_are_refused_where_they_would_change_updates_or_lose_bounds()
 
 
 def test_a_toml_spec_with_a_kernel_table_ranks_from_the_command_line(tmp_path, capsys):
-    """`[kernel]` makes a TOML file a SPEC (the `perf_load_spec` hook); other TOML files are refused by name."""
+    """`[kernel]` makes a TOML file a SPEC (the `perf_load_spec` hook), and so does a description alone (the plugin's
+    examples, as `load` reads them); other TOML files are refused by name."""
     from pystencils_perf.cli import main
     from pystencils_perf.measure.kernel_tuner import load_tunable_spec
 
@@ -378,8 +379,13 @@ def test_a_toml_spec_with_a_kernel_table_ranks_from_the_command_line(tmp_path, c
     spec.write_text("[kernel]\n" + body.replace("[[arrays]]", "[[kernel.arrays]]"))
     assert main(["rank", str(spec), "--device", "V100", "--head", "3"]) == 0
     assert "transpose" in capsys.readouterr().out
-    assert main(["rank", str(EXAMPLES / "transpose.toml"), "--device", "V100"]) == 2  # a description, no [kernel]
-    assert "is not Python, and no plugin reads it (a TOML SPEC needs a [kernel] table" in capsys.readouterr().err
+    assert main(["rank", str(EXAMPLES / "transpose.toml"), "--device", "V100", "--head", "3"]) == 0
+    assert "transpose" in capsys.readouterr().out
+    (tmp_path / "other.toml").write_text("name = 'transpose'\n[constants]\nn = 64\n")  # neither
+    assert main(["rank", str(tmp_path / "other.toml"), "--device", "V100"]) == 2
+    assert "is not Python, and no plugin reads it (a TOML SPEC needs a [kernel] table, or a description's threads" in (
+        capsys.readouterr().err
+    )
     spec.write_text("[kernel]\nname = 'k'\n[kernel_tuner]\nlattice_update = 1\n")
     with pytest.raises(pp.HarvestError, match=r"\[kernel_tuner\]: known keys are lattice_updates, constants"):
         load_tunable_spec(spec)
@@ -671,20 +677,45 @@ def test_a_shared_array_is_declared_per_block():
         pp.rank(empty, "A100", blocks=[(32, 16, 1), (32, 8, 1)], folds=[(1, 1, 1)])
 
 
-def test_a_shared_load_outside_its_array_warns():
+def test_a_launch_whose_shared_loads_leave_the_array_is_rejected():
     """The box filter reads rows up to threadIdx.y + 2 of a tile of blockDim.y + 2 rows; a load 3 rows further on
-    reads past the tile's end (row 12 of 10 in blocks of 16x8, past its last column 17), which the first ranked
-    launch's blocks show."""
+    reads past the tile's last row (row 12 of 10 in blocks of 16x8): no launch runs it."""
     shifted = replace(_shared_box(), shared_loads=("tile[threadIdx.y + i + 3][threadIdx.x + j]",))
-    with pytest.warns(
-        PerfWarning,
-        match=r"kernel '.*': the load tile\[.*\] reaches tile\[12, 17\], outside shared array 'tile' of shape "
-        r"\(10, 18\): it reads memory that is not the array's",
+    with pytest.raises(
+        pp.PerfError,
+        match=r"no launch candidate .* \(16x8x1 f1x1x1: the shared load 'tile\[threadIdx.y \+ i \+ 3\]\[threadIdx.x "
+        r"\+ j\]': its index loop.i \+ tid.y \+ 3 along axis 0 reaches 12 in blocks of 16x8x1, outside the 10 elements "
+        r"of shared array 'tile' there\)",
     ):
         pp.rank(shifted, "A100", blocks=[(16, 8, 1)], folds=[(1, 1, 1)])
     with warnings.catch_warnings():
         warnings.simplefilter("error", PerfWarning)
-        pp.rank(_shared_box(), "A100", blocks=[(16, 8, 1)], folds=[(1, 1, 1)])
+        assert len(pp.rank(_shared_box(), "A100", blocks=[(16, 8, 1)], folds=[(1, 1, 1)]).candidates) == 1
+
+
+def test_a_guarded_shared_store_outside_the_array_warns():
+    """The copy's stores run under its guard, which a description may state more loosely than the code: no launch is
+    rejected for them, but one that stores past the whole tile in the first ranked launch's blocks warns."""
+    shifted = replace(_shared_box(), shared_stores=("tile[row + 3][col]",))
+    with pytest.warns(
+        PerfWarning,
+        match=r"kernel '.*': the store tile\[.*\] reaches tile\[10, 15\], outside shared array 'tile' of shape "
+        r"\(10, 18\): it writes memory that is not the array's",
+    ):
+        assert len(pp.rank(shifted, "A100", blocks=[(16, 8, 1)], folds=[(1, 1, 1)]).candidates) == 1
+
+
+@pytest.mark.parametrize("pad", [0, 1])
+def test_the_shared_transpose_runs_in_square_blocks_only(pad):
+    """examples/transpose_shared.toml reads its tile's columns as rows (``tile[threadIdx.x][threadIdx.y]``): in a
+    block wider or taller than square the index leaves the tile's axis, though not its bytes (a 64x16 tile read at
+    [15][63]), and that launch is rejected, naming the load and the index."""
+    ranking = pp.rank(replace(load(EXAMPLES / "transpose_shared.toml"), constants={"n": 4096, "pad": pad}), "A100")
+    assert ranking.candidates and all(c.launch.block[0] == c.launch.block[1] for c in ranking.candidates)
+    assert dict(ranking.rejected)[pp.LaunchConfig((16, 64, 1))] == (
+        "the shared load 'tile[threadIdx.x][threadIdx.y]': its index tid.y along axis 1 reaches 63 in blocks of "
+        "16x64x1, outside the 16 elements of shared array 'tile' there"
+    )
 
 
 def test_static_shared_arrays_over_48_kib_are_rejected_dynamic_ones_are_not():
