@@ -143,15 +143,16 @@ class ModelGuided:
                     [tuple(pick.params[n] for n in names)], check_restrictions=False
                 )[0]
 
-        self.candidates = self._candidates([dict(zip(names, config)) for config in searchspace.list], measure_meanwhile)
-        search = ModelGuidedSearch(
-            [c.predicted_seconds for c in self.candidates], [c.params for c in self.candidates], self.settings
-        )
-        for i, c in enumerate(self.candidates):
-            if params_key(c.params) in early:
-                search.observe(i, as_time(early[params_key(c.params)]))
         self.stop_reason = "every candidate measured"
-        try:
+        try:  # Kernel Tuner's budget may be spent by the measurement made while the space is ranked
+            configurations = [dict(zip(names, config)) for config in searchspace.list]
+            self.candidates = self._candidates(configurations, measure_meanwhile)
+            search = ModelGuidedSearch(
+                [c.predicted_seconds for c in self.candidates], [c.params for c in self.candidates], self.settings
+            )
+            for i, c in enumerate(self.candidates):
+                if params_key(c.params) in early:
+                    search.observe(i, as_time(early[params_key(c.params)]))
             while search.unmeasured.size:
                 if self.early_stop and search.done():
                     self.stop_reason = "nothing better is likely"

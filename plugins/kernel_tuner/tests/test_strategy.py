@@ -108,6 +108,22 @@ def test_bad_options_are_named_before_tuning(options, message):
         ModelGuided(**options)
 
 
+def test_a_budget_spent_while_the_space_is_ranked_ends_the_search(files, monkeypatch):
+    """A slow space's first measurement is made while it is ranked; where that spends Kernel Tuner's budget
+    (``max_fevals = 1``), Kernel Tuner's stop left the strategy and `tune_kernel` raised it."""
+    strategy = ModelGuided(files / "spec.py", "V100")
+    ranked = strategy._candidates
+
+    def ranking_slowly(configurations, meanwhile=None):
+        candidates = ranked(configurations)
+        meanwhile(candidates)  # as `spec_candidates` does where the ranking takes seconds
+        return candidates
+
+    monkeypatch.setattr(strategy, "_candidates", ranking_slowly)
+    results = simulate(files, strategy, 1)
+    assert len(results) == 1 and strategy.stop_reason == "Kernel Tuner's budget is spent"
+
+
 def test_prepared_predictions_skip_the_ranking(files, monkeypatch):
     import pystencils_perf_kernel_tuner.strategy as module
 
