@@ -97,7 +97,7 @@ class CudaKernelModel(KernelModel):
         along some axis leaves its array's extent there (C indexes each axis on its own: ``tile[x][y]`` of a
         ``[64][16]`` tile with ``y`` up to 63 stays within the tile's bytes but is no element of it). Ranges
         over every thread and loop iteration; None where all stay inside."""
-        ranges = {**{t: (0, b - 1) for t, b in zip(TID, block)}}
+        ranges = {t: (0, b - 1) for t, b in zip(TID, block)}
         ranges.update({lp.counter: (min(lp.values), max(lp.values)) for lp in self.loops})
         numbers = dict(zip(BDIM, block))
         for text, array, axis, index, extent in self.shared_indices:
@@ -654,9 +654,9 @@ def spec_from_toml(path) -> dict | None:
     """The names a SPEC defines, from a TOML file with a ``[kernel]`` description, or a description alone (what
     `load` reads: its ``threads`` and ``arrays`` at the top); None for any other TOML file.
 
-        With a ``[kernel_tuner]`` table it describes Kernel Tuner data: ``constants`` maps kernel
-        constants to the tunable parameters that set them, and `kernel_for(params)` is the description
-        with those values (its name says them).
+    With a ``[kernel_tuner]`` table it describes Kernel Tuner data: ``constants`` maps kernel
+    constants to the tunable parameters that set them, and `kernel_for(params)` is the description
+    with those values (its name says them).
     """
     data = _read_toml(path)
     if "kernel" not in data:
