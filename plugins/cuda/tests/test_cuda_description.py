@@ -712,6 +712,11 @@ def test_the_shared_transpose_runs_in_square_blocks_only(pad):
     [15][63]), and that launch is rejected, naming the load and the index."""
     ranking = pp.rank(replace(load(EXAMPLES / "transpose_shared.toml"), constants={"n": 4096, "pad": pad}), "A100")
     assert ranking.candidates and all(c.launch.block[0] == c.launch.block[1] for c in ranking.candidates)
+    assert all(c.launch.fold == (1, 1, 1) for c in ranking.candidates)  # the code's tile is one point per thread
+    assert (
+        "a kernel with shared arrays gives its threads their points itself"
+        in (dict(ranking.rejected)[pp.LaunchConfig((32, 32, 1), (1, 2, 1))])
+    )
     assert dict(ranking.rejected)[pp.LaunchConfig((16, 64, 1))] == (
         "the shared load 'tile[threadIdx.x][threadIdx.y]': its index tid.y along axis 1 reaches 63 in blocks of "
         "16x64x1, outside the 16 elements of shared array 'tile' there"
