@@ -203,7 +203,7 @@ def prune(
     """
     if top_k is not None and (type(top_k) is not int or top_k < 1):
         raise ConfigurationError(f"top_k must be a positive integer or None, got {top_k!r}")
-    if within is not None and not 0 <= within < 1:
+    if within is not None and (isinstance(within, bool) or not isinstance(within, (int, float)) or not 0 <= within < 1):
         raise ConfigurationError(f"within must be a fraction in [0, 1), got {within!r}")
     space = TuneSpace(dict(tune_params), tuple(block_names), dict(fold_params or {}))
     launches = space.launches()

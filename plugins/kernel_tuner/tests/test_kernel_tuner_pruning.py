@@ -116,6 +116,7 @@ MALFORMED = {
     "empty values": (dict(tune_params={"block_size_x": []}), "tune_params['block_size_x'] must be a non-empty list"),
     "top_k": (dict(top_k=0), "top_k must be a positive integer or None"),
     "within": (dict(within=1.5), "within must be a fraction in [0, 1)"),
+    "within as text": (dict(within="0.1"), "within must be a fraction in [0, 1), got '0.1'"),
 }
 
 
