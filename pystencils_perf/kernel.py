@@ -413,6 +413,11 @@ class KernelModel:
             raise HarvestError(f"kernel {self.name!r} is already folded {self.fold}")
         if fold == (1, 1, 1):
             return self
+        if self.shared_arrays:
+            raise HarvestError(
+                f"kernel {self.name!r} has shared arrays, declared for the points its code gives each thread (its "
+                f"tile): folded {fold}, it would need arrays its code does not declare"
+            )
         subs, loops = {}, list(self.loops)
         for a, f in enumerate(fold):
             if f == 1:
@@ -421,19 +426,14 @@ class KernelModel:
             subs[TID[a]] = f * TID[a] + k
             subs[BDIM[a]] = f * BDIM[a]
             loops.append(Loop(k, 0, f))
-        accesses, shared_accesses = (
-            tuple(
-                replace(acc, address=sp.expand(acc.address.xreplace(subs)), predicate=acc.predicate.xreplace(subs))
-                for acc in group
-            )
-            for group in (self.accesses, self.shared_accesses)
+        accesses = tuple(
+            replace(acc, address=sp.expand(acc.address.xreplace(subs)), predicate=acc.predicate.xreplace(subs))
+            for acc in self.accesses
         )
         work_items = tuple(-(-n // f) for n, f in zip(self.work_items, fold))
         return replace(
             self,
             accesses=accesses,
-            shared_accesses=shared_accesses,
-            block_values=tuple((symbol, value.xreplace(subs)) for symbol, value in self.block_values),
             domain=self.domain.xreplace(subs),
             guards_compiled_when=self.guards_compiled_when.xreplace(subs),
             loops=tuple(loops),
