@@ -108,6 +108,25 @@ def _triples(what: str):
     return triples
 
 
+def _parameters(text: str) -> dict:
+    """``NAME=VALUE,...``: a Kernel Tuner configuration's tunable parameters, each value a number where it reads as
+    one (as a Kernel Tuner cache holds them), else text."""
+    params = {}
+    for item in text.split(","):
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not name.isidentifier() or not value:
+            raise ConfigurationError(f"give NAME=VALUE pairs separated by commas, e.g. tile_size_x=2, got {item!r}")
+        if name in params:
+            raise ConfigurationError(f"parameter {name!r} is given twice")
+        for number in (int, float):
+            try:
+                params[name] = number(value)
+                break
+            except ValueError:
+                params[name] = value
+    return params
+
+
 def _path(text: str) -> Path:
     """`text` as a path, refused where empty: ``Path("")`` is the current folder, which messages would blame."""
     if not text:
@@ -249,9 +268,14 @@ def _rank_options(args, **fixed) -> RankOptions:
 def _cmd_accesses(args) -> int:
     from .rank import harvest
 
-    spec, domain = _load(args)
-    model = harvest(spec.kernel, domain_shape=domain, align=args.align)
-    print(model.summary())
+    if args.params is None:
+        spec, domain = _load(args)
+        kernel = spec.kernel
+    else:  # one kernel of a SPEC of Kernel Tuner data: its tunable parameters and the SPEC's fixed ones
+        from .measure.kernel_tuner import load_tunable_spec
+
+        kernel, domain = load_tunable_spec(args.spec).kernel(args.params), args.domain
+    print(harvest(kernel, domain_shape=domain, align=args.align).summary())
     return 0
 
 
@@ -724,6 +748,12 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
 
     def accesses_args(p):
         spec_args(p)
+        p.add_argument(
+            "--params",
+            type=_argument_type(_parameters),
+            help="for a SPEC of Kernel Tuner data (`kernel_for(params)`): the kernel of these tunable parameters, "
+            "e.g. tile_size_x=2,tile_size_y=4 (the SPEC's fixed_parameters are added)",
+        )
         p.set_defaults(run=_cmd_accesses)
 
     def rank_args(p):

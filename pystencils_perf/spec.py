@@ -74,7 +74,13 @@ def load_spec(path: str | os.PathLike) -> Spec:
     namespace = spec_namespace(path)
     name = "kernel" if "kernel" in namespace else "assignments"
     if name not in namespace:
-        raise PerfError(f"SPEC file {path} defines neither `kernel` nor `assignments`")
+        tunable = (
+            ": it defines `kernel_for(params)`, the kernels of Kernel Tuner data, which validate and tune --replay "
+            "take; accesses --params NAME=VALUE,... shows one of them"
+            if "kernel_for" in namespace
+            else ""
+        )
+        raise PerfError(f"SPEC file {path} defines neither `kernel` nor `assignments`{tunable}")
     kernel = namespace[name]
     if kernel is None:  # `kernel` wins over `assignments`: a None there is a mistake, not a request to fall back
         unused = (

@@ -35,6 +35,32 @@ def test_accesses_of_assignments(capsys):
     assert "accesses: 4 loads, 1 stores" in out and "store dst[" in out and "threads per axis" in out
 
 
+TUNABLE_SPEC = """
+from pystencils_perf.catalog import star_3d
+lattice_updates = 64 ** 3
+fixed_parameters = {"size": 64}
+def kernel_for(params):
+    return star_3d(params["radius"], (params["size"],) * 3)
+"""
+
+
+def test_accesses_of_one_kernel_of_a_tunable_spec(capsys, spec):
+    """A SPEC of Kernel Tuner data defines kernels by their parameters: ``--params`` picks one (with the fixed ones);
+    without it the command says how."""
+    tunable = spec(TUNABLE_SPEC)
+    assert main(["accesses", tunable, "--params", "radius=2"]) == 0
+    out = capsys.readouterr().out
+    assert "star3d_r2" in out and "accesses: 13 loads, 1 stores" in out
+    assert main(["accesses", tunable]) == 2
+    assert "it defines `kernel_for(params)`" in capsys.readouterr().err
+    assert main(["accesses", tunable, "--params", "radius"]) == 2
+    assert "give NAME=VALUE pairs separated by commas" in capsys.readouterr().err
+    assert main(["accesses", tunable, "--params", "radius=2,radius=3"]) == 2
+    assert "parameter 'radius' is given twice" in capsys.readouterr().err
+    assert main(["accesses", tunable, "--params", "size=32"]) == 2
+    assert "KeyError: 'radius'" in capsys.readouterr().err
+
+
 def test_rank_writes_table_and_json(capsys, spec, tmp_path):
     out_json = tmp_path / "r.json"
     argv = ["rank", spec(STAR_SPEC), "--device", "V100", "--blocks", "32x4x8,8x8x16,64x8x2", "--fold", "1x1x1,1x1x2"]

@@ -799,6 +799,11 @@ def spec_content_cases(f: Inputs) -> list[Case]:
                 expect="warning",
             )
         )
+    cases.append(cli("accesses-spec-tunable-without-params", "accesses", f.tunable, keyword="--params"))
+    for value, keyword in (("", "NAME=VALUE"), ("filter", "NAME=VALUE"), ("a=1,a=2", "'a' is given twice")):
+        cases.append(
+            cli(f"accesses--params={value or 'empty'}", "accesses", f.tunable, "--params", value, keyword=keyword)
+        )
     return cases
 
 
