@@ -231,9 +231,16 @@ def _cmd_plugins(args) -> int:
 
 
 def _load(args):
-    from .spec import load_spec
+    """The SPEC's kernel and domain; with ``--params``, the kernel of those tunable parameters of a SPEC of Kernel
+    Tuner data (`kernel_for`, with its fixed parameters)."""
+    from .spec import Spec, load_spec
 
-    spec = load_spec(args.spec)
+    if getattr(args, "params", None) is None:
+        spec = load_spec(args.spec)
+    else:
+        from .measure.kernel_tuner import load_tunable_spec
+
+        spec = Spec(args.spec, load_tunable_spec(args.spec).kernel(args.params), None)
     domain = args.domain or spec.domain_shape
     return spec, domain
 
@@ -268,14 +275,8 @@ def _rank_options(args, **fixed) -> RankOptions:
 def _cmd_accesses(args) -> int:
     from .rank import harvest
 
-    if args.params is None:
-        spec, domain = _load(args)
-        kernel = spec.kernel
-    else:  # one kernel of a SPEC of Kernel Tuner data: its tunable parameters and the SPEC's fixed ones
-        from .measure.kernel_tuner import load_tunable_spec
-
-        kernel, domain = load_tunable_spec(args.spec).kernel(args.params), args.domain
-    print(harvest(kernel, domain_shape=domain, align=args.align).summary())
+    spec, domain = _load(args)
+    print(harvest(spec.kernel, domain_shape=domain, align=args.align).summary())
     return 0
 
 
@@ -746,18 +747,22 @@ def build_parser(*, lazy: bool = False) -> argparse.ArgumentParser:
         p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend")
         layout_args(p)
 
-    def accesses_args(p):
-        spec_args(p)
+    def params_arg(p):
         p.add_argument(
             "--params",
             type=_argument_type(_parameters),
             help="for a SPEC of Kernel Tuner data (`kernel_for(params)`): the kernel of these tunable parameters, "
             "e.g. tile_size_x=2,tile_size_y=4 (the SPEC's fixed_parameters are added)",
         )
+
+    def accesses_args(p):
+        spec_args(p)
+        params_arg(p)
         p.set_defaults(run=_cmd_accesses)
 
     def rank_args(p):
         spec_args(p)
+        params_arg(p)
         candidate_args(p, None)
         p.add_argument("--backend", default="auto", choices=backends(), help="footprint backend (default auto)")
         model_arg(p)

@@ -76,7 +76,7 @@ def load_spec(path: str | os.PathLike) -> Spec:
     if name not in namespace:
         tunable = (
             ": it defines `kernel_for(params)`, the kernels of Kernel Tuner data, which validate and tune --replay "
-            "take; accesses --params NAME=VALUE,... shows one of them"
+            "take; accesses and rank take one of them with --params NAME=VALUE,..."
             if "kernel_for" in namespace
             else ""
         )

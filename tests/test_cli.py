@@ -45,8 +45,8 @@ def kernel_for(params):
 
 
 def test_accesses_of_one_kernel_of_a_tunable_spec(capsys, spec):
-    """A SPEC of Kernel Tuner data defines kernels by their parameters: ``--params`` picks one (with the fixed ones);
-    without it the command says how."""
+    """A SPEC of Kernel Tuner data defines kernels by their parameters: ``--params`` picks one (with the fixed ones)
+    for ``accesses`` and ``rank``; without it the command says how."""
     tunable = spec(TUNABLE_SPEC)
     assert main(["accesses", tunable, "--params", "radius=2"]) == 0
     out = capsys.readouterr().out
@@ -59,6 +59,11 @@ def test_accesses_of_one_kernel_of_a_tunable_spec(capsys, spec):
     assert "parameter 'radius' is given twice" in capsys.readouterr().err
     assert main(["accesses", tunable, "--params", "size=32"]) == 2
     assert "KeyError: 'radius'" in capsys.readouterr().err
+    assert (
+        main(["rank", tunable, "--params", "radius=1", "--device", "V100", "--blocks", "32x4x8", "--fold", "1x1x1"])
+        == 0
+    )
+    assert "star3d_r1" in capsys.readouterr().out
 
 
 def test_rank_writes_table_and_json(capsys, spec, tmp_path):
