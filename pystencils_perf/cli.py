@@ -111,6 +111,8 @@ def _triples(what: str):
 def _parameters(text: str) -> dict:
     """``NAME=VALUE,...``: a Kernel Tuner configuration's tunable parameters, each value a number where it reads as
     one (as a Kernel Tuner cache holds them), else text."""
+    from .measure.kernel_tuner import number_or_text
+
     params = {}
     for item in text.split(","):
         name, sep, value = (part.strip() for part in item.partition("="))
@@ -118,12 +120,7 @@ def _parameters(text: str) -> dict:
             raise ConfigurationError(f"give NAME=VALUE pairs separated by commas, e.g. tile_size_x=2, got {item!r}")
         if name in params:
             raise ConfigurationError(f"parameter {name!r} is given twice")
-        for number in (int, float):
-            try:
-                params[name] = number(value)
-                break
-            except ValueError:
-                params[name] = value
+        params[name] = number_or_text(value)
     return params
 
 

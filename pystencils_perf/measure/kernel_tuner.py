@@ -86,7 +86,8 @@ class TunerData:
     problem_size: tuple[int, ...] | None = None
 
 
-def _number(value: str) -> int | float | str:
+def number_or_text(value: str) -> int | float | str:
+    """A parameter's value as Kernel Tuner holds it: an int, else a float, else the text."""
     for kind in (int, float):
         try:
             return kind(value)
@@ -100,7 +101,7 @@ def _time(path, where, value, unit: str = "ms") -> float | None:
     if isinstance(value, str):
         if value.endswith("Config") or not value.strip():
             return None
-        value = _number(value)
+        value = number_or_text(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) or value <= 0:
         raise MeasurementError(f"{path} {where}: time {value!r} is not a positive number of {TIME_UNITS[unit][1]}")
     time_ms = float(value) * TIME_UNITS[unit][0]
@@ -113,7 +114,7 @@ def _time(path, where, value, unit: str = "ms") -> float | None:
 
 
 def _counter(path, where: str, name: str, value) -> float:
-    number = _number(value) if isinstance(value, str) else value
+    number = number_or_text(value) if isinstance(value, str) else value
     if not isinstance(number, (int, float)) or isinstance(number, bool) or not math.isfinite(number) or number < 0:
         raise MeasurementError(f"{path} {where}: counter {name} = {value!r} is not a non-negative number")
     return float(number)
@@ -196,7 +197,7 @@ def _read_csv(path: Path) -> TunerData:
     runs, failed, devices = [], [], set()
     for line, raw in enumerate(lines, start=2):
         time_ms = _time(path, f"line {line}", raw[column], TIME_COLUMNS[column])
-        params = {k: _number(v) for k, v in raw.items() if k not in skip and not is_counter(k)}
+        params = {k: number_or_text(v) for k, v in raw.items() if k not in skip and not is_counter(k)}
         if time_ms is None:
             failed.append(params)
             continue
