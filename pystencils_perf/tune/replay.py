@@ -178,13 +178,8 @@ class CompileBeforeMeasuring:
         backend: str = "auto",
         source: str = "the search space",
     ):
-        self.spec, self.device, self.model, self.backend, self.source = (
-            spec,
-            get_device(device),
-            model or DEFAULT_MODEL,
-            backend,
-            source,
-        )
+        self.spec, self.device, self.model = spec, get_device(device), model or DEFAULT_MODEL
+        self.backend, self.source = backend, source
 
     def __call__(self, candidate: Candidate) -> Candidate | str:
         split = split_parameters(self.source, candidate.params, self.spec)

@@ -165,15 +165,10 @@ class SearchSettings:
 
     def __post_init__(self):
         for name, value in vars(self).items():
-            kind = _SETTING_KINDS[name]
-            if kind == "count":
-                ok = type(value) is int and value >= 0
-            else:
-                number = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
-                low, high, low_included = _SETTING_RANGES[kind]
-                ok = number and (low <= value if low_included else low < value) and value <= high
-            if not ok:
-                raise ConfigurationError(f"SearchSettings: {name} = {value!r} is not {_SETTING_WORDS[kind]}")
+            low, low_included, high, integer, words = _SETTING_RANGES[_SETTING_KINDS[name]]
+            number = type(value) is int if integer else isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not (number and (low <= value if low_included else low < value) and value <= high):
+                raise ConfigurationError(f"SearchSettings: {name} = {value!r} is not {words}")
 
 
 #: what each of `SearchSettings`' constants is: a standard deviation (above 0), a number of them or a share of a
@@ -186,17 +181,12 @@ _SETTING_KINDS = {
     "stop_probability": "probability", "probe_switches_after": "count", "probe_far_after": "count",
     "trust_after": "count",
 }  # fmt: skip
-#: (lowest, highest, whether the lowest is allowed) of each kind of number
+#: of each kind: its lowest value, whether that is allowed, its highest, whether it is an integer, and it in words
 _SETTING_RANGES = {
-    "deviation": (0.0, math.inf, False),
-    "amount": (0.0, math.inf, True),
-    "probability": (0.0, 1.0, True),
-}
-_SETTING_WORDS = {
-    "deviation": "a number above 0",
-    "amount": "a number of at least 0",
-    "probability": "a probability (0 to 1)",
-    "count": "a number of measurements (an integer of at least 0)",
+    "deviation": (0.0, False, math.inf, False, "a number above 0"),
+    "amount": (0.0, True, math.inf, False, "a number of at least 0"),
+    "probability": (0.0, True, 1.0, False, "a probability (0 to 1)"),
+    "count": (0, True, math.inf, True, "a number of measurements (an integer of at least 0)"),
 }
 
 
