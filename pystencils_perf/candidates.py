@@ -64,11 +64,8 @@ def perf_check_candidate(model, launch, device):
     for axis, b, limit in zip("xyz", launch.block, device.max_block_dim):
         if b > limit:
             return f"block {axis} = {b} exceeds {device.name}'s limit {limit}"
-    if model.shared_arrays and launch.fold != (1, 1, 1):
-        return (
-            "a kernel with shared arrays gives its threads their points itself (a tile): folded, it would need arrays "
-            "and indices its code does not declare"
-        )
+    if launch.fold != (1, 1, 1) and (why := model.why_not_foldable()):
+        return why
     for axis, n, f in zip("xyz", model.work_items, launch.fold):
         if f > n:
             return f"fold {axis} = {f} exceeds the {n} point(s) of the iteration space along {axis}: folded points would idle"

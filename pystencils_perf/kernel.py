@@ -398,6 +398,15 @@ class KernelModel:
         )
         return replace(self, fields=fields)
 
+    def why_not_foldable(self) -> str | None:
+        """None where `folded` may give each thread several points; else why the code does not allow it."""
+        if self.shared_arrays:
+            return (
+                "a kernel with shared arrays gives its threads their points itself (a tile): folded, it would need "
+                "arrays and indices its code does not declare"
+            )
+        return None
+
     def folded(self, fold: tuple[int, int, int]) -> KernelModel:
         """Thread folding: each thread updates fold[a] consecutive points along axis a.
 
@@ -413,11 +422,8 @@ class KernelModel:
             raise HarvestError(f"kernel {self.name!r} is already folded {self.fold}")
         if fold == (1, 1, 1):
             return self
-        if self.shared_arrays:
-            raise HarvestError(
-                f"kernel {self.name!r} has shared arrays, declared for the points its code gives each thread (its "
-                f"tile): folded {fold}, it would need arrays its code does not declare"
-            )
+        if why := self.why_not_foldable():
+            raise HarvestError(f"kernel {self.name!r} cannot be folded {fold}: {why}")
         subs, loops = {}, list(self.loops)
         for a, f in enumerate(fold):
             if f == 1:

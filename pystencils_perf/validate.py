@@ -160,6 +160,31 @@ def spearman(a, b) -> float:
 
 
 @dataclass(frozen=True)
+class TimeScores:
+    """How predicted times order and fit measured ones, with ties counted against the model."""
+
+    spearman: float
+    #: the measured best time over the slowest measured time among the launches predicted fastest (ties at their
+    #: worst: a model that predicts many launches alike does not get credit for the best of them)
+    pick_share_of_best: float
+    #: launches predicted at least as fast as the measured best, itself included (ties count against it)
+    best_predicted_rank: int
+    #: mean absolute error of the predicted times, percent of the measured
+    mape_percent: float
+
+
+def time_scores(predicted_s, measured_s) -> TimeScores:
+    """`TimeScores` of predicted against measured times (seconds or any one unit) of the same launches, in order."""
+    p, m = np.asarray(predicted_s, dtype=float), np.asarray(measured_s, dtype=float)
+    return TimeScores(
+        spearman=spearman(p, m),
+        pick_share_of_best=float(m.min() / m[p <= p.min()].max()),
+        best_predicted_rank=int(np.sum(p <= p[np.argmin(m)])),
+        mape_percent=float(np.mean(np.abs(p - m) / m) * 100),
+    )
+
+
+@dataclass(frozen=True)
 class RankingQuality:
     """How well predicted throughput orders the candidates whose throughput was measured."""
 

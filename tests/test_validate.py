@@ -15,6 +15,7 @@ from pystencils_perf.validate import (
     nice_log_ticks,
     ranking_quality,
     spearman,
+    time_scores,
     write_report,
 )
 
@@ -80,6 +81,17 @@ def test_spearman_against_hand_ranks():
     # ties share their average rank: ranks (1, 2.5, 2.5, 4) against (1, 2, 3, 4)
     assert spearman([1, 5, 5, 9], [1, 2, 3, 4]) == pytest.approx(4.5 / (4.5 * 5) ** 0.5)
     assert math.isnan(spearman([1, 1, 1], [1, 2, 3]))  # a constant has no order to correlate
+
+
+def test_time_scores_count_ties_against_the_model():
+    # the two launches predicted fastest tie at 1.0; the slower of them (measured 4.0) is the pick: 2.0 / 4.0
+    s = time_scores([1.0, 1.0, 3.0, 2.0], [4.0, 2.5, 2.0, 3.0])
+    assert s.pick_share_of_best == pytest.approx(0.5)
+    assert s.best_predicted_rank == 4  # the measured best (2.0) is predicted slowest: all four at least as fast
+    assert s.mape_percent == pytest.approx(100 * (3 / 4 + 1.5 / 2.5 + 1 / 2 + 1 / 3) / 4)
+    assert s.spearman == pytest.approx(spearman([1.0, 1.0, 3.0, 2.0], [4.0, 2.5, 2.0, 3.0]))
+    right = time_scores([1.0, 2.0, 3.0], [10.0, 20.0, 30.0])
+    assert (right.pick_share_of_best, right.best_predicted_rank, right.spearman) == (1.0, 1, pytest.approx(1.0))
 
 
 def _with_glups(pairs, glups_of):

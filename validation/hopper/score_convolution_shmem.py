@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from pystencils_perf.validate import spearman
+from pystencils_perf.validate import spearman, time_scores
 
 KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding")
 
@@ -56,18 +56,13 @@ def main(argv=None) -> int:
     both = sorted(set(times) & set(predicted))
     p = np.array([predicted[c] for c in both])
     m = np.array([times[c] for c in both])
-    rho = spearman(p, m)
-    best = m.min()
-    tied = p <= p.min()
-    pick = best / m[tied].max()
-    rank = int(np.sum(p <= p[np.argmin(m)]))
-    mape = float(np.mean(np.abs(p - m) / m) * 100)
+    s = time_scores(p, m)
     print(f"{len(times)} timed, failed: {failed or 'none'}; {len(both)} timed and predicted")
     print(
-        f"Spearman {rho:.3f}, predicted best at {100 * pick:.1f} % of the measured best "
+        f"Spearman {s.spearman:.3f}, predicted best at {100 * s.pick_share_of_best:.1f} % of the measured best "
         f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(p))]))}), measured best "
-        f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(m))]))}, {best:.4f} ms) at predicted rank "
-        f"{rank} of {len(both)}, MAPE {mape:.1f} %, predicted / measured time median {np.median(p / m):.3f}"
+        f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(m))]))}, {m.min():.4f} ms) at predicted rank "
+        f"{s.best_predicted_rank} of {len(both)}, MAPE {s.mape_percent:.1f} %, predicted / measured time median {np.median(p / m):.3f}"
     )
     shared_loads = np.array([shared_loads_per_output(*c[:4]) for c in both])
     print(

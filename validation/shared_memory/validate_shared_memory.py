@@ -41,7 +41,7 @@ from pystencils_perf.launch import LaunchConfig  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, run_to_run_spreads  # noqa: E402
 from pystencils_perf.models.throughput import constants_for, request_counts  # noqa: E402
 from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
-from pystencils_perf.validate import spearman  # noqa: E402
+from pystencils_perf.validate import time_scores  # noqa: E402
 
 VALIDATION = Path(__file__).resolve().parents[1]
 KTT_SPEC = VALIDATION / "rtx2080ti_convolution/convolution_shmem.py"
@@ -124,13 +124,11 @@ def scores(
     both = sorted(set(predicted) & set(measured))
     p = np.array([predicted[c] for c in both])
     m = np.array([measured[c] for c in both])
-    pick = m.min() / m[p <= p.min()].max()
-    rank = int(np.sum(p <= p[np.argmin(m)]))
-    mape = float(np.mean(np.abs(p - m) / m) * 100)
+    s = time_scores(p, m)
     plotted.append((label, p, m, [c[2] * c[3] for c in both]))
     return (
-        f"| {label} | {len(both)} ({len(space.rejected)} rejected) | {spearman(p, m):.3f} | {100 * pick:.1f} % "
-        f"| {rank} | {mape:.1f} | {noise} |"
+        f"| {label} | {len(both)} ({len(space.rejected)} rejected) | {s.spearman:.3f} | {100 * s.pick_share_of_best:.1f} % "
+        f"| {s.best_predicted_rank} | {s.mape_percent:.1f} | {noise} |"
     )
 
 

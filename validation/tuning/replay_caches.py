@@ -31,7 +31,7 @@ from pystencils_perf.errors import PerfError  # noqa: E402
 from pystencils_perf.plugins import get_plugin_manager  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
 from pystencils_perf.tune.replay import expected_of_random_sampling  # noqa: E402
-from pystencils_perf.validate import spearman  # noqa: E402
+from pystencils_perf.validate import time_scores  # noqa: E402
 
 
 def random_sampling_row(replay: bench_tune.Replay) -> str:
@@ -47,10 +47,10 @@ def model_scores(replay: bench_tune.Replay) -> str:
     ran = [key for key in predicted if replay.times.get(key) is not None]
     p = np.array([predicted[key] for key in ran])
     m = np.array([replay.times[key] for key in ran])
-    pick = m.min() / m[p <= p.min()].max()
+    s = time_scores(p, m)
     return (
-        f"the model over {len(ran)} launches that ran: Spearman {spearman(p, m):.3f}, its pick {100 * pick:.1f} % "
-        f"of the best, the best at predicted rank {int(np.sum(p <= p[np.argmin(m)]))}"
+        f"the model over {len(ran)} launches that ran: Spearman {s.spearman:.3f}, its pick "
+        f"{100 * s.pick_share_of_best:.1f} % of the best, the best at predicted rank {s.best_predicted_rank}"
     )
 
 

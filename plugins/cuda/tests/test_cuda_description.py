@@ -624,7 +624,9 @@ def test_only_the_accesses_of_a_bounded_loop_take_its_paths():
     # folding keeps what the code says of its loads (the copy into global memory: shared arrays are never folded)
     unshared = replace(desc, shared_arrays=(), shared_stores=(), load_guard="threadIdx.x < 1024").model()
     assert sorted(a.loads_in_flight for a in unshared.folded((2, 1, 1)).accesses if a.field == "a") == [1, 4]
-    with pytest.raises(pp.HarvestError, match="'row copy' has shared arrays, .* folded \\(2, 1, 1\\), it would need"):
+    with pytest.raises(
+        pp.HarvestError, match="'row copy' cannot be folded \\(2, 1, 1\\): a kernel with shared arrays .* it would need"
+    ):
         model.folded((2, 1, 1))
 
 
