@@ -97,23 +97,32 @@ def _key(params: dict, names: list[str]) -> str:
     return ",".join(str(params[n]) for n in names)
 
 
+def _problem_size(recorded):
+    """A cache's problem size as Kernel Tuner takes it: a list becomes a tuple, a number stays one."""
+    return tuple(recorded) if isinstance(recorded, list) else recorded
+
+
 class Replay:
-    """One cache: the configurations its SPEC describes, their times (None: failed) and the optimum."""
+    """One cache: the configurations its SPEC describes (every one without a SPEC), their times (None: failed) and
+    the optimum; the model's predictions where a SPEC describes them."""
 
     def __init__(self, path: Path, spec, predictions: Path | None, device: str | None = None):
         self.path, self.spec = path, spec
         self.raw = load_cache_json(path)
         self.data = read_kernel_tuner(path)
-        self.device = get_device(device or self.data.device_name)  # `device`: for a cache that names none
         self.names = list(self.raw["tune_params_keys"])
         described = [
             p
             for p in [r.params for r in self.data.runs] + list(self.data.failed)
-            if split_parameters(path, p, spec) is not None
+            if spec is None or split_parameters(path, p, spec) is not None
         ]
         self.keys = {_key(p, self.names) for p in described}
         self.times = {_key(r.params, self.names): r.time_ms for r in self.data.runs}
         self.optimum_ms = min(t for k, t in self.times.items() if k in self.keys)
+        if spec is None:  # no model: the GPU's name labels the replay, whether or not a device file knows it
+            self.device, self.predictions = None, None
+            return
+        self.device = get_device(device or self.data.device_name)  # `device`: for a cache that names none
         self.predictions = self._predictions(predictions)
 
     def _predictions(self, folder: Path | None):
@@ -135,10 +144,8 @@ class Replay:
 
     def tune_params(self) -> dict:
         """The cache's parameters, the SPEC's fixed ones narrowed to their value."""
-        return {
-            n: ([self.spec.fixed_parameters[n]] if n in self.spec.fixed_parameters else list(v))
-            for n, v in self.raw["tune_params"].items()
-        }
+        fixed = self.spec.fixed_parameters if self.spec is not None else {}
+        return {n: ([fixed[n]] if n in fixed else list(v)) for n, v in self.raw["tune_params"].items()}
 
     def run(self, strategy, max_fevals: int, seed: int | None = None) -> list[float | None]:
         """Kernel Tuner's simulation of `strategy`: the times of the unique configurations in measurement order."""
@@ -158,7 +165,7 @@ class Replay:
                 results, _ = tune_kernel(
                     self.raw["kernel_name"],
                     "__global__ void k() {}",
-                    tuple(self.raw["problem_size"]),
+                    _problem_size(self.raw["problem_size"]),
                     [],
                     self.tune_params(),
                     cache=str(cache),
