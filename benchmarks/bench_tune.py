@@ -119,7 +119,7 @@ class Replay:
         self.keys = {_key(p, self.names) for p in described}
         self.times = {_key(r.params, self.names): r.time_ms for r in self.data.runs}
         self.optimum_ms = min(t for k, t in self.times.items() if k in self.keys)
-        if spec is None:  # no model: the GPU's name labels the replay, whether or not a device file knows it
+        if spec is None:  # no model, so no device: a GPU that no device file knows replays as well
             self.device, self.predictions = None, None
             return
         self.device = get_device(device or self.data.device_name)  # `device`: for a cache that names none
