@@ -32,6 +32,9 @@ class Space:
     def shared_arrays_for(self, block):
         return ()
 
+    def why_not_foldable(self):
+        return None
+
 
 DEVICES = [get_device(name) for name in list_devices()]
 powers = st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048])
