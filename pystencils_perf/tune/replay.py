@@ -107,14 +107,15 @@ def spec_candidates(
                 tasks.append((spec.path, parts, dev, model, backend, compile_until_certain is None))
     _SPECS[spec.path] = spec
     predicted, reasons = {}, {}
-    compiled: set | None = None if compile_until_certain is None else set()  # the launches with their registers
+    # the launches compiled in order, with their throughput from their own code's registers
+    exact: dict | None = None if compile_until_certain is None else {}
     start, finished = time.perf_counter(), 0
 
     def offer(current: dict, more_to_come: bool = True) -> None:
         """`meanwhile` once, with the candidates `current` predicts, where the time has come and work is left."""
         nonlocal meanwhile
         if meanwhile and more_to_come and time.perf_counter() - start >= meanwhile_after_s:
-            meanwhile(_candidates(variants, current, reasons, spec, compiled).candidates)
+            meanwhile(_candidates(variants, current, reasons, spec, exact).candidates)
             meanwhile = None
 
     def collect(results):
@@ -138,20 +139,18 @@ def spec_candidates(
     if compile_until_certain is None:
         return _candidates(variants, predicted, reasons, spec)
 
-    exact = _compile_in_order(
-        (spec.path, dev, model, backend), predicted, reasons, compile_until_certain, workers, executor, offer, compiled
-    )
-    if exact is None:  # no plugin compiles this SPEC's launches: the ranking without them is the ranking
-        return _candidates(variants, predicted, reasons, spec)
+    task = (spec.path, dev, model, backend)
+    if not _compile_in_order(task, predicted, reasons, compile_until_certain, workers, executor, offer, exact):
+        return _candidates(variants, predicted, reasons, spec)  # no plugin compiles this SPEC's launches
     final = {key: exact.get(key, rate) for key, rate in predicted.items() if key not in reasons}
-    return _candidates(variants, final, reasons, spec, compiled)
+    return _candidates(variants, final, reasons, spec, exact)
 
 
 def _candidates(
-    variants, predicted: dict, reasons: dict, spec: TunableSpec, compiled: set | None = None
+    variants, predicted: dict, reasons: dict, spec: TunableSpec, compiled: dict | None = None
 ) -> SpecCandidates:
-    """The configurations of `variants` as candidates with the model's time, where `predicted` has it; those not in
-    `compiled` (where given) with a time that is a bound."""
+    """The configurations of `variants` as candidates with the model's time, where `predicted` has it; those whose
+    key is not in `compiled` (where given: the launches compiled so far) with a time that is a bound."""
     candidates, rejected = [], []
     for others, members in variants:
         for params, launch in members:
@@ -203,16 +202,15 @@ COMPILERS_PER_CORE = 2
 
 
 def _compile_in_order(
-    task: tuple, bounds: dict, reasons: dict, head: int, workers: int, executor: str, meanwhile, compiled: set
-) -> dict | None:
-    """The throughput of the launches of `bounds` (key -> throughput with each launch's occupancy from its threads)
-    that `spec_candidates` compiles in order (`compile_until_certain` = `head`), each ranked with its own code's
-    registers (a launch no plugin compiles: its time again), and added to `compiled`; those the compiled code cannot
-    run join `reasons`. None where no plugin compiled a launch it was asked for.
+    task: tuple, bounds: dict, reasons: dict, head: int, workers: int, executor: str, meanwhile, exact: dict
+) -> bool:
+    """Fills `exact` with the throughput of the launches of `bounds` (key -> throughput with each launch's occupancy
+    from its threads) that `spec_candidates` compiles in order (`compile_until_certain` = `head`), each ranked with
+    its own code's registers (a launch no plugin compiles: its time again); those the compiled code cannot run join
+    `reasons`. False where no plugin compiled a launch it was asked for.
     `task`: (SPEC path, device, model, backend)."""
     spec_path, dev, model, backend = task
     order = sorted(bounds, key=lambda key: (-bounds[key], key[1]))  # the fastest without registers first
-    exact: dict = {}
     lowest_ratio = 1.0  # of a compiled launch's time to its time without registers
     begin, any_compiled = 0, False
     while begin < len(order):
@@ -230,7 +228,6 @@ def _compile_in_order(
         for key, (rates, why, _, _) in zip(batch, results):
             if key in rates:
                 exact[key] = rates[key]
-                compiled.add(key)
                 lowest_ratio = min(lowest_ratio, bounds[key] / rates[key])
             else:
                 reasons[key] = why.get(key, "not a candidate of the model")
@@ -240,7 +237,7 @@ def _compile_in_order(
         if rest and len(fastest) >= head and fastest[head - 1] * lowest_ratio >= bounds[rest[0]]:
             break
     # a SPEC whose launches no plugin compiles (none of those that can be fastest) was ranked right at once
-    return exact if any_compiled else None
+    return any_compiled
 
 
 #: SPECs by path: in forked workers the parent's own, in Ray workers each loaded once
