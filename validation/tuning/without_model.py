@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))  # b
 
 import bench_tune  # noqa: E402
 from pystencils_perf.errors import PerfError  # noqa: E402
-from pystencils_perf.measure.kernel_tuner import load_cache_json, read_kernel_tuner, run_to_run_spreads  # noqa: E402
+from pystencils_perf.measure.kernel_tuner import run_to_run_spreads  # noqa: E402
 from pystencils_perf.tune.replay import expected_of_random_sampling  # noqa: E402
 from pystencils_perf.tune.search import ModelGuidedSearch, SearchSettings  # noqa: E402
 
@@ -53,11 +53,10 @@ def fractions(params: list[dict], times: list[float | None], settings: SearchSet
     return found
 
 
-def noise_cell(path: Path) -> str:
+def noise_cell(cache: dict) -> str:
     """The cache's run-to-run spread (median / 90th percentile), where its runs time what its `time` does: the
     median of `time` over the mean of its runs between 0.5 and 2 (benchmark_hub's RTX 2080 Ti pnpoly cache records
     runs about 500 times shorter than its times)."""
-    cache = load_cache_json(path)
     timed = [e for e in cache["cache"].values() if isinstance(e.get("times"), list) and e["times"]]
     ratios = [e["time"] / np.mean(e["times"]) for e in timed if isinstance(e["time"], float) and min(e["times"]) > 0]
     if not ratios:
@@ -89,8 +88,8 @@ def main(argv=None) -> int:
     if args.repeats < 0:
         print(f"without_model.py: error: --repeats must be 0 or more, got {args.repeats}", file=sys.stderr)
         return 2
-    try:
-        caches = [(path, read_kernel_tuner(path)) for path in args.caches]
+    try:  # each cache read once: its runs (`Replay.data`) and its file as Kernel Tuner wrote it (`Replay.raw`)
+        replays = [bench_tune.Replay(path, None, None) for path in args.caches]
     except PerfError as error:
         print(f"without_model.py: error: {error}", file=sys.stderr)
         return 2
@@ -99,16 +98,17 @@ def main(argv=None) -> int:
     print(f"| cache | configurations | {' | '.join(columns)} | random sampling (expected) | noise (median / p90) |")
     print("|---|---|" + "---|" * (len(columns) + 2))
     rows = []
-    for path, data in caches:
+    for replay in replays:
+        path, data = replay.path, replay.data
         params = [r.params for r in data.runs] + [dict(p) for p in data.failed]
         times = [r.time_ms for r in data.runs] + [None] * len(data.failed)
         row = [fractions(params, times, s) for s in SETTINGS.values()]
         if args.repeats:
-            row.append(best_of_kernel_tuner(bench_tune.Replay(path, None, None), args.repeats))
+            row.append(best_of_kernel_tuner(replay, args.repeats))
         row.append([expected_of_random_sampling(times, b) for b in BUDGETS])
         rows.append(row)
         cells = [" / ".join(f"{100 * f:.1f}" for f in found) + " %" for found in row]
-        print(f"| {path.parent.name}/{path.name} | {len(params)} | {' | '.join(cells)} | {noise_cell(path)} |")
+        print(f"| {path.parent.name}/{path.name} | {len(params)} | {' | '.join(cells)} | {noise_cell(replay.raw)} |")
     means = np.mean(np.array(rows), axis=0)
     cells = [" / ".join(f"{100 * f:.1f}" for f in found) + " %" for found in means]
     print(f"| mean | | {' | '.join(cells)} | |")
