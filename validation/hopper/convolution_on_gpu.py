@@ -26,6 +26,7 @@ numpy only, so it runs on the lent GPU image without wheels.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gzip
 import json
@@ -104,9 +105,15 @@ class Problem:
 
 
 def time_configuration(
-    config: tuple[int, ...], cubin: Path | None, problem: Problem, iterations: int, layout: Layout
+    config: tuple[int, ...],
+    cubin: Path | None,
+    problem: Problem,
+    iterations: int,
+    layout: Layout,
+    around_timed=contextlib.nullcontext,
 ) -> dict:
-    """One cache entry: the parameters, then `time` and `times` (ms), or the reason it has none."""
+    """One cache entry: the parameters, then `time` and `times` (ms), or the reason it has none. The timed launches
+    run inside `around_timed()` (a profiler's range, say), the checked launch before them outside it."""
     bx, by, tx, ty = config[:4]
     entry = {**dict(zip(layout.key, config)), **layout.fixed}
     if cubin is None:
@@ -142,12 +149,13 @@ def time_configuration(
         return entry
     start, end = cp.cuda.Event(), cp.cuda.Event()
     times = []
-    for _ in range(iterations):
-        start.record()
-        kernel(grid, block, args)
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end))
+    with around_timed():
+        for _ in range(iterations):
+            start.record()
+            kernel(grid, block, args)
+            end.record()
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end))
     entry["times"] = times
     entry["benchmark_time"] = sum(times)
     entry["time"] = sum(times) / len(times)
