@@ -470,6 +470,30 @@ def test_a_barrier_leaves_a_share_of_the_copys_latency_exposed(a100):
     assert throughput.overlap_exponent_for(copy.metrics, hopper) == hopper.overlap_exponent
 
 
+def test_the_copys_slowest_warp_sets_the_latency_at_a_barrier(a100):
+    """Kernel Tuner's shared-memory convolution in blocks 224x1, tile 1x4: a block copies 238 columns, its first
+    14 threads two per row (two rounds: one load in flight each, as the code leaves them over) and the others one;
+    warp 0 waits for 2 rounds a row where the block's 7 warps average 8/7, and the other warps wait at the barrier
+    for it: the latency term is 1.75 times Little's law's over the resident warps. In blocks 32x2, tile 2x4, every
+    warp copies 3 columns a row; a kernel without shared stores has no barrier, whatever its warps load."""
+    from pystencils_perf.measure.kernel_tuner import load_tunable_spec
+
+    spec = load_tunable_spec(Path(__file__).parents[1] / "validation/a100_convolution/convolution_shmem.py")
+    c = throughput.constants_for(a100)
+    for (tile_x, tile_y), block, ratio in (((1, 4), (224, 1, 1), 1.75), ((2, 4), (32, 2, 1), 1.0)):
+        params = {"tile_size_x": tile_x, "tile_size_y": tile_y, "read_only": 0, "use_padding": 0}
+        kernel = spec.kernel(params)
+        m = pp.rank(kernel, a100, blocks=[block], folds=[(1, 1, 1)]).best.metrics
+        assert m.extras["slowest_warp_load_rounds_ratio"] == pytest.approx(ratio, rel=1e-12)
+        assert throughput.barrier_wait_ratio(m) == pytest.approx(ratio, rel=1e-12)
+        balanced = replace(m, extras={**m.extras, "slowest_warp_load_rounds_ratio": 1.0})
+        model = pp.harvest(kernel)
+        latency = throughput.term_times(model, a100, m, c)["latency"]
+        assert latency == pytest.approx(ratio * throughput.term_times(model, a100, balanced, c)["latency"], rel=1e-12)
+    copy = pp.rank(_copy(), a100, blocks=[(48, 4, 1)], folds=[(1, 1, 1)]).best.metrics
+    assert throughput.barrier_wait_ratio(copy) == 1.0
+
+
 def test_the_default_with_every_term_named(a100):
     kernel = _copy()
     default = pp.rank(kernel, a100, blocks=[(32, 4, 1)], folds=[(1, 1, 1)], model="limiters").best

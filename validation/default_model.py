@@ -1000,17 +1000,25 @@ built the shared-memory terms (`shared_memory/report.md`, which also has the wav
 predicted rank and how each step moved these figures). Since the blocks at the grid's edge compute as the others
 do and the copy's leftover iterations run first (2026-11-29, the report's "The copy's leftovers first and the grid's
 edge", both checked on KTT's counters) the rows read as above; before, 0.896 / 39.5 % / 16.85 (A100), 0.937 / 63.7 %
-/ 16.01 (RTX 2080 Ti) and 0.868 / 67.8 % / 21.66 (H200). The RTX 2080 Ti KTT row above compares the same launches'
-DRAM volumes.
+/ 16.01 (RTX 2080 Ti) and 0.868 / 67.8 % / 21.66 (H200). Since KTT's launches load from shared memory what their code
+compiled by NVRTC 11.8 loads (2026-11-29, afternoon: `data/external/ktt_convolution15_shared_loads_sm_75.csv`, large
+tiles reload every tap; `shared_memory/report.md`, "Shared loads as compiled") the RTX 2080 Ti's row reads as above;
+before, 0.935 / 63.7 % / 16.03 (`default_model.py --only "RTX 2080 Ti KTT, time"`, the row alone). Since the latency
+term of such a kernel is multiplied by its copy's slowest warp's load rounds over the mean warp's (2026-11-29, night:
+the warps that copied less wait at the barrier, as a lent H200's stall counters show; `shared_memory/report.md`, "The
+H200's counters and the copy's slowest warp") the rows read as above; before, 0.903 / 42.5 % / 15.18, pick 49.3 %
+(A100), 0.967 / 63.7 % / 14.03, pick 71.7 % (RTX 2080 Ti) and 0.870 / 67.8 % / 22.60, pick 67.8 % (H200, whose MAPE
+the term takes past the target). The RTX 2080 Ti KTT row above compares the same launches' DRAM volumes.
 
 The report scores the same predictions in time where this table scores throughput, as every row of this page: a
 launch predicted at half its measured time is 50 % off in time and 100 % in throughput, one predicted at twice its
-time 100 % and 50 %. In time the MAPE is 13.4 % on the A100, 17.1 % on the RTX 2080 Ti and 31.7 % on the H200
-(2026-11-29). On the A100 72 % of the launches run slower than predicted (83 % of the throughput error), on the
-RTX 2080 Ti 44 % (45 %), on the H200 6 % (2 %): the H200's sample runs faster than the model says. `best` ties the
+time 100 % and 50 %. In time the MAPE is 12.1 % on the A100, 20.2 % on the RTX 2080 Ti and 39.6 % on the H200
+(2026-11-29, night; 13.4, 16.0 and 31.7 % before the slowest warp). On the A100 64 % of the launches run slower than
+predicted (71 % of the throughput error), on the RTX 2080 Ti 34 % (26 %), on the H200 1 % (1 %): the H200's sample
+runs faster than the model says, 0.72 times its time at the median, whatever the block's height. `best` ties the
 launches within the model's error of its best (6.7 % on the A100 and the RTX 2080 Ti, 3.2 % on the H200) where the
-report ties exact equals, so it is lower on the A100 (42.5 against 44.9 %); `pick`, what `select()` takes, gets a
-user 49.3 % of the A100's best, 71.7 % of the RTX 2080 Ti's and 67.8 % of the H200's. The A100's fastest launches
+report ties exact equals, so it is lower on the A100 (42.5 against 53.5 %) and the H200 (90.7 against 98.9 %); `pick`,
+what `select()` takes, gets a user 55.0 % of the A100's best, 71.7 % of the RTX 2080 Ti's and 90.7 % of the H200's. The A100's fastest launches
 load through `__ldg` with tiles one output wide, 1.6x faster than the same launches with plain loads, whose compiled
 code (nvcc 13) is the same
 but for the loads' cache modifier; the model prices both alike (the report, "The pick")."""

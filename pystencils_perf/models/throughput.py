@@ -53,6 +53,7 @@ EXTRAS = (
     "l2_store_requests_per_lup",
     "partly_stored_lines_per_lup",
     "stores_per_update",
+    "slowest_warp_load_rounds_ratio",
 )
 #: extras it adds only where a compiler's code was read (`KernelModel.load_waits_for`)
 COMPILED_EXTRAS = ("compiled_load_waits_per_lup",)
@@ -213,11 +214,13 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         ),
         0.0,
     )
+    counts["slowest_warp_load_rounds_ratio"] = 1.0
     if any(i.kind is AccessKind.LOAD for i in compiled.instructions):
         loads, weight, lines, sectors = load_lines(
             compiled, tuple(fields.values()), tuple(block), bids, (warp, device.l1_line_bytes, device.l2_sector_bytes)
         )
-        requests = (lines > 0).sum(axis=1) * weight
+        issued = lines > 0  # per load class and warp
+        requests = issued.sum(axis=1) * weight
         passes = np.ceil(lines / tag_lookups_per_pass).sum(axis=1) * weight
         lines = lines.sum(axis=1) * weight
         counts["load_sectors_per_line"] = float((sectors.sum(axis=1) * weight).sum() / max(lines.sum(), 1))
@@ -226,6 +229,11 @@ def request_counts(model, launch, device, tag_lookups_per_pass: float) -> dict[s
         counts["read_only_load_requests_per_lup"] = float(requests[ro].sum()) / lups
         in_flight = np.array([compiled.loads_in_flight(i.guards) for i in loads])
         coded = in_flight > 0
+        # a round per request where the code does not say how many go at once: the ratio asks only which warp
+        # waits longest
+        rounds = (issued * (weight / np.maximum(in_flight, 1))[:, None]).sum(axis=0).reshape(len(threads.coords), -1)
+        if rounds.mean() > 0:
+            counts["slowest_warp_load_rounds_ratio"] = float(rounds.max(axis=1).mean() / rounds.mean())
         if coded.any():  # the code says how many a warp issues at once: a round per that many requests
             counts["coded_load_requests_per_lup"] = float(requests[coded].sum()) / lups
             counts["coded_load_rounds_per_lup"] = float((requests[coded] / in_flight[coded]).sum()) / lups
@@ -470,14 +478,16 @@ def term_times(
     the limiters' last-level cache time, where a device has one; ``DRAM``: its bytes and what requests cost
     beyond them (`dram_seconds_per_lup`); ``issue``: warp instructions (spills' and, where the SASS was read, its
     own included) over the SM's issue rate; ``latency``: Little's law, rounds of loads x their latency over the
-    resident warps (`load_rounds_per_lup`, `mean_latency_cycles`); ``block starts``: blocks per update x
+    resident warps (`load_rounds_per_lup`, `mean_latency_cycles`), longer where warps wait at a barrier for the
+    block's slowest (`barrier_wait_ratio`); ``block starts``: blocks per update x
     `ThroughputConstants.cycles_per_block_start`, where it was measured. Why each is there, and what it was
     checked against: docs/model/index.md ("The throughput model")."""
     x = metrics.extras
     sm_cycles_per_second = device.sm_count * device.clock_ghz * 1e9
     limiters = limiter_times(model, device, metrics)
     warps = resident_warps_per_sm or x["resident_warps_per_sm"]
-    request_rounds = load_rounds_per_lup(x, c)[1] / warps  # the SM's warps wait for their rounds side by side
+    # the SM's warps wait for their rounds side by side; at a barrier, those done wait for the block's slowest
+    request_rounds = load_rounds_per_lup(x, c)[1] / warps * barrier_wait_ratio(metrics)
     return {
         "FP": limiters["FP"] / x["point_lane_utilization"],
         "L1 banks": limiters["L1"],
@@ -604,6 +614,18 @@ def overlap_exponent_for(metrics, c: ThroughputConstants) -> float:
     if stages_in_shared_memory(metrics):
         return min(c.overlap_exponent, 1.0)
     return c.overlap_exponent
+
+
+def barrier_wait_ratio(metrics) -> float:
+    """How many times longer a block's loads take than Little's law over its warps says: in a kernel that stages data
+    in shared memory (`stages_in_shared_memory`), its slowest warp's load rounds over the mean warp's
+    (``slowest_warp_load_rounds_ratio``), else 1.
+
+    At the barrier after the copy the warps that copied less wait for the slowest: they hold their slots with no
+    load in flight, so the block's rounds are served by fewer warps than are resident (docs/model, ``barrier``)."""
+    if not stages_in_shared_memory(metrics):
+        return 1.0
+    return metrics.extras.get("slowest_warp_load_rounds_ratio", 1.0)
 
 
 def barrier_exposed_share(metrics, resident_blocks_per_sm: float) -> float:
