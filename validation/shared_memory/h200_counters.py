@@ -7,7 +7,8 @@ launches of the H200's sample that run, `hopper/shmem_profile_on_gpu.sh`; rows i
 `shmem_profile_log.txt`, which names each launch's configuration) and ranks each launch as `validate_shared_memory.py`
 does (registers of `data/external/convolution15_shmem_registers_sm_90.csv`). Prints:
 
-1. the shared-load and shared-store wavefronts the estimator counts against the counters, as for KTT's RTX 2080 Ti;
+1. the shared-load and shared-store wavefronts the estimator counts against the counters, as for KTT's RTX 2080 Ti,
+   and the stores' counter taken apart (executed STS, bank conflicts);
 2. the time ncu measured against the cache's (the same launches, another day);
 3. where the warps' cycles go (stall reasons per issued instruction), by block height, beside the model's
    barrier term's share of its predicted time, how the model's error follows each stall reason, and how the warps'
@@ -118,6 +119,22 @@ def main() -> int:
             f"| {name} | {np.sum(np.abs(e) <= 0.1)} ({100 * np.mean(np.abs(e) <= 0.1):.1f} %) "
             f"| {100 * np.median(np.abs(e)):.2f} % | {100 * np.abs(e).max():.1f} % | {np.sum(e < -1e-9)} |"
         )
+
+    # the store counter is the executed STS plus their bank conflicts: which of the two exceeds the estimate
+    executed = np.array([number(row["smsp__sass_inst_executed_op_shared_st.sum"]) for _, row in profiled])
+    conflicts = np.array(
+        [number(row["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]) for _, row in profiled]
+    )
+    counted = np.array([number(row[STORES]) for _, row in profiled])
+    requests = np.array([ranked[c].metrics.shared_store_requests_per_lup * updates for c, _ in profiled])
+    estimated = np.array([ranked[c].metrics.shared_store_wavefronts_per_lup * updates for c, _ in profiled])
+    print(
+        f"stores: the counter is the executed STS plus their bank conflicts on {np.mean(counted == executed + conflicts):.0%} "
+        f"of the launches; executed STS over the estimated requests: median {np.median(executed / requests):.3f}, "
+        f"largest {np.max(executed / requests):.3f}; bank conflicts per executed STS: median "
+        f"{np.median(conflicts / executed):.3f}, 90th percentile {np.percentile(conflicts / executed, 90):.3f}, where "
+        f"the estimate has none on {np.mean(estimated <= requests):.0%} of the launches"
+    )
 
     cache, _ = kernel_tuner_times(H200_CACHE, {"use_shmem": 1})
     ncu_ms = np.array([number(row["gpu__time_duration.sum"]) / 1e6 for _, row in profiled])
