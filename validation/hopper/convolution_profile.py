@@ -36,6 +36,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     layout = SHARED if args.shmem else GLOBAL
     problem = Problem(np.random.default_rng(2026))
+    around = cupyx.profiler.profile if args.timed_only else contextlib.nullcontext
     for config, cubin in configurations(args.cubin_dir, args.sample, layout).items():
         if cubin is None:
             print(config, "skipped: no binary", file=sys.stderr)
@@ -45,7 +46,6 @@ def main(argv=None) -> int:
         if cp.RawModule(path=str(cubin)).get_function(FUNCTION).max_threads_per_block < config[0] * config[1]:
             print(config, "skipped: more threads than the binary can launch", file=sys.stderr)
             continue
-        around = cupyx.profiler.profile if args.timed_only else contextlib.nullcontext
         entry = time_configuration(config, cubin, problem, 1, layout, around)
         print(config, entry["time"], entry.get("relative_error"), file=sys.stderr)
     return 0

@@ -72,6 +72,7 @@ def profiled_rows() -> list[tuple[tuple[int, ...], dict]]:
         for line in part.splitlines():
             if line.startswith("(") and "skipped" not in line:
                 configs.append(tuple(int(n) for n in line[1 : line.index(")")].split(",")))
+    # read in file order, not by `measure.ncu.parse_raw_csv`, which sorts by ID: each part's IDs start at 0
     with open(COUNTERS, newline="") as fh:
         rows = list(csv.DictReader(fh))[1:]  # the second line holds the units
     if len(rows) != len(configs):
@@ -105,16 +106,17 @@ def main() -> int:
     spec = load_tunable_spec(KT_SPEC)
     updates = spec.lattice_updates
     ranked = predictions([c for c, _ in profiled])
-    errors = {LOADS: [], STORES: []}
-    for config, row in profiled:
-        m = ranked[config].metrics
-        errors[LOADS].append(m.shared_load_wavefronts_per_lup * updates / number(row[LOADS]) - 1)
-        errors[STORES].append(m.shared_store_wavefronts_per_lup * updates / number(row[STORES]) - 1)
+    metrics = [ranked[c].metrics for c, _ in profiled]
+    estimated = {
+        LOADS: np.array([m.shared_load_wavefronts_per_lup * updates for m in metrics]),
+        STORES: np.array([m.shared_store_wavefronts_per_lup * updates for m in metrics]),
+    }
+    counted = {k: np.array([number(row[k]) for _, row in profiled]) for k in estimated}
     print(f"{len(profiled)} H200 launches; estimated shared wavefronts against the counters:")
     print("| | within 10 % | median error | largest error | estimate below the counter |")
     print("|---|---|---|---|---|")
     for name, counter in (("loads", LOADS), ("stores", STORES)):
-        e = np.array(errors[counter])
+        e = estimated[counter] / counted[counter] - 1
         print(
             f"| {name} | {np.sum(np.abs(e) <= 0.1)} ({100 * np.mean(np.abs(e) <= 0.1):.1f} %) "
             f"| {100 * np.median(np.abs(e)):.2f} % | {100 * np.abs(e).max():.1f} % | {np.sum(e < -1e-9)} |"
@@ -125,15 +127,13 @@ def main() -> int:
     conflicts = np.array(
         [number(row["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]) for _, row in profiled]
     )
-    counted = np.array([number(row[STORES]) for _, row in profiled])
-    requests = np.array([ranked[c].metrics.shared_store_requests_per_lup * updates for c, _ in profiled])
-    estimated = np.array([ranked[c].metrics.shared_store_wavefronts_per_lup * updates for c, _ in profiled])
+    requests = np.array([m.shared_store_requests_per_lup * updates for m in metrics])
     print(
-        f"stores: the counter is the executed STS plus their bank conflicts on {np.mean(counted == executed + conflicts):.0%} "
+        f"stores: the counter is the executed STS plus their bank conflicts on {np.mean(counted[STORES] == executed + conflicts):.0%} "
         f"of the launches; executed STS over the estimated requests: median {np.median(executed / requests):.3f}, "
         f"largest {np.max(executed / requests):.3f}; bank conflicts per executed STS: median "
         f"{np.median(conflicts / executed):.3f}, 90th percentile {np.percentile(conflicts / executed, 90):.3f}, where "
-        f"the estimate has none on {np.mean(estimated <= requests):.0%} of the launches"
+        f"the estimate has none on {np.mean(estimated[STORES] <= requests):.0%} of the launches"
     )
 
     cache, _ = kernel_tuner_times(H200_CACHE, {"use_shmem": 1})
@@ -176,7 +176,7 @@ def main() -> int:
     barrier_cycles = np.array(
         [stall(row, "barrier") * number(row["smsp__inst_executed.sum"]) / updates for _, row in profiled]
     )
-    slowest = np.array([ranked[c].metrics.extras["slowest_warp_load_rounds_ratio"] for c, _ in profiled])
+    slowest = np.array([m.extras["slowest_warp_load_rounds_ratio"] for m in metrics])
     print(
         "Spearman of the warp cycles at a barrier per update with the copy's slowest warp's load rounds over the mean "
         f"warp's: {spearman(barrier_cycles, slowest):+.2f}; with the model's barrier term: "
