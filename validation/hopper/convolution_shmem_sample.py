@@ -1,15 +1,21 @@
 """Choose, before timing, the shared-memory convolution configurations a lent GPU times, and predict them blind.
 
     python3 validation/hopper/convolution_shmem_sample.py DEVICE OUT_DIR [--size 320] [--seed 2026]
+    python3 validation/hopper/convolution_shmem_sample.py DEVICE OUT_DIR --rest-of SAMPLE.csv [--compiled-registers]
 
 The space is the shared-memory half of Kernel Tuner's A100 cache (`use_shmem = 1`: 2442 configurations,
 blocks 16-256 x 1-16, tiles 1x1 to 4x4, read_only and use_padding). The sample covers every block shape and
 every tile (each at least once, chosen at random among its configurations), then is filled at random to
-`--size`. Writes ``OUT_DIR/convolution_shmem_sample.csv`` (the configurations, the list the GPU script
+`--size`. ``--rest-of`` takes instead every configuration of the space that an earlier sample (its CSV) does
+not hold: a second lease times the rest of the space, blind to a model that the first sample's timings shaped. Writes ``OUT_DIR/convolution_shmem_sample.csv`` (the configurations, the list the GPU script
 compiles and times) and ``OUT_DIR/convolution_shmem_blind_predictions.csv``: the default model's time per
 launch for DEVICE through `validation/a100_convolution/convolution_shmem.py`, as `pystencils-perf tune
 --replay` ranks them (occupancy from threads and shared memory per block; no compiled registers), or why
-the model rejects the launch. Committed before the GPU run, they make its first scores blind.
+the model rejects the launch. With ``--compiled-registers`` each launch's registers and spills are those its code
+compiles to, where ``validation/data/external`` has the table of DEVICE's architecture
+(`convolution_summary.CompiledRegisters`, as `replay_caches.py --compiled-registers` and
+`validation/default_model.py` score): the model then rejects the launches whose registers the SM cannot hold.
+Committed before the GPU run, they make its first scores blind.
 """
 
 from __future__ import annotations
@@ -25,10 +31,14 @@ import numpy as np
 
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec
 from pystencils_perf.outputs import replacing_file
+from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.tempcache import use_temporary_pystencils_cache
 from pystencils_perf.tune.replay import spec_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "validation"))  # convolution_summary: the compiled register tables
+from convolution_summary import CompiledRegisters  # noqa: E402
+
 CACHE = ROOT / "validation/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
 SPEC = ROOT / "validation/a100_convolution/convolution_shmem.py"
 KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding")
@@ -64,9 +74,20 @@ def main(argv=None) -> int:
     parser.add_argument("out", type=Path, help="folder for the sample and the predictions")
     parser.add_argument("--size", type=int, default=320)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--rest-of", type=Path, metavar="CSV", help="every configuration this earlier sample lacks")
+    parser.add_argument(
+        "--compiled-registers", action="store_true", help="each launch's registers and spills as its code compiles"
+    )
     args = parser.parse_args(argv)
     use_temporary_pystencils_cache()
-    chosen = sample(space(), args.size, args.seed)
+    if args.compiled_registers:
+        get_plugin_manager().register(CompiledRegisters(), name="validation-compiled-registers")
+    if args.rest_of is None:
+        chosen = sample(space(), args.size, args.seed)
+    else:
+        with open(args.rest_of, newline="") as fh:
+            earlier = {tuple(int(row[k]) for k in KEY) for row in csv.DictReader(fh)}
+        chosen = [c for c in space() if c not in earlier]
     args.out.mkdir(parents=True, exist_ok=True)
     with replacing_file(args.out / "convolution_shmem_sample.csv") as fh:
         writer = csv.writer(fh, lineterminator="\n")

@@ -339,8 +339,12 @@ def main(argv=None) -> int:
     if args.tiles:
         tiles = {tuple(int(n) for n in tile.split("x")) for tile in args.tiles.split(",")}
         configs = [c for c in configs if (c[2], c[3]) in tiles]
-    with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(compiled, configs))
+    try:
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(compiled, configs))
+    except PerfError as error:  # e.g. an empty source, whose binaries hold no kernel
+        print(f"{args.source}: {error}", file=sys.stderr)
+        return 2
     with replacing_file(args.out) as fh:
         fh.write(
             f"# {args.source.name} compiled for {arch} by {compiler.name} on {date.today().isoformat()} "
