@@ -2,6 +2,7 @@
 
     python3 validation/hopper/convolution_shmem_sample.py DEVICE OUT_DIR [--size 320] [--seed 2026]
     python3 validation/hopper/convolution_shmem_sample.py DEVICE OUT_DIR --rest-of SAMPLE.csv [--compiled-registers]
+    python3 validation/hopper/convolution_shmem_sample.py DEVICE OUT_DIR --global-half [--compiled-registers]
 
 The space is the shared-memory half of Kernel Tuner's A100 cache (`use_shmem = 1`: 2442 configurations,
 blocks 16-256 x 1-16, tiles 1x1 to 4x4, read_only and use_padding). The sample covers every block shape and
@@ -15,7 +16,10 @@ the model rejects the launch. With ``--compiled-registers`` each launch's regist
 compiles to, where ``validation/data/external`` has the table of DEVICE's architecture
 (`convolution_summary.CompiledRegisters`, as `replay_caches.py --compiled-registers` and
 `validation/default_model.py` score): the model then rejects the launches whose registers the SM cannot hold.
-Committed before the GPU run, they make its first scores blind.
+Committed before the GPU run, they make its first scores blind. ``--global-half`` takes the cache's other half
+instead, every configuration without shared memory (`use_shmem = 0`, use_padding 0: 1920), predicted through
+`validation/a100_convolution/convolution.py`, into ``convolution_global_sample.csv`` and
+``convolution_global_blind_predictions.csv``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import csv
 import gzip
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -40,16 +45,40 @@ sys.path.insert(0, str(ROOT / "validation"))  # convolution_summary: the compile
 from convolution_summary import CompiledRegisters  # noqa: E402
 
 CACHE = ROOT / "validation/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
-SPEC = ROOT / "validation/a100_convolution/convolution_shmem.py"
-KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding")
-FIXED = {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
 
 
-def space() -> list[tuple[int, ...]]:
-    """The cache's shared-memory configurations, by KEY, in a fixed order."""
+@dataclass(frozen=True)
+class Half:
+    """One half of the cache's space: its description, the parameters that tell its configurations apart (`key`),
+    those it fixes, and the stem of the files written."""
+
+    spec: Path
+    key: tuple[str, ...]
+    fixed: dict
+    stem: str
+
+
+SHARED = Half(
+    ROOT / "validation/a100_convolution/convolution_shmem.py",
+    ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding"),
+    {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15},
+    "convolution_shmem",
+)
+GLOBAL = Half(
+    ROOT / "validation/a100_convolution/convolution.py",
+    ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only"),
+    {"use_padding": 0, "use_shmem": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15},
+    "convolution_global",
+)
+
+
+def space(half: Half = SHARED) -> list[tuple[int, ...]]:
+    """The cache's configurations of `half`, by its key, in a fixed order."""
     with gzip.open(CACHE, "rt") as fh:
         entries = json.load(fh)["cache"].values()
-    return sorted({tuple(int(e[k]) for k in KEY) for e in entries if all(e.get(k) == v for k, v in FIXED.items())})
+    return sorted(
+        {tuple(int(e[k]) for k in half.key) for e in entries if all(e.get(k) == v for k, v in half.fixed.items())}
+    )
 
 
 def sample(configs: list[tuple[int, ...]], size: int, seed: int) -> list[tuple[int, ...]]:
@@ -74,7 +103,9 @@ def main(argv=None) -> int:
     parser.add_argument("out", type=Path, help="folder for the sample and the predictions")
     parser.add_argument("--size", type=int, default=320)
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--rest-of", type=Path, metavar="CSV", help="every configuration this earlier sample lacks")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--rest-of", type=Path, metavar="CSV", help="every configuration this earlier sample lacks")
+    choice.add_argument("--global-half", action="store_true", help="every configuration without shared memory")
     parser.add_argument(
         "--compiled-registers", action="store_true", help="each launch's registers and spills as its code compiles"
     )
@@ -82,25 +113,28 @@ def main(argv=None) -> int:
     use_temporary_pystencils_cache()
     if args.compiled_registers:
         get_plugin_manager().register(CompiledRegisters(), name="validation-compiled-registers")
-    if args.rest_of is None:
+    half = GLOBAL if args.global_half else SHARED
+    if args.global_half:
+        chosen = space(GLOBAL)
+    elif args.rest_of is None:
         chosen = sample(space(), args.size, args.seed)
     else:
         with open(args.rest_of, newline="") as fh:
-            earlier = {tuple(int(row[k]) for k in KEY) for row in csv.DictReader(fh)}
+            earlier = {tuple(int(row[k]) for k in SHARED.key) for row in csv.DictReader(fh)}
         chosen = [c for c in space() if c not in earlier]
     args.out.mkdir(parents=True, exist_ok=True)
-    with replacing_file(args.out / "convolution_shmem_sample.csv") as fh:
+    with replacing_file(args.out / f"{half.stem}_sample.csv") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(KEY)
+        writer.writerow(half.key)
         writer.writerows(chosen)
-    spec = load_tunable_spec(SPEC)
-    params = [{**dict(zip(KEY, c)), **FIXED} for c in chosen]
+    spec = load_tunable_spec(half.spec)
+    params = [{**dict(zip(half.key, c)), **half.fixed} for c in chosen]
     predicted = spec_candidates(params, spec, args.device, source=CACHE.name)
-    by_key = {tuple(c.params[k] for k in KEY): c.predicted_seconds for c in predicted.candidates}
-    reasons = {tuple(p[k] for k in KEY): why for p, why in predicted.rejected}
-    with replacing_file(args.out / "convolution_shmem_blind_predictions.csv") as fh:
+    by_key = {tuple(c.params[k] for k in half.key): c.predicted_seconds for c in predicted.candidates}
+    reasons = {tuple(p[k] for k in half.key): why for p, why in predicted.rejected}
+    with replacing_file(args.out / f"{half.stem}_blind_predictions.csv") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow((*KEY, "predicted_ms", "rejected_because"))
+        writer.writerow((*half.key, "predicted_ms", "rejected_because"))
         for config in chosen:
             seconds = by_key.get(config)
             writer.writerow((*config, "" if seconds is None else f"{1000 * seconds:.6g}", reasons.get(config, "")))
