@@ -273,6 +273,36 @@ def test_the_h100_convolution_cache_carries_its_provenance():
         assert {e["time"] for e in cache["cache"].values() if e not in timed} <= {"RuntimeFailedConfig"}
 
 
+def test_the_h200_shared_memory_caches_carry_their_provenance():
+    """Our caches of the shared-memory convolution on lent H200s (a sample, then the rest of the space on a later
+    lease) say what ran them and when; every timed launch passed the check against the float64 reference, and the
+    merged cache the tuner replays is exactly the two parts."""
+    from pystencils_perf.measure.kernel_tuner import load_cache_json
+
+    folder = ROOT / "validation" / "hopper" / "data" / "h200"
+    parts = {}
+    for name, day, least in (
+        ("convolution15_shmem_kernel_tuner_cache", "2026-11-28", 260),
+        ("shmem_rest/convolution15_shmem_rest_kernel_tuner_cache", "2026-11-30", 1700),
+    ):
+        for suffix, runs in (("", 32), ("_rerun", 10)):
+            cache = load_cache_json(folder / f"{name}{suffix}.json.gz")
+            provenance = cache["provenance"]
+            assert cache["device_name"] == provenance["device"] == "NVIDIA H200"
+            assert provenance["driver"] == "580.159.04" and provenance["date_utc"].startswith(day)
+            timed = [e for e in cache["cache"].values() if isinstance(e["time"], float)]
+            assert len(timed) > least and all(len(e["times"]) == runs and e["relative_error"] < 1e-5 for e in timed)
+            assert {e["time"] for e in cache["cache"].values() if e not in timed} <= {
+                "RuntimeFailedConfig",
+                "CompilationFailedConfig",
+            }
+        parts[name] = load_cache_json(folder / f"{name}.json.gz")["cache"]
+    whole = load_cache_json(folder / "convolution15_shmem_whole_kernel_tuner_cache.json.gz")
+    assert [p["date_utc"][:10] for p in whole["provenance"]["parts"]] == ["2026-11-28", "2026-11-30"]
+    first, rest = parts.values()
+    assert not set(first) & set(rest) and whole["cache"] == {**first, **rest} and len(whole["cache"]) == 2442
+
+
 def test_readme_shows_the_default_models_table_of_validation():
     """Issue 26: one table of the default model on every measured data set, in the README and in validation/,
     both written by validation/default_model.py (regenerating one and not the other fails here)."""
