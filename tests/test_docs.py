@@ -273,10 +273,10 @@ def test_the_h100_convolution_cache_carries_its_provenance():
         assert {e["time"] for e in cache["cache"].values() if e not in timed} <= {"RuntimeFailedConfig"}
 
 
-def test_the_h200_shared_memory_caches_carry_their_provenance():
-    """Our caches of the shared-memory convolution on lent H200s (a sample, then the rest of the space on a later
-    lease) say what ran them and when; every timed launch passed the check against the float64 reference, and the
-    merged cache the tuner replays is exactly the two parts."""
+def test_the_h200_convolution_caches_carry_their_provenance():
+    """Our caches of the convolution on lent H200s (a sample of the shared-memory half, then the rest of that half,
+    then the half without shared memory, each on its own lease) say what ran them and when; every timed launch passed
+    the check against the float64 reference, and the merged cache the tuner replays is exactly the three parts."""
     from pystencils_perf.measure.kernel_tuner import load_cache_json
 
     folder = ROOT / "validation" / "hopper" / "data" / "h200"
@@ -284,6 +284,7 @@ def test_the_h200_shared_memory_caches_carry_their_provenance():
     for name, day, least in (
         ("convolution15_shmem_kernel_tuner_cache", "2026-11-28", 260),
         ("shmem_rest/convolution15_shmem_rest_kernel_tuner_cache", "2026-11-30", 1700),
+        ("global/convolution15_global_kernel_tuner_cache", "2026-11-30", 1700),
     ):
         for suffix, runs in (("", 32), ("_rerun", 10)):
             cache = load_cache_json(folder / f"{name}{suffix}.json.gz")
@@ -297,10 +298,11 @@ def test_the_h200_shared_memory_caches_carry_their_provenance():
                 "CompilationFailedConfig",
             }
         parts[name] = load_cache_json(folder / f"{name}.json.gz")["cache"]
-    whole = load_cache_json(folder / "convolution15_shmem_whole_kernel_tuner_cache.json.gz")
-    assert [p["date_utc"][:10] for p in whole["provenance"]["parts"]] == ["2026-11-28", "2026-11-30"]
-    first, rest = parts.values()
-    assert not set(first) & set(rest) and whole["cache"] == {**first, **rest} and len(whole["cache"]) == 2442
+    whole = load_cache_json(folder / "convolution15_whole_kernel_tuner_cache.json.gz")
+    assert [p["date_utc"][:10] for p in whole["provenance"]["parts"]] == ["2026-11-30", "2026-11-28", "2026-11-30"]
+    first, rest, without = parts.values()
+    assert sum(map(len, parts.values())) == len(whole["cache"]) == 4362
+    assert whole["cache"] == {**without, **first, **rest}
 
 
 def test_readme_shows_the_default_models_table_of_validation():
@@ -318,6 +320,7 @@ def test_readme_shows_the_default_models_table_of_validation():
         "A6000 convolution",
         "RTX 2080 Ti KTT",
         "H100 convolution",
+        "H200 convolution",
     ]
 
 

@@ -199,6 +199,13 @@ DATA_SETS = (
     DataSet(
         "H100 convolution", "H100", "validation/hopper/data/h100/convolution15_kernel_tuner_cache.json.gz", timed=True
     ),
+    # the same on a lent H200, blind (predictions committed before the lease: validation/hopper/data/h200/global)
+    DataSet(
+        "H200 convolution",
+        "H200",
+        "validation/hopper/data/h200/global/convolution15_global_kernel_tuner_cache.json.gz",
+        timed=True,
+    ),
 )
 #: the kernels that stage their input in shared memory and compute a tile of outputs per thread (issue 56); each
 #: launch's registers as it was compiled (`convolution_summary.CompiledRegisters`, `KttRegisters`)
@@ -242,6 +249,7 @@ SIBLINGS = {
     "A6000 convolution": ("A4000 convolution",),
     "A100 convolution": ("H100 convolution",),
     "H100 convolution": ("A100 convolution",),
+    "H200 convolution": ("H100 convolution",),
 }
 #: measured on a lent H200 and H100 on 2026-11-26 (validation/hopper/README.md); nothing of the model was fitted on them
 HOPPER = "validation/hopper/data/"

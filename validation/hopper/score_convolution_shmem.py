@@ -2,7 +2,9 @@
 
     python3 validation/hopper/score_convolution_shmem.py PREDICTIONS.csv CACHE.json.gz [RERUN.json.gz]
 
-PREDICTIONS is `convolution_shmem_sample.py`'s file (written before the timing: blind). Prints, over the
+PREDICTIONS is `convolution_shmem_sample.py`'s file (written before the timing: blind); its columns before
+``predicted_ms`` name a configuration, with ``use_padding`` among them for the shared-memory half and without it for
+the half without shared memory (``--global-half``), whose rows of CACHE it then scores. Prints, over the
 configurations both timed and predicted: Spearman of predicted against measured time, the measured share of
 the best of the predicted best (ties at their worst), the measured best's predicted rank, MAPE of the
 predicted time, the Spearman of the measured time against one count alone (distinct shared loads per output), and
@@ -20,19 +22,19 @@ import numpy as np
 
 from pystencils_perf.validate import spearman, time_scores
 
-KEY = ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding")
 
-
-def measured(path: str) -> tuple[dict[tuple[int, ...], float], dict[str, int]]:
-    """Time per launch (ms) of the shared-memory rows by KEY, and how many of them failed by reason."""
+def measured(path: str, key: tuple[str, ...]) -> tuple[dict[tuple[int, ...], float], dict[str, int]]:
+    """Time per launch (ms) by `key` of the rows of the half `key` names (with ``use_padding``: shared memory), and
+    how many of them failed by reason."""
+    shmem = int("use_padding" in key)
     with gzip.open(path, "rt") as fh:
         entries = json.load(fh)["cache"].values()
     times, failed = {}, {}
     for e in entries:
-        if e.get("use_shmem") != 1:
+        if e.get("use_shmem") != shmem:
             continue
         if isinstance(e["time"], (int, float)):
-            times[tuple(int(e[k]) for k in KEY)] = float(e["time"])
+            times[tuple(int(e[k]) for k in key)] = float(e["time"])
         else:
             failed[e["time"]] = failed.get(e["time"], 0) + 1
     return times, failed
@@ -49,10 +51,10 @@ def shared_loads_per_output(block_x: int, block_y: int, tile_x: int, tile_y: int
 def main(argv=None) -> int:
     args = argv or sys.argv[1:]
     with open(args[0], newline="") as fh:
-        predicted = {
-            tuple(int(r[k]) for k in KEY): float(r["predicted_ms"]) for r in csv.DictReader(fh) if r["predicted_ms"]
-        }
-    times, failed = measured(args[1])
+        rows = csv.DictReader(fh)
+        key = tuple(rows.fieldnames[: rows.fieldnames.index("predicted_ms")])
+        predicted = {tuple(int(r[k]) for k in key): float(r["predicted_ms"]) for r in rows if r["predicted_ms"]}
+    times, failed = measured(args[1], key)
     both = sorted(set(times) & set(predicted))
     p = np.array([predicted[c] for c in both])
     m = np.array([times[c] for c in both])
@@ -60,16 +62,18 @@ def main(argv=None) -> int:
     print(f"{len(times)} timed, failed: {failed or 'none'}; {len(both)} timed and predicted")
     print(
         f"Spearman {s.spearman:.3f}, predicted best at {100 * s.pick_share_of_best:.1f} % of the measured best "
-        f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(p))]))}), measured best "
-        f"({', '.join(f'{k}={v}' for k, v in zip(KEY, both[int(np.argmin(m))]))}, {m.min():.4f} ms) at predicted rank "
+        f"({', '.join(f'{k}={v}' for k, v in zip(key, both[int(np.argmin(p))]))}), measured best "
+        f"({', '.join(f'{k}={v}' for k, v in zip(key, both[int(np.argmin(m))]))}, {m.min():.4f} ms) at predicted rank "
         f"{s.best_predicted_rank} of {len(both)}, MAPE {s.mape_percent:.1f} %, predicted / measured time median {np.median(p / m):.3f}"
     )
-    shared_loads = np.array([shared_loads_per_output(*c[:4]) for c in both])
-    print(
-        f"Spearman of the measured time against distinct shared loads per output alone: {spearman(shared_loads, m):.3f}"
-    )
+    if "use_padding" in key:
+        shared_loads = np.array([shared_loads_per_output(*c[:4]) for c in both])
+        print(
+            "Spearman of the measured time against distinct shared loads per output alone: "
+            f"{spearman(shared_loads, m):.3f}"
+        )
     if len(args) > 2:
-        rerun, _ = measured(args[2])
+        rerun, _ = measured(args[2], key)
         twice = sorted(set(rerun) & set(times))
         spread = np.array([abs(rerun[c] - times[c]) / times[c] for c in twice]) * 100
         print(

@@ -4,9 +4,9 @@ replays the caches without shared memory.
     python3 validation/shared_memory/tune_shared_memory.py [--repeats 10]
 
 Caches: the A100's whole Kernel Tuner cache, with and without shared memory (`use_shmem` one more parameter:
-`a100_convolution/convolution_any.py`), the H200's whole shared-memory half (`hopper/data/h200`, two leases'
-caches merged by `hopper/merge_caches.py`: a sample of 320 configurations, then the other 2122;
-`a100_convolution/convolution_shmem.py`), and KTT's RTX 2080 Ti export (PADDING 0; not a
+`a100_convolution/convolution_any.py`), the H200's whole cache of the same space (`hopper/data/h200`, three leases'
+caches merged by `hopper/merge_caches.py`: a sample of 320 shared-memory configurations, the other 2122, then the
+1920 without shared memory), and KTT's RTX 2080 Ti export (PADDING 0; not a
 Kernel Tuner cache, so our search alone replays it). Each launch's registers come from the compiled tables where
 they exist (`convolution_summary.CompiledRegisters`), as a user's source compiled per launch gives them. Prints
 bench_tune's table per Kernel Tuner cache (our search, with and without its stop rule, and Kernel Tuner's
@@ -35,7 +35,7 @@ from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
 
 CACHES = (
     (HERE.parent / "data/external/a100_convolution15_kernel_tuner_cache.json.gz", "convolution_any.py"),
-    (HERE.parent / "hopper/data/h200/convolution15_shmem_whole_kernel_tuner_cache.json.gz", "convolution_shmem.py"),
+    (HERE.parent / "hopper/data/h200/convolution15_whole_kernel_tuner_cache.json.gz", "convolution_any.py"),
 )
 
 #: KTT's RTX 2080 Ti export: its description and the parameters that name a row
