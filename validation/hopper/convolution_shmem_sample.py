@@ -8,8 +8,8 @@ The space is the shared-memory half of Kernel Tuner's A100 cache (`use_shmem = 1
 blocks 16-256 x 1-16, tiles 1x1 to 4x4, read_only and use_padding). The sample covers every block shape and
 every tile (each at least once, chosen at random among its configurations), then is filled at random to
 `--size`. ``--rest-of`` takes instead every configuration of the space that an earlier sample (its CSV) does
-not hold: a second lease times the rest of the space, blind to a model that the first sample's timings shaped. Writes ``OUT_DIR/convolution_shmem_sample.csv`` (the configurations, the list the GPU script
-compiles and times) and ``OUT_DIR/convolution_shmem_blind_predictions.csv``: the default model's time per
+not hold: a second lease times the rest of the space, blind to a model that the first sample's timings shaped.
+Writes ``OUT_DIR/convolution_shmem_sample.csv`` (the configurations, the list the GPU script compiles and times) and ``OUT_DIR/convolution_shmem_blind_predictions.csv``: the default model's time per
 launch for DEVICE through `validation/a100_convolution/convolution_shmem.py`, as `pystencils-perf tune
 --replay` ranks them (occupancy from threads and shared memory per block; no compiled registers), or why
 the model rejects the launch. With ``--compiled-registers`` each launch's registers and spills are those its code

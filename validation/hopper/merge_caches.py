@@ -6,7 +6,9 @@ The parts (`convolution_on_gpu.py`'s caches of disjoint samples, e.g. two leases
 the problem size and the tunable parameters' names, and hold no configuration twice: each is a measurement of its
 own, so a second one would silently replace the first. The merged file keeps every part's provenance (under
 ``provenance["parts"]``, in the given order) and the union of the tunable parameters' values, so that Kernel Tuner's
-simulation mode and `benchmarks/bench_tune.py` replay it as one cache.
+simulation mode and `benchmarks/bench_tune.py` replay it as one cache. The repository keeps the parts only (a large
+data file is stored once): `../shared_memory/tune_shared_memory.py` merges them into a temporary file
+(`write_merged`).
 """
 
 from __future__ import annotations
@@ -46,26 +48,33 @@ def merged(parts: list[tuple[str, dict]]) -> dict:
     return out
 
 
+def write_merged(out: Path, paths: list[Path]) -> int:
+    """`merged` of the caches at `paths`, written to `out` whole; how many configurations. Raises ValueError or
+    PerfError (a file that cannot be read or written) naming the file."""
+    parts = []
+    for path in paths:
+        try:
+            with gzip.open(path, "rt") as fh:
+                parts.append((path.name, json.load(fh)))
+        except (OSError, ValueError) as error:  # json's errors are ValueErrors
+            raise ValueError(f"{path}: not a gzipped Kernel Tuner cache ({error})") from None
+    cache = merged(parts)
+    with replacing_file(out, "wb") as fh, gzip.open(fh, "wt") as gz:
+        json.dump(cache, gz)
+    return len(cache["cache"])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="the merged cache to write (.json.gz)")
     parser.add_argument("parts", type=Path, nargs="+", help="the caches to merge")
     args = parser.parse_args(argv)
     try:
-        parts = []
-        for path in args.parts:
-            try:
-                with gzip.open(path, "rt") as fh:
-                    parts.append((path.name, json.load(fh)))
-            except (OSError, ValueError) as error:
-                raise ValueError(f"{path}: not a gzipped Kernel Tuner cache ({error})") from None
-        cache = merged(parts)
-        with replacing_file(args.out, "wb") as fh, gzip.open(fh, "wt") as gz:
-            json.dump(cache, gz)
-    except (OSError, ValueError, KeyError, PerfError) as error:  # json's errors are ValueErrors
+        count = write_merged(args.out, args.parts)
+    except (OSError, ValueError, KeyError, PerfError) as error:
         print(f"merge_caches: {error}", file=sys.stderr)
         return 2
-    print(f"{args.out}: {len(cache['cache'])} configurations from {len(parts)} parts")
+    print(f"{args.out}: {count} configurations from {len(args.parts)} parts")
     return 0
 
 

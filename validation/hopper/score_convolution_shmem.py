@@ -1,4 +1,4 @@
-"""Score predictions of the shared-memory convolution against a lent GPU's cache of it, and the run-to-run noise.
+"""Score blind predictions of the convolution (either half of its space) against a lent GPU's cache, and its noise.
 
     python3 validation/hopper/score_convolution_shmem.py PREDICTIONS.csv CACHE.json.gz [RERUN.json.gz]
 
@@ -7,8 +7,9 @@ PREDICTIONS is `convolution_shmem_sample.py`'s file (written before the timing: 
 the half without shared memory (``--global-half``), whose rows of CACHE it then scores. Prints, over the
 configurations both timed and predicted: Spearman of predicted against measured time, the measured share of
 the best of the predicted best (ties at their worst), the measured best's predicted rank, MAPE of the
-predicted time, the Spearman of the measured time against one count alone (distinct shared loads per output), and
-the median and 90th percentile of |first - rerun| / first over the configurations timed twice.
+predicted time, the Spearman of the measured time against one count alone (distinct shared loads per output; the
+shared-memory half only), and the median and 90th percentile of |first - rerun| / first over the configurations
+timed twice.
 """
 
 from __future__ import annotations

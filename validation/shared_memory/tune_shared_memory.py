@@ -5,8 +5,8 @@ replays the caches without shared memory.
 
 Caches: the A100's whole Kernel Tuner cache, with and without shared memory (`use_shmem` one more parameter:
 `a100_convolution/convolution_any.py`), the H200's whole cache of the same space (`hopper/data/h200`, three leases'
-caches merged by `hopper/merge_caches.py`: a sample of 320 shared-memory configurations, the other 2122, then the
-1920 without shared memory), and KTT's RTX 2080 Ti export (PADDING 0; not a
+caches, merged into a temporary file by `hopper/merge_caches.py`: a sample of 320 shared-memory configurations, the
+other 2122, then the 1920 without shared memory), and KTT's RTX 2080 Ti export (PADDING 0; not a
 Kernel Tuner cache, so our search alone replays it). Each launch's registers come from the compiled tables where
 they exist (`convolution_summary.CompiledRegisters`), as a user's source compiled per launch gives them. Prints
 bench_tune's table per Kernel Tuner cache (our search, with and without its stop rule, and Kernel Tuner's
@@ -20,23 +20,34 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # validation/: the shared helpers
 sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))  # bench_tune: the replay machinery
+sys.path.insert(0, str(HERE.parent / "hopper"))  # merge_caches: the H200's cache from its parts
 
 import bench_tune  # noqa: E402  (sets pystencils' cache to a temporary folder)
 from convolution_summary import ktt_padding_0_rows, use_compiled_registers  # noqa: E402
+from merge_caches import write_merged  # noqa: E402
 from pystencils_perf.devices import get_device  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_tunable_spec  # noqa: E402
 from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
 
-CACHES = (
-    (HERE.parent / "data/external/a100_convolution15_kernel_tuner_cache.json.gz", "convolution_any.py"),
-    (HERE.parent / "hopper/data/h200/convolution15_whole_kernel_tuner_cache.json.gz", "convolution_any.py"),
+A100_CACHE = HERE.parent / "data/external/a100_convolution15_kernel_tuner_cache.json.gz"
+#: the H200's whole space in the parts its leases timed: without shared memory, the shared-memory sample, its rest
+H200_PARTS = tuple(
+    HERE.parent / "hopper/data/h200" / name
+    for name in (
+        "global/convolution15_global_kernel_tuner_cache.json.gz",
+        "convolution15_shmem_kernel_tuner_cache.json.gz",
+        "shmem_rest/convolution15_shmem_rest_kernel_tuner_cache.json.gz",
+    )
 )
+#: the description of both halves of the space (`use_shmem` one more parameter)
+SPEC = HERE.parent / "a100_convolution/convolution_any.py"
 
 #: KTT's RTX 2080 Ti export: its description and the parameters that name a row
 KTT_SPEC = HERE.parent / "rtx2080ti_convolution/convolution_shmem.py"
@@ -65,11 +76,16 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=10, help="runs of each random Kernel Tuner strategy")
     args = parser.parse_args(argv)
     use_compiled_registers()
+    with tempfile.TemporaryDirectory(prefix="pystencils-perf-h200-") as folder:
+        h200 = Path(folder) / "convolution15_whole_kernel_tuner_cache.json.gz"
+        write_merged(h200, list(H200_PARTS))
+        return replay_all([A100_CACHE, h200], args.repeats)
+
+
+def replay_all(caches: list[Path], repeats: int) -> int:
+    """The tables of the module's docstring for `caches` (each replayed with `SPEC`) and KTT's export."""
     start = time.perf_counter()
-    replays = [
-        bench_tune.Replay(path, load_tunable_spec(HERE.parent / "a100_convolution" / spec), None)
-        for path, spec in CACHES
-    ]
+    replays = [bench_tune.Replay(path, load_tunable_spec(SPEC), None) for path in caches]
     ktt = KttReplay()
     print(f"ranked in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     for r in replays:
@@ -82,7 +98,7 @@ def main(argv=None) -> int:
         sample = len(replay.keys) < 1000
         strategies = tuple(s for s in bench_tune.KERNEL_TUNER_STRATEGIES if not (sample and s == "greedy_ils"))
         print(f"\n{replay.device.name}:\n")
-        runs = bench_tune.evaluate([replay], args.repeats, strategies)
+        runs = bench_tune.evaluate([replay], repeats, strategies)
         print(bench_tune.table(bench_tune.summarise([replay], runs)))
     print(f"\ntiming noise (run-to-run spread per configuration): {bench_tune.noise_note(replays)}\n")
     print(
