@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +40,8 @@ from pystencils_perf.tune.replay import spec_candidates
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "validation"))  # convolution_summary: the compiled register tables
+sys.path.insert(0, str(ROOT / "validation/data/external"))  # the compile script: each half's parameters
+from compile_convolution_registers import FIXED, KEY, SHMEM_FIXED, SHMEM_KEY, configurations  # noqa: E402
 from convolution_summary import CompiledRegisters  # noqa: E402
 
 CACHE = ROOT / "validation/data/external/a100_convolution15_kernel_tuner_cache.json.gz"
@@ -58,27 +58,13 @@ class Half:
     stem: str
 
 
-SHARED = Half(
-    ROOT / "validation/a100_convolution/convolution_shmem.py",
-    ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only", "use_padding"),
-    {"use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15},
-    "convolution_shmem",
-)
-GLOBAL = Half(
-    ROOT / "validation/a100_convolution/convolution.py",
-    ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only"),
-    {"use_padding": 0, "use_shmem": 0, "use_cmem": 1, "filter_height": 15, "filter_width": 15},
-    "convolution_global",
-)
+SHARED = Half(ROOT / "validation/a100_convolution/convolution_shmem.py", SHMEM_KEY, SHMEM_FIXED, "convolution_shmem")
+GLOBAL = Half(ROOT / "validation/a100_convolution/convolution.py", KEY, FIXED, "convolution_global")
 
 
 def space(half: Half = SHARED) -> list[tuple[int, ...]]:
     """The cache's configurations of `half`, by its key, in a fixed order."""
-    with gzip.open(CACHE, "rt") as fh:
-        entries = json.load(fh)["cache"].values()
-    return sorted(
-        {tuple(int(e[k]) for k in half.key) for e in entries if all(e.get(k) == v for k, v in half.fixed.items())}
-    )
+    return configurations([CACHE], half.fixed, half.key)
 
 
 def sample(configs: list[tuple[int, ...]], size: int, seed: int) -> list[tuple[int, ...]]:
