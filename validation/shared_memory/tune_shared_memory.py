@@ -10,10 +10,9 @@ other 2122, then the 1920 without shared memory), and KTT's RTX 2080 Ti export (
 Kernel Tuner cache, so our search alone replays it). Each launch's registers come from the compiled tables where
 they exist (`convolution_summary.CompiledRegisters`), as a user's source compiled per launch gives them. Prints
 bench_tune's table per Kernel Tuner cache (our search, with and without its stop rule, and Kernel Tuner's
-strategies, each over `--repeats` seeds: the random_sample row estimates what random sampling reaches; greedy_ils
-is left out on a sample of a space, whose simulation it never ends), the stop rule's replays with the model's and
-with deliberately wrong predictions, and the same replays after 5 / 10 / 20 / 50 measurements beside random
-sampling.
+strategies, each over `--repeats` seeds: the random_sample row estimates what random sampling reaches), the stop
+rule's replays with the model's and with deliberately wrong predictions, and the same replays after 5 / 10 / 20 /
+50 measurements beside random sampling.
 """
 
 from __future__ import annotations
@@ -94,11 +93,8 @@ def replay_all(caches: list[Path], repeats: int) -> int:
             f"predicted, {len(r.predictions.rejected)} rejected by the model; optimum {r.optimum_ms:.4f} ms"
         )
     for replay in replays:
-        # on a sample, most of greedy_ils's neighbours are not in the cache, and its simulation never ends
-        sample = len(replay.keys) < 1000
-        strategies = tuple(s for s in bench_tune.KERNEL_TUNER_STRATEGIES if not (sample and s == "greedy_ils"))
         print(f"\n{replay.device.name}:\n")
-        runs = bench_tune.evaluate([replay], repeats, strategies)
+        runs = bench_tune.evaluate([replay], repeats)
         print(bench_tune.table(bench_tune.summarise([replay], runs)))
     print(f"\ntiming noise (run-to-run spread per configuration): {bench_tune.noise_note(replays)}\n")
     print(
