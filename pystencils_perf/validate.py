@@ -184,6 +184,13 @@ def time_scores(predicted_s, measured_s) -> TimeScores:
     )
 
 
+def rerun_spreads(first: dict, rerun: dict) -> np.ndarray:
+    """The timing noise of launches timed twice (times by launch, two timings of the same GPU): |rerun - first| /
+    first for each launch in both."""
+    both = sorted(first.keys() & rerun.keys())
+    return np.array([abs(rerun[k] - first[k]) / first[k] for k in both])
+
+
 @dataclass(frozen=True)
 class RankingQuality:
     """How well predicted throughput orders the candidates whose throughput was measured."""

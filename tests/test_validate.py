@@ -94,6 +94,14 @@ def test_time_scores_count_ties_against_the_model():
     assert (right.pick_share_of_best, right.best_predicted_rank, right.spearman) == (1.0, 1, pytest.approx(1.0))
 
 
+def test_rerun_spreads_compare_the_launches_timed_twice():
+    from pystencils_perf.validate import rerun_spreads
+
+    first = {(32, 4): 2.0, (64, 2): 4.0, (128, 1): 1.0}
+    rerun = {(64, 2): 3.0, (32, 4): 2.2, (16, 8): 9.0}  # (128, 1) and (16, 8) were timed once: left out
+    assert rerun_spreads(first, rerun) == pytest.approx([0.1, 0.25])
+
+
 def _with_glups(pairs, glups_of):
     return [replace(p, measured=replace(p.measured, values={**p.measured.values, "glups": glups_of(p)})) for p in pairs]
 

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-from pystencils_perf.validate import spearman, time_scores
+from pystencils_perf.validate import rerun_spreads, spearman, time_scores
 
 
 def measured(path: str, key: tuple[str, ...]) -> tuple[dict[tuple[int, ...], float], dict[str, int]]:
@@ -75,10 +75,9 @@ def main(argv=None) -> int:
         )
     if len(args) > 2:
         rerun, _ = measured(args[2], key)
-        twice = sorted(set(rerun) & set(times))
-        spread = np.array([abs(rerun[c] - times[c]) / times[c] for c in twice]) * 100
+        spread = rerun_spreads(times, rerun) * 100
         print(
-            f"noise over {len(twice)} timed twice: median {np.median(spread):.1f} %, p90 {np.percentile(spread, 90):.1f} %"
+            f"noise over {len(spread)} timed twice: median {np.median(spread):.1f} %, p90 {np.percentile(spread, 90):.1f} %"
         )
     return 0
 

@@ -42,7 +42,7 @@ from pystencils_perf.launch import LaunchConfig  # noqa: E402
 from pystencils_perf.measure.kernel_tuner import load_cache_json, load_tunable_spec, run_to_run_spreads  # noqa: E402
 from pystencils_perf.models.throughput import constants_for, request_counts  # noqa: E402
 from pystencils_perf.tune.replay import spec_candidates  # noqa: E402
-from pystencils_perf.validate import time_scores  # noqa: E402
+from pystencils_perf.validate import rerun_spreads, time_scores  # noqa: E402
 
 VALIDATION = Path(__file__).resolve().parents[1]
 KTT_SPEC = VALIDATION / "rtx2080ti_convolution/convolution_shmem.py"
@@ -119,7 +119,7 @@ def timed_twice(path: Path) -> tuple[dict, str]:
     noise against its rerun beside it (``*_rerun.json.gz``)."""
     first, _ = kernel_tuner_times(path, {"use_shmem": 1})
     rerun, _ = kernel_tuner_times(path.with_name(path.name.replace(".json", "_rerun.json")), {"use_shmem": 1})
-    noise = [abs(rerun[c] - first[c]) / first[c] for c in set(rerun) & set(first)]
+    noise = rerun_spreads(first, rerun)
     return first, f"rerun median {100 * np.median(noise):.1f} %, p90 {100 * np.percentile(noise, 90):.1f} %"
 
 
