@@ -427,15 +427,15 @@ class ModelGuidedSearch:
     def model_scatter_per_switch(self) -> float | None:
         """`model_scatter` with a constant factor taken out for each switch (`switch_masks`) measured at both of its
         values as well: a switch can choose another code path (shared memory or not), whose time scale the model may
-        miss by a factor of its own (the H200's convolution: 1.01 times the measured time without shared memory, 1.37
-        with it), which the search's smooth part learns from a few measurements on either side. None until the
-        timed measurements outnumber the factors, or without predictions."""
+        miss by a factor of its own, which the search's smooth part learns from a few measurements on either side
+        (docs/tuning.md). None until the timed measurements outnumber the factors, or without predictions."""
         timed = self._timed_log()
         if not self.informed:
             return None
         seen = np.array(list(timed), dtype=int)
         residual = np.array(list(timed.values())) - self.prior[seen]
         factors = [np.ones(len(seen))]
+        # `switches` holds each switch's two values' masks in turn: one of them per switch
         factors += [mask[seen].astype(float) for mask in self.switches[1::2] if 0 < mask[seen].sum() < len(seen)]
         if len(seen) <= len(factors):
             return None
@@ -449,8 +449,8 @@ class ModelGuidedSearch:
         `stop_error_per_scatter`, at least `stop_log_error_floor`. What the scatter of the measured candidates shows
         of the model on this GPU carries over to the rest only in part: a model can be right wherever it was measured
         and blind to a pocket of the space it puts far down (docs/tuning.md). The scatter is the plain one, not the
-        smaller one per switch that trust asks for (`model_trusted`): with that, the A100's whole convolution cache
-        stopped after 133 measurements at 68 % of its optimum."""
+        smaller one per switch that trust asks for (`model_trusted`): with that one, a model blind to such a pocket
+        stopped the search short of it (docs/tuning.md)."""
         s = self.settings
         scatter = self.model_scatter()
         if scatter is None:
@@ -461,8 +461,9 @@ class ModelGuidedSearch:
         """Whether the model has been right on this GPU (`SearchSettings.trust_after`, `trusted_log_error` of
         `model_scatter_per_switch`) and the search's own expectations every time (`surprise_standard_deviations`):
         its claim that nothing better is likely rests on its own order, which a wrong model (another kernel's
-        predictions, shared memory it does not see) gets wrong while the search still believes it. Without predictions, or once the measurements set the
-        model aside (`follows_model`), there is no claim: the search runs to its budget."""
+        predictions, shared memory it does not see) gets wrong while the search still believes it. Without
+        predictions, or once the measurements set the model aside (`follows_model`), there is no claim: the search
+        runs to its budget."""
         s = self.settings
         scatter = self.model_scatter_per_switch()
         timed = sum(t is not None for t in self.measured.values())

@@ -131,8 +131,8 @@ def best_pick_with_switch_alike(measured: dict, index: int) -> float:
     the keys alike (its ties at their worst): each pair's slower launch, at their fastest. `read_only` is such a
     switch for the default model, whose only term it changes is the copy's L1 tag stage."""
     pairs: dict[tuple, list[float]] = {}
-    for key, time in measured.items():
-        pairs.setdefault(key[:index] + key[index + 1 :], []).append(time)
+    for key, milliseconds in measured.items():
+        pairs.setdefault(key[:index] + key[index + 1 :], []).append(milliseconds)
     return min(measured.values()) / min(max(times) for times in pairs.values())
 
 
