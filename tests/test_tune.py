@@ -663,8 +663,8 @@ def test_the_stop_rule_stops_sooner_where_the_model_has_been_as_exact_as_measure
 
 def test_a_factor_of_its_own_on_each_side_of_a_switch_does_not_keep_the_rule_from_trusting_the_model():
     """A switch that chooses another code path (shared memory or not) can take another time scale that the model
-    misses (the H200's convolution: 1.01 times the measured time without shared memory, 1.37 with it, where the rule
-    never stopped within 300 measurements). The model here orders each side right, within 3 %, and puts one side at
+    misses (the H200's convolution, before Hopper's shared-memory overlap was fitted: 1.01 times the measured time
+    without shared memory, 1.37 with it, where the rule never stopped within 300 measurements). The model here orders each side right, within 3 %, and puts one side at
     0.6 times its measured scale: the measured times scatter about its own by more than the rule trusts, but not
     once a factor per side is taken out (`model_scatter_per_switch`), and the search stops at the optimum. The error
     the claim assumes for the rest stays the plain scatter's (`stop_log_error`)."""

@@ -85,6 +85,8 @@ class ThroughputConstants:
     #: the same for such loads through NVIDIA's read-only path (`read_only_fields`)
     guarded_read_only_loads_in_flight_per_warp: float
     overlap_exponent: float
+    #: the most `overlap_exponent` may be in a kernel that stages data in shared memory (`overlap_exponent_for`)
+    shared_memory_max_overlap_exponent: float
     #: L2 bandwidth one load request occupies at least, however few sectors it carries
     l2_bytes_per_request: float
     #: the same for a store request
@@ -606,13 +608,14 @@ def stages_in_shared_memory(metrics) -> bool:
 
 
 def overlap_exponent_for(metrics, c: ThroughputConstants) -> float:
-    """The power mean's exponent for this kernel: the device's fit, at most 1 (a sum) in a kernel that stages data in
-    shared memory, where each FMA waits for the shared load before it in the same warp.
+    """The power mean's exponent for this kernel: the device's fit, at most
+    `ThroughputConstants.shared_memory_max_overlap_exponent` in a kernel that stages data in shared memory, where
+    each FMA waits for the shared load before it in the same warp.
 
     The fits were made on kernels without shared memory: Hopper's overlaps the terms nearly fully, where its
-    shared-memory kernels measure their sum (docs/model, ``barrier``)."""
+    shared-memory kernels overlap them far less (docs/model, ``barrier``)."""
     if stages_in_shared_memory(metrics):
-        return min(c.overlap_exponent, 1.0)
+        return min(c.overlap_exponent, c.shared_memory_max_overlap_exponent)
     return c.overlap_exponent
 
 
