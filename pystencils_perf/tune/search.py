@@ -419,21 +419,27 @@ class ModelGuidedSearch:
         """How far the measured times scatter about the model's: the standard deviation of log measured over
         predicted time (a constant factor between the two taken out), or None before two timed measurements or
         without predictions (all alike)."""
-        timed = self._timed_log()
-        if len(timed) < 2 or not self.informed:
+        residuals = self._residuals_about_model()
+        if residuals is None or len(residuals[1]) < 2:
             return None
-        return float(np.std([value - self.prior[i] for i, value in timed.items()], ddof=1))
+        return float(np.std(residuals[1], ddof=1))
+
+    def _residuals_about_model(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The timed candidates and their log measured over predicted time, or None without predictions."""
+        if not self.informed:
+            return None
+        timed = self._timed_log()
+        seen = np.array(list(timed), dtype=int)
+        return seen, np.array(list(timed.values())) - self.prior[seen]
 
     def model_scatter_per_switch(self) -> float | None:
         """`model_scatter` with a constant factor taken out for each switch (`switch_masks`) measured at both of its
         values as well: a switch can choose another code path (shared memory or not), whose time scale the model may
         miss by a factor of its own, which the search's smooth part learns from a few measurements on either side
         (docs/tuning.md). None until the timed measurements outnumber the factors, or without predictions."""
-        timed = self._timed_log()
-        if not self.informed:
+        if (residuals := self._residuals_about_model()) is None:
             return None
-        seen = np.array(list(timed), dtype=int)
-        residual = np.array(list(timed.values())) - self.prior[seen]
+        seen, residual = residuals
         factors = [np.ones(len(seen))]
         # `switches` holds each switch's two values' masks in turn: one of them per switch
         factors += [mask[seen].astype(float) for mask in self.switches[1::2] if 0 < mask[seen].sum() < len(seen)]

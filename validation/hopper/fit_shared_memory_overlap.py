@@ -43,12 +43,16 @@ def predicted_and_measured_ns(pairs, device, fields, exponent: float) -> tuple[n
     return np.array(predicted) * 1e9, np.array(measured)
 
 
+def throughput_mape(predicted: np.ndarray, measured: np.ndarray) -> float:
+    """MAPE of the predicted throughput (the inverse times), percent: what the fit minimises."""
+    return float(np.mean(np.abs(measured / predicted - 1.0)) * 100)
+
+
 def row(name: str, exponent: float, predicted: np.ndarray, measured: np.ndarray) -> str:
     s = time_scores(predicted, measured)
-    throughput_mape = float(np.mean(np.abs(measured / predicted - 1.0)) * 100)
     return (
         f"| {name} | {exponent:.2f} | {len(measured)} | {s.spearman:.3f} | {100 * s.pick_share_of_best:.1f} % | "
-        f"{s.best_predicted_rank} | {throughput_mape:.1f} | {s.mape_percent:.1f} | {np.median(predicted / measured):.2f} |"
+        f"{s.best_predicted_rank} | {throughput_mape(predicted, measured):.1f} | {s.mape_percent:.1f} | {np.median(predicted / measured):.2f} |"
     )
 
 
@@ -64,10 +68,7 @@ def main(argv=None) -> int:
         pairs = default_model.cached(data.name, args.cache, data.rank)
         scored[name] = (pairs, get_device(data.device), data.fields())
     pairs, device, fields = scored[FIT_SET]
-    mapes = []
-    for exponent in GRID:
-        predicted, measured = predicted_and_measured_ns(pairs, device, fields, exponent)
-        mapes.append(float(np.mean(np.abs(measured / predicted - 1.0)) * 100))
+    mapes = [throughput_mape(*predicted_and_measured_ns(pairs, device, fields, exponent)) for exponent in GRID]
     fitted = float(GRID[int(np.argmin(mapes))])
     print(f"fitted on {FIT_SET} ({len(pairs)} launches): exponent {fitted:.2f}, MAPE of throughput {min(mapes):.1f} %")
     print(
