@@ -799,7 +799,7 @@ def test_a_kernel_tuner_cache_without_rows_says_so(capsys, tmp_path, monkeypatch
         "tune": ["tune", str(CONVOLUTION_SPEC), "--device", "A100", "--replay", str(empty)],
     }[command]
     assert main(argv) == 2
-    assert f"{empty} holds no measurements (its cache table is empty)" in one_line_error(capsys)
+    assert f"{empty} holds no measurements (it lists no configurations)" in one_line_error(capsys)
 
 
 def test_a_kernel_tuner_cache_whose_every_run_failed_says_so(capsys, tmp_path):

@@ -181,6 +181,70 @@ def test_ktt_export_with_counters_gives_volumes_except_where_registers_spill(tmp
         read_kernel_tuner(csv_path)
 
 
+def _ktt_result(bx, by, tile, status="Ok", duration_us=0.0, counters=None):
+    """One entry of KTT 2's ``Results``, as its JSON output holds it."""
+    configuration = [
+        {"Name": name, "Value": value, "ValueType": "UnsignedInt"}
+        for name, value in (("BLOCK_SIZE_X", bx), ("BLOCK_SIZE_Y", by), ("TILE_SIZE_Y", tile), ("IMAGE_WIDTH", N))
+    ]
+    computation = {
+        "CompilationData": {"RegistersCount": 28, "LocalMemorySize": 0},
+        "Duration": duration_us,
+        "KernelFunction": "copy",
+    }
+    if counters:
+        computation["ProfilingData"] = {
+            "Counters": [{"Name": k, "Type": "Double", "Value": v} for k, v in counters.items()]
+        }
+    return {
+        "ComputationResults": [computation] if status == "Ok" else [],
+        "Configuration": configuration,
+        "KernelName": "copy",
+        "Status": status,
+        "TotalDuration": duration_us,
+    }
+
+
+KTT_OUTPUT = {
+    "Metadata": {"Device": "NVIDIA GeForce RTX 3090", "KttVersion": "2.1.0", "TimeUnit": "Microseconds"},
+    "Results": [
+        _ktt_result(32, 4, 1, duration_us=200.0, counters={"dram__sectors_read.sum": N * N // 8}),
+        _ktt_result(64, 2, 1, duration_us=250.0),
+        _ktt_result(1024, 2, 1, status="ComputationFailed"),
+    ],
+}
+
+
+def test_ktt_json_output_reads_as_its_flat_export_does(tmp_path):
+    """KTT's own output: parameters from each result's Configuration, its TotalDuration in the metadata's unit, the
+    counters it profiled, and the configurations that failed."""
+    data = read_kernel_tuner(_write(tmp_path, "ktt.json.gz", KTT_OUTPUT, gz=True))
+    assert data.device_name == "NVIDIA GeForce RTX 3090"
+    assert [r.params for r in data.runs] == [
+        {"BLOCK_SIZE_X": 32, "BLOCK_SIZE_Y": 4, "TILE_SIZE_Y": 1, "IMAGE_WIDTH": N},
+        {"BLOCK_SIZE_X": 64, "BLOCK_SIZE_Y": 2, "TILE_SIZE_Y": 1, "IMAGE_WIDTH": N},
+    ]
+    assert [r.time_ms for r in data.runs] == [0.2, 0.25]
+    assert data.runs[0].counters == {"dram__sectors_read.sum": N * N // 8} and data.runs[1].counters == {}
+    assert data.failed == ({"BLOCK_SIZE_X": 1024, "BLOCK_SIZE_Y": 2, "TILE_SIZE_Y": 1, "IMAGE_WIDTH": N},)
+    in_ms = {**KTT_OUTPUT, "Metadata": {**KTT_OUTPUT["Metadata"], "TimeUnit": "Milliseconds"}}
+    assert [r.time_ms for r in read_kernel_tuner(_write(tmp_path, "ms.json", in_ms)).runs] == [200.0, 250.0]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"Metadata": {"TimeUnit": "Fortnights"}}, "Metadata.TimeUnit = 'Fortnights' is none of Nanoseconds"),
+        ({"Results": {"a": 1}}, "Results is not a list of configurations"),
+        ({"Results": [{"Configuration": {"BLOCK_SIZE_X": 32}, "Status": "Ok"}]}, "result 0: its Configuration is not"),
+        ({"Results": [_ktt_result(32, 4, 1, duration_us=0.0)]}, "result 0: time 0.0 is not a positive number of micro"),
+    ],
+)
+def test_malformed_ktt_output_names_the_problem(tmp_path, change, message):
+    with pytest.raises(MeasurementError, match=message):
+        read_kernel_tuner(_write(tmp_path, "bad.json", {**KTT_OUTPUT, **change}))
+
+
 @pytest.mark.parametrize(
     "data, message",
     [

@@ -897,6 +897,18 @@ def cache_cases(f: Inputs) -> list[Case]:
             json.dumps(kernel_tuner_cache([{**e, "filter": 6} for e in cache_entries()])),
             "filter",
         ),
+        # KTT's own output (`Metadata`, `Results`), which reads as a cache does
+        "ktt-time-unit": ("ktt_unit.json", json.dumps({"Metadata": {"TimeUnit": "Weeks"}, "Results": []}), "Weeks"),
+        "ktt-configuration": (
+            "ktt_configuration.json",
+            json.dumps({"Metadata": {"TimeUnit": "Microseconds"}, "Results": [{"Configuration": 32, "Status": "Ok"}]}),
+            "Configuration",
+        ),
+        "ktt-no-results": (
+            "ktt_empty.json",
+            json.dumps({"Metadata": {"TimeUnit": "Microseconds"}, "Results": []}),
+            "no configurations",
+        ),
     }
     in_both = ("empty-table", "truncated-gzip", "block-32.5", "all-failed")
     cases = []

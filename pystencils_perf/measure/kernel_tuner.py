@@ -1,4 +1,4 @@
-"""Kernel Tuner cache files (JSON, ``.json.gz``) and flat CSV extracts as measured data sets.
+"""Kernel Tuner cache files (JSON, ``.json.gz``), KTT's JSON output, and flat CSV extracts as measured data sets.
 
 A Kernel Tuner cache holds one entry per configuration of the tunable
 parameters, with the mean kernel time in milliseconds (``time``) or a failure
@@ -29,8 +29,17 @@ from .ncu import SPILL_COUNTERS, counters_per_lattice_update
 
 #: Kernel Tuner's default names of the block-size parameters
 BLOCK_PARAMETERS = ("block_size_x", "block_size_y", "block_size_z")
-#: the units a time column may be in: name -> (milliseconds per unit, the unit's name in errors)
-TIME_UNITS = {"ms": (1.0, "milliseconds"), "us": (1e-3, "microseconds")}
+#: the units a time may be in: name -> (milliseconds per unit, the unit's name in errors)
+TIME_UNITS = {
+    "ms": (1.0, "milliseconds"),
+    "us": (1e-3, "microseconds"),
+    "ns": (1e-6, "nanoseconds"),
+    "s": (1e3, "seconds"),
+}
+#: KTT's ``Metadata.TimeUnit`` (its enum `ktt::TimeUnit`) -> our unit
+KTT_TIME_UNITS = {"Nanoseconds": "ns", "Microseconds": "us", "Milliseconds": "ms", "Seconds": "s"}
+#: KTT's status of a configuration that ran and was timed
+KTT_OK = "Ok"
 #: the plausible time of one launch, in ms: a launch takes a microsecond or more (its latency alone), and no tuning
 #: run waits a day for one; a time outside (1e300, 1e-300) is a unit or export error, which would give throughputs
 #: of hundreds of digits or zero
@@ -154,6 +163,8 @@ def run_to_run_spreads(cache: dict) -> list[float]:
 
 def _read_json(path: Path) -> TunerData:
     data = load_cache_json(path)
+    if isinstance(data, dict) and "Results" in data and "Metadata" in data:
+        return _read_ktt(path, data)
     if not isinstance(data, dict) or not isinstance(data.get("cache"), dict):
         raise MeasurementError(f"{path} is not a Kernel Tuner cache: no 'cache' table of configurations")
     runs, failed = [], []
@@ -176,6 +187,49 @@ def _read_json(path: Path) -> TunerData:
         counters = {k: _counter(path, f"cache entry {key!r}", k, v) for k, v in entry.items() if is_counter(k)}
         runs.append(TunedRun(params, time_ms, counters))
     return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), tuple(failed), _problem_size(data))
+
+
+def _read_ktt(path: Path, data: dict) -> TunerData:
+    """KTT's JSON output (``Metadata`` and ``Results``, as KTT 2 writes it): a result's parameters are its
+    ``Configuration``'s names and values, its time ``TotalDuration`` in the metadata's ``TimeUnit``; a status other
+    than ``Ok`` is a configuration that did not run. Counters are those of ``ProfilingData`` where the result ran
+    one kernel (the profiled runs of KTT's own examples)."""
+    metadata, results = data["Metadata"], data["Results"]
+    unit = KTT_TIME_UNITS.get(metadata.get("TimeUnit")) if isinstance(metadata, dict) else None
+    if unit is None:
+        found = metadata.get("TimeUnit") if isinstance(metadata, dict) else metadata
+        raise MeasurementError(
+            f"{path}: KTT output's Metadata.TimeUnit = {found!r:.40} is none of {', '.join(KTT_TIME_UNITS)}"
+        )
+    if not isinstance(results, list):
+        raise MeasurementError(f"{path}: KTT output's Results is not a list of configurations")
+    runs, failed = [], []
+    for number, result in enumerate(results):
+        where = f"result {number}"
+        pairs = result.get("Configuration") if isinstance(result, dict) else None
+        if not isinstance(pairs, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("Name"), str) for p in pairs
+        ):
+            raise MeasurementError(f"{path} {where}: its Configuration is not a list of Name and Value pairs")
+        params = {p["Name"]: p.get("Value") for p in pairs}
+        if result.get("Status") != KTT_OK:
+            failed.append(params)
+            continue
+        time_ms = _time(path, where, result.get("TotalDuration"), unit)
+        if time_ms is None:
+            failed.append(params)
+            continue
+        computations = result.get("ComputationResults")
+        counters = {}
+        if isinstance(computations, list) and len(computations) == 1 and isinstance(computations[0], dict):
+            listed = (computations[0].get("ProfilingData") or {}).get("Counters") or []
+            counters = {
+                c["Name"]: _counter(path, where, c["Name"], c.get("Value"))
+                for c in listed
+                if isinstance(c, dict) and isinstance(c.get("Name"), str)
+            }
+        runs.append(TunedRun(params, time_ms, counters))
+    return TunerData(str(path), str(metadata.get("Device", "")), tuple(runs), tuple(failed))
 
 
 def _problem_size(data: dict) -> tuple[int, ...] | None:
@@ -207,7 +261,8 @@ def _read_csv(path: Path) -> TunerData:
 
 
 def read_kernel_tuner(path: str | Path) -> TunerData:
-    """A Kernel Tuner cache (``.json``, ``.json.gz``) or a flat CSV with parameter columns and a time column.
+    """A Kernel Tuner cache (``.json``, ``.json.gz``), KTT's JSON output (the same suffixes), or a flat CSV with
+    parameter columns and a time column.
 
     A flat CSV may also be a KTT export (its kernel time in ``duration_us``) with
     Nsight Compute counters as columns (names with ``__``, e.g.
@@ -221,7 +276,7 @@ def read_kernel_tuner(path: str | Path) -> TunerData:
         raise MeasurementError(f"data file {path} does not exist")
     data = _read_csv(path) if path.suffix == ".csv" else _read_json(path)
     if not data.runs and not data.failed:  # else the SPEC's fixed parameters would be blamed for matching none
-        empty = "it has no rows" if path.suffix == ".csv" else "its cache table is empty"
+        empty = "it has no rows" if path.suffix == ".csv" else "it lists no configurations"
         raise MeasurementError(f"{path} holds no measurements ({empty})")
     return data
 

@@ -35,8 +35,9 @@ IMAGE, HALO, INPUT = _KERNEL_TUNER["IMAGE"], _KERNEL_TUNER["HALO"], _KERNEL_TUNE
 block_parameters = ("BLOCK_SIZE_X", "BLOCK_SIZE_Y")
 #: useful outputs per launch
 lattice_updates = _KERNEL_TUNER["lattice_updates"]
-#: KTT pads its shared rows by a rule of its own, which the description does not know
-fixed_parameters = {"PADDING": 0}
+#: KTT pads its shared rows by a rule of its own, which the description does not know; KTT's own output also
+#: names the image and the filter's half width the description has
+fixed_parameters = {"PADDING": 0, "IMAGE_WIDTH": IMAGE, "IMAGE_HEIGHT": IMAGE, "HFS": HALO // 2}
 
 
 def kernel_for(params: dict):
