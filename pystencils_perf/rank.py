@@ -118,10 +118,11 @@ def with_measured_resources(
     options: RankOptions,
     compile_resources: bool = True,
     compile_launches: bool = True,
+    recorded: dict | None = None,
 ):
     """The model with each fold's registers from the `perf_resources` plugins and each launch's from the
-    `perf_launch_resources` plugins (unless `compile_launches` is False), its candidate space, and both sets of
-    resources.
+    `perf_launch_resources` plugins (unless `compile_launches` is False), else from `recorded` (the resources
+    measured data recorded, by launch), its candidate space, and both sets of resources.
 
     `rank`, `create_kernel` (through `rank`) and `measure` share this, so all of
     them reject and rank candidates with the same occupancy.
@@ -140,9 +141,11 @@ def with_measured_resources(
             pm.hook.perf_launch_resources(kernel=kernel, model=model, launches=list(space.accepted), device=device)
             or {}
         )
-        if launch_resources:
-            model = with_launch_resources(model, launch_resources)
-            space = candidate_space(model, device, options, pm)
+    if recorded:  # what the plugins compiled where they did, else what the measured data recorded
+        launch_resources = {**recorded, **launch_resources}
+    if launch_resources:
+        model = with_launch_resources(model, launch_resources)
+        space = candidate_space(model, device, options, pm)
     return model, space, resources, launch_resources
 
 
@@ -223,6 +226,7 @@ def rank(
     options: RankOptions | None = None,
     layout: Layout | None = None,
     remember: bool = False,
+    launch_resources: dict | None = None,
 ) -> Ranking:
     """Rank the launch candidates of a kernel for a device, best predicted first.
 
@@ -292,6 +296,10 @@ def rank(
     remember : bool, default False
         Keep the candidates' estimates on disk and take them from there when the same kernel, candidates,
         device, options, plugins and code come again (`estimate_store`; `create_kernel` does).
+    launch_resources : dict, optional
+        `ResourceUsage` by `LaunchConfig`: the registers and spills each launch's code ran with, where measured
+        data recorded them (KTT's output; a Kernel Tuner cache with its `RegisterObserver`), for the launches
+        whose code no `perf_launch_resources` plugin compiles.
 
     Returns
     -------
@@ -347,7 +355,7 @@ def rank(
     check_names("performance model", (options.model,), pm.hook.perf_models())
     check_names("candidate filter", options.prune, pm.hook.perf_prune_filters())
     kernel_model, space, resources, launch_resources = with_measured_resources(
-        pm, kernel, recipe, kernel_model, dev, options, compile_resources, compile_launches
+        pm, kernel, recipe, kernel_model, dev, options, compile_resources, compile_launches, launch_resources
     )
     folded_models = {fold: kernel_model.folded(fold) for fold in dict.fromkeys(lc.fold for lc in space.accepted)}
     if space.accepted:  # a kernel that races, or reads outside its fields, ranks as well as a right one: warn first

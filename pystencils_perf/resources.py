@@ -16,6 +16,11 @@ from dataclasses import dataclass, replace
 from .vendors import VENDORS, vendor_of
 
 
+#: `ResourceUsage.arch` of what measured data recorded of the code that ran (its registers as run on the GPU), not
+#: a compile here
+RECORDED_ARCH = "as run"
+
+
 @dataclass(frozen=True)
 class ResourceUsage:
     """What the compiler allocated for one kernel function on one architecture, and which compiler asked it.

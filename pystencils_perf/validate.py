@@ -81,6 +81,7 @@ def predict_dataset(
         layout=layout,
         progress=progress,
         jobs=jobs,
+        launch_resources={row.launch: row.resources for row in dataset.rows if row.resources} or None,
     )
     by_launch = {c.launch: c for c in ranking.candidates}
     rejected = dict(ranking.rejected)

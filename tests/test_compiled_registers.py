@@ -127,7 +127,7 @@ def test_ktts_launches_take_the_compiled_spills_where_the_compile_has_their_regi
     """KTT's counters name each binary's registers, not its spills: those come from compiling its kernel, and only
     where the compile holds the binary's registers (blocks 16x8 with a 4x3 tile: the binary held 255 registers,
     the compile 253, so that compile does not stand in for it)."""
-    plugin = KttRegisters.from_counters(ktt_padding_0_rows())
+    plugin = KttRegisters(ktt_padding_0_rows())
     heavy, refitted = (16, 8, 3, 6, 0), (16, 8, 4, 3, 0)
     assert plugin.registers[heavy] == plugin.registers[refitted] == 255
     assert plugin.spills[heavy][0] > 7000 and refitted not in plugin.spills
@@ -142,7 +142,7 @@ def test_ktts_launches_take_the_shared_loads_their_compiled_code_issues():
     """Blocks 48x4 with 4x6 tiles: the compiled code reloads every tap of its 24 outputs (225 each), where the
     description's thread loads its 2100 distinct values once; blocks 2x32 with 8x3 tiles load their 1305 distinct
     values once, as described (`rtx2080ti_convolution/shared_wavefronts.md`)."""
-    plugin = KttRegisters.from_counters(ktt_padding_0_rows())
+    plugin = KttRegisters(ktt_padding_0_rows())
     assert plugin.shared_loads[(48, 4, 4, 6, 0)] == 24 * 225
     assert plugin.shared_loads[(2, 32, 8, 3, 0)] == 1305
     spec = load_tunable_spec(VALIDATION / "rtx2080ti_convolution" / "convolution_shmem.py")

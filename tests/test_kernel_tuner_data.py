@@ -10,6 +10,8 @@ import pytest
 from pystencils_perf.cli import main
 from pystencils_perf.errors import MeasurementError, PerfError
 from pystencils_perf.launch import LaunchConfig
+from pystencils_perf.tune.replay import replay_candidates
+from pystencils_perf.validate import validate_tuned
 from pystencils_perf.measure.kernel_tuner import (
     is_kernel_tuner_file,
     load_tunable_spec,
@@ -106,7 +108,8 @@ def test_observer_outputs_in_a_cache_are_not_parameters(tmp_path, spec):
     assert all(set(r.params) == set(CACHE["tune_params_keys"]) for r in data.runs)
     assert [len(g.dataset.rows) for g in variants(data, spec)] == [3, 2]
     unnamed = {k: v for k, v in cache.items() if k != "tune_params_keys"}
-    assert "num_regs" in read_kernel_tuner(_write(tmp_path, "u.json", unnamed)).runs[0].params
+    params = read_kernel_tuner(_write(tmp_path, "u.json", unnamed)).runs[0].params
+    assert "relative_error" in params and "num_regs" not in params  # the registers are a result we know
 
 
 def test_json_gz_and_interrupted_json_read_alike(tmp_path):
@@ -229,6 +232,58 @@ def test_ktt_json_output_reads_as_its_flat_export_does(tmp_path):
     assert data.failed == ({"BLOCK_SIZE_X": 1024, "BLOCK_SIZE_Y": 2, "TILE_SIZE_Y": 1, "IMAGE_WIDTH": N},)
     in_ms = {**KTT_OUTPUT, "Metadata": {**KTT_OUTPUT["Metadata"], "TimeUnit": "Milliseconds"}}
     assert [r.time_ms for r in read_kernel_tuner(_write(tmp_path, "ms.json", in_ms)).runs] == [200.0, 250.0]
+
+
+KTT_SPEC = SPEC + (
+    "block_parameters = ('BLOCK_SIZE_X', 'BLOCK_SIZE_Y')\n"
+    "def kernel_for(params, _described=kernel_for):\n"
+    "    return _described({'tile_size_y': params['TILE_SIZE_Y']})\n"
+)
+
+
+def _with_registers(registers: int, local_bytes: int = 0) -> dict:
+    """`KTT_OUTPUT` with every run's code at `registers` per thread and `local_bytes` of local memory."""
+    results = json.loads(json.dumps(KTT_OUTPUT["Results"]))
+    for result in results:
+        for computation in result["ComputationResults"]:
+            computation["CompilationData"].update(RegistersCount=registers, PrivateMemorySize=local_bytes)
+    return {**KTT_OUTPUT, "Results": results}
+
+
+def test_the_registers_a_ktt_output_records_set_each_launchs_occupancy(tmp_path):
+    """KTT records each run's registers and local memory: validate and a replay rank the launches with them (255
+    registers leave 32x4 blocks two to an A100 SM, so they are predicted slower than with 28), as they ran."""
+    spec_path = tmp_path / "ktt_spec.py"
+    spec_path.write_text(KTT_SPEC)
+    spec = load_tunable_spec(spec_path)
+    few = read_kernel_tuner(_write(tmp_path, "few.json", _with_registers(28)))
+    many = read_kernel_tuner(_write(tmp_path, "many.json", _with_registers(255, 96)))
+    usage = many.runs[0].resources
+    assert (usage.registers_per_thread, usage.spill_store_bytes, usage.spill_kept_bytes) == (255, 96, 96)
+    assert few.runs[0].resources.registers_per_thread == 28 and not few.runs[0].resources.spilled
+
+    def predicted(data):
+        validation = validate_tuned(data, spec, "A100")
+        return {c.launch.block: c.prediction.glups for c in validation.ranking.candidates}
+
+    assert predicted(many)[(32, 4, 1)] < 0.9 * predicted(few)[(32, 4, 1)]
+    replayed = {
+        name: {c.launch.block: c.predicted_seconds for c in replay_candidates(data, spec, "A100", jobs=1).candidates}
+        for name, data in (("few", few), ("many", many))
+    }
+    assert replayed["many"][(32, 4, 1)] > 1.1 * replayed["few"][(32, 4, 1)]
+
+
+def test_a_caches_observed_registers_are_its_runs_resources(tmp_path, spec):
+    """Kernel Tuner's `RegisterObserver` writes ``num_regs`` into each entry: the run's registers, not a
+    parameter; a value that is no number of registers is named."""
+    observed = {k: {**e, "num_regs": 40} for k, e in CACHE["cache"].items()}
+    data = read_kernel_tuner(_write(tmp_path, "regs.json", {**CACHE, "cache": observed}))
+    assert {r.resources.registers_per_thread for r in data.runs} == {40}
+    assert all("num_regs" not in r.params for r in data.runs)
+    observed["32,4,1,0"] = {**observed["32,4,1,0"], "num_regs": 0}
+    with pytest.raises(MeasurementError, match="'32,4,1,0': num_regs = 0 is not a number of registers per thread"):
+        read_kernel_tuner(_write(tmp_path, "bad.json", {**CACHE, "cache": observed}))
 
 
 @pytest.mark.parametrize(

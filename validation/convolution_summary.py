@@ -21,7 +21,6 @@ from scipy.optimize import minimize
 
 from pystencils_perf.devices import get_device
 from pystencils_perf.hookspecs import hookimpl
-from pystencils_perf.measure.kernel_tuner import load_cache_json
 from pystencils_perf.models import throughput
 from pystencils_perf.plugins import get_plugin_manager
 from pystencils_perf.predict import Prediction, limiter_times
@@ -117,75 +116,40 @@ KTT_SHARED_LOADS = "ktt_convolution15_shared_loads_sm_75.csv"
 
 class KttRegisters:
     """A `perf_launch_resources` plugin: the registers each launch of KTT's convolution (PADDING 0, as the
-    description `rtx2080ti_convolution/convolution_shmem.py` has it) ran with on `device`, by `KTT_REGISTER_KEY`,
-    with its spills (store and load bytes per thread) and the shared loads its compiled code issues, where known:
-    `from_counters` for the RTX 2080 Ti's export, `from_output` for KTT's own JSON output of another GPU."""
+    description `rtx2080ti_convolution/convolution_shmem.py` has it) ran with on the RTX 2080 Ti, from its
+    counters' ``registers`` column, its spills where the kernel compiled for sm_75 has them with the same
+    registers (`KTT_SPILLS`), and the shared loads its compiled code issues (`KTT_SHARED_LOADS`)."""
 
     def __init__(
         self,
-        registers: dict[tuple[int, ...], int],
-        device: str,
-        arch: str,
-        spills: dict[tuple[int, ...], tuple[int, int]] | None = None,
-        shared_loads: dict[tuple[int, ...], float] | None = None,
-    ):
-        self.registers, self.device, self.arch = registers, device, arch
-        self.spills, self.shared_loads = spills or {}, shared_loads or {}
-
-    @classmethod
-    def from_counters(
-        cls,
         rows: list[dict],
         spills: Path | None = EXTERNAL_DATA / KTT_SPILLS,
         shared_loads: Path | None = EXTERNAL_DATA / KTT_SHARED_LOADS,
-    ) -> KttRegisters:
-        """The RTX 2080 Ti's launches: registers from its counters' ``registers`` column, spills where the kernel
-        compiled for sm_75 has them with the same registers (`KTT_SPILLS`), shared loads as compiled
-        (`KTT_SHARED_LOADS`)."""
-        registers = {tuple(int(r[k]) for k in KTT_REGISTER_KEY): int(r["registers"]) for r in rows}
-        compiled_spills = {}
+    ):
+        self.registers = {tuple(int(r[k]) for k in KTT_REGISTER_KEY): int(r["registers"]) for r in rows}
+        self.shared_loads = ktt_shared_loads(shared_loads) if shared_loads is not None else {}
+        self.spills = {}
         if spills is not None and spills.exists():
             with open(spills, newline="") as fh:
                 table = csv.DictReader(line for line in fh if not line.startswith("#"))
                 # a compile stands in for the binary where it holds the binary's registers (nvcc 13 fits some
                 # launches of 255 registers in KTT's run into 75-188, without spills; data/external/README.md)
-                compiled_spills = {
+                self.spills = {
                     key: (int(r["spill_store_bytes"]), int(r["spill_load_bytes"]))
                     for r in table
-                    if registers.get(key := tuple(int(r[k]) for k in KTT_REGISTER_KEY)) == int(r["registers"])
+                    if self.registers.get(key := tuple(int(r[k]) for k in KTT_REGISTER_KEY)) == int(r["registers"])
                 }
-        loads = ktt_shared_loads(shared_loads) if shared_loads is not None else {}
-        return cls(registers, "RTX-2080-Ti", "sm_75", compiled_spills, loads)
-
-    @classmethod
-    def from_output(cls, path: Path, device: str, arch: str) -> KttRegisters:
-        """The launches of KTT's JSON output (``KTConvolutionOutput_*.json.gz`` of benchmark_hub): registers from
-        each result's ``CompilationData.RegistersCount``, spills from its ``PrivateMemorySize`` (the thread's local
-        memory: on the RTX 2080 Ti's output 0.99-1.03 of the compiled spill stores, 10th to 90th percentile over
-        its 172 spilling launches), as stores and loads alike; the shared loads as described."""
-        registers, spills = {}, {}
-        for result in load_cache_json(path)["Results"]:
-            if result["Status"] != "Ok":
-                continue
-            params = {p["Name"]: p["Value"] for p in result["Configuration"]}
-            (computation,) = result["ComputationResults"]
-            compiled = computation["CompilationData"]
-            key = tuple(int(params[k]) for k in KTT_REGISTER_KEY)
-            registers[key] = int(compiled["RegistersCount"])
-            if compiled["PrivateMemorySize"]:
-                spills[key] = (int(compiled["PrivateMemorySize"]),) * 2
-        return cls(registers, device, arch, spills)
 
     @hookimpl
     def perf_launch_resources(self, kernel, model, launches, device):
         constants = getattr(kernel, "constants", {})
-        if "tsx" not in constants or device.name != get_device(self.device).name:
+        if "tsx" not in constants or device.name != get_device("RTX-2080-Ti").name:
             return None
         variant = (constants["tsx"], constants["tsy"], int(kernel.arrays[0].read_only))
         keys = {launch: (*launch.block[:2], *variant) for launch in launches}
         return {
             launch: ResourceUsage(
-                self.arch,
+                "sm_75",
                 self.registers[key],
                 *self.spills.get(key, (0, 0)),
                 0,
@@ -220,7 +184,7 @@ def use_compiled_registers() -> None:
     if not any(isinstance(plugin, CompiledRegisters) for plugin in pm.get_plugins()):
         pm.register(CompiledRegisters(), name="validation-compiled-registers")
     if not any(isinstance(plugin, KttRegisters) for plugin in pm.get_plugins()):
-        pm.register(KttRegisters.from_counters(ktt_padding_0_rows()), name="validation-ktt-registers")
+        pm.register(KttRegisters(ktt_padding_0_rows()), name="validation-ktt-registers")
 
 
 def variant_params(pair) -> dict[str, str]:

@@ -19,6 +19,7 @@ from ..devices import Device, get_device
 from ..errors import DeviceError, MeasurementError
 from ..launch import LaunchConfig
 from ..outputs import replacing_file
+from ..resources import ResourceUsage
 
 LAUNCH_COLUMNS = ("bx", "by", "bz", "fx", "fy", "fz")
 #: what `measure` adds to the shared schema
@@ -76,6 +77,8 @@ class Measurement:
     launch: LaunchConfig
     values: dict[str, float]
     run: dict[str, str] = field(default_factory=dict)
+    #: the registers and spills of the code that ran, where the data records them (`kernel_tuner.TunedRun`)
+    resources: ResourceUsage | None = None
 
 
 @dataclass(frozen=True)

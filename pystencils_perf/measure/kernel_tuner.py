@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import MeasurementError, PerfError
 from ..launch import LaunchConfig
+from ..resources import RECORDED_ARCH, ResourceUsage
 from .dataset import Dataset, Measurement, check_volume, read_csv
 from .ncu import SPILL_COUNTERS, counters_per_lattice_update
 
@@ -40,12 +41,16 @@ TIME_UNITS = {
 KTT_TIME_UNITS = {"Nanoseconds": "ns", "Microseconds": "us", "Milliseconds": "ms", "Seconds": "s"}
 #: KTT's status of a configuration that ran and was timed
 KTT_OK = "Ok"
+#: the most registers a thread can hold on any GPU we list (NVIDIA: 255; AMD: 512 VGPRs with the AGPRs)
+MAX_REGISTERS_PER_THREAD = 512
 #: the plausible time of one launch, in ms: a launch takes a microsecond or more (its latency alone), and no tuning
 #: run waits a day for one; a time outside (1e300, 1e-300) is a unit or export error, which would give throughputs
 #: of hundreds of digits or zero
 LAUNCH_MS_RANGE = (1e-6, 86_400_000.0)
 #: columns a flat CSV may give the mean kernel time under, first match wins: name -> unit
 TIME_COLUMNS = {"time": "ms", "time_ms_mean": "ms", "time_ms": "ms", "duration_us": "us"}
+#: what Kernel Tuner's `RegisterObserver` writes into a cache entry: the registers per thread of its code
+REGISTERS_FIELD = "num_regs"
 #: fields that are results (Kernel Tuner's, and what KTT reports of a launch), not tunable parameters
 RESULT_FIELDS = {
     "time",
@@ -61,6 +66,7 @@ RESULT_FIELDS = {
     "shared_mem_bytes",
     "grid_x",
     "grid_y",
+    REGISTERS_FIELD,
 }
 
 
@@ -77,6 +83,9 @@ class TunedRun:
     time_ms: float
     #: Nsight Compute counter totals of the run, by counter name (empty for Kernel Tuner caches)
     counters: dict[str, float] = field(default_factory=dict)
+    #: the registers (and spills) its code ran with, where the file records them: KTT's output does
+    #: (`ktt_resources`), a Kernel Tuner cache where its `RegisterObserver` wrote ``num_regs``
+    resources: ResourceUsage | None = None
 
     @property
     def spills(self) -> bool:
@@ -185,15 +194,47 @@ def _read_json(path: Path) -> TunerData:
             failed.append(params)
             continue
         counters = {k: _counter(path, f"cache entry {key!r}", k, v) for k, v in entry.items() if is_counter(k)}
-        runs.append(TunedRun(params, time_ms, counters))
+        runs.append(TunedRun(params, time_ms, counters, _observed_registers(path, key, entry.get(REGISTERS_FIELD))))
     return TunerData(str(path), str(data.get("device_name", "")), tuple(runs), tuple(failed), _problem_size(data))
+
+
+def _observed_registers(path, key: str, registers) -> ResourceUsage | None:
+    """The registers Kernel Tuner's `RegisterObserver` recorded for a cache entry (None where it did not)."""
+    if registers is None:
+        return None
+    if type(registers) is not int or not 0 < registers <= MAX_REGISTERS_PER_THREAD:
+        raise MeasurementError(
+            f"{path} cache entry {key!r}: {REGISTERS_FIELD} = {registers!r} is not a number of registers per thread "
+            f"(1-{MAX_REGISTERS_PER_THREAD})"
+        )
+    return ResourceUsage(RECORDED_ARCH, registers, 0, 0, 0, "Kernel Tuner's RegisterObserver")
+
+
+def ktt_resources(path, where: str, computation: dict, version: str) -> ResourceUsage | None:
+    """The registers, local memory and shared memory KTT recorded for a computation (``CompilationData``): its local
+    memory per thread (``PrivateMemorySize``, which spills make) counts as the bytes each thread spills, stored
+    and loaded once (on KTT's RTX 2080 Ti output 0.99-1.03 times the spill stores of the same registers compiled,
+    docs/validation); None where it recorded none."""
+    compiled = computation.get("CompilationData")
+    if not isinstance(compiled, dict) or "RegistersCount" not in compiled:
+        return None
+    numbers = {k: compiled.get(k, 0) for k in ("RegistersCount", "PrivateMemorySize", "LocalMemorySize")}
+    for name, value in numbers.items():
+        if type(value) is not int or value < 0:
+            raise MeasurementError(f"{path} {where}: CompilationData.{name} = {value!r} is not a number of bytes")
+    registers, local, shared = numbers.values()
+    if not 0 < registers <= MAX_REGISTERS_PER_THREAD:
+        return None  # a kernel KTT did not compile itself (a registers count of 0)
+    return ResourceUsage(
+        RECORDED_ARCH, registers, local, local, shared, f"KTT {version}".strip(), spill_kept_bytes=local
+    )
 
 
 def _read_ktt(path: Path, data: dict) -> TunerData:
     """KTT's JSON output (``Metadata`` and ``Results``, as KTT 2 writes it): a result's parameters are its
     ``Configuration``'s names and values, its time ``TotalDuration`` in the metadata's ``TimeUnit``; a status other
-    than ``Ok`` is a configuration that did not run. Counters are those of ``ProfilingData`` where the result ran
-    one kernel (the profiled runs of KTT's own examples)."""
+    than ``Ok`` is a configuration that did not run. Counters are those of ``ProfilingData``, and the registers
+    those of ``CompilationData`` (`ktt_resources`), where the result ran one kernel (KTT's own examples)."""
     metadata, results = data["Metadata"], data["Results"]
     unit = KTT_TIME_UNITS.get(metadata.get("TimeUnit")) if isinstance(metadata, dict) else None
     if unit is None:
@@ -220,7 +261,7 @@ def _read_ktt(path: Path, data: dict) -> TunerData:
             failed.append(params)
             continue
         computations = result.get("ComputationResults")
-        counters = {}
+        counters, resources = {}, None
         if isinstance(computations, list) and len(computations) == 1 and isinstance(computations[0], dict):
             listed = (computations[0].get("ProfilingData") or {}).get("Counters") or []
             counters = {
@@ -228,7 +269,8 @@ def _read_ktt(path: Path, data: dict) -> TunerData:
                 for c in listed
                 if isinstance(c, dict) and isinstance(c.get("Name"), str)
             }
-        runs.append(TunedRun(params, time_ms, counters))
+            resources = ktt_resources(path, where, computations[0], str(metadata.get("KttVersion", "")))
+        runs.append(TunedRun(params, time_ms, counters, resources))
     return TunerData(str(path), str(metadata.get("Device", "")), tuple(runs), tuple(failed))
 
 
@@ -401,7 +443,9 @@ def variants(data: TunerData, spec: TunableSpec, sector_bytes: int = 32) -> list
         glups = spec.lattice_updates / (run.time_ms * 1e-3) / 1e9
         volumes = {} if run.spills else counters_per_lattice_update(run.counters, spec.lattice_updates, sector_bytes)
         volumes = {k: check_volume(f"{data.path}: configuration {run.params}", k, v) for k, v in volumes.items()}
-        rows[launch] = Measurement(launch, {"glups": glups, **volumes}, {"time_ms": f"{run.time_ms:.6g}"})
+        rows[launch] = Measurement(
+            launch, {"glups": glups, **volumes}, {"time_ms": f"{run.time_ms:.6g}"}, run.resources
+        )
     if not data.runs:
         raise MeasurementError(
             f"{data.path}: all {len(data.failed)} configurations failed when measured: none has a time"

@@ -19,10 +19,11 @@ from pathlib import Path
 
 from ..devices import Device, get_device
 from ..errors import ConfigurationError, MeasurementError, NothingRunsError
-from ..launch import DEFAULT_MODEL
+from ..launch import DEFAULT_MODEL, LaunchConfig
 from ..measure.kernel_tuner import TunableSpec, TunerData, load_tunable_spec, split_parameters
 from ..parallel import SizedIterable, can_fork, resolve_jobs, run_tasks
 from ..rank import rank
+from ..resources import RECORDED_ARCH
 from .record import kernel_hash, software_versions
 from .tuner import Candidate, params_key
 
@@ -55,6 +56,7 @@ def spec_candidates(
     meanwhile=None,
     meanwhile_after_s: float = 5.0,
     compile_until_certain: int | None = None,
+    recorded: dict | None = None,
 ) -> SpecCandidates:
     """Every configuration (tunable parameters by name) that `spec` describes, with the model's time per launch.
 
@@ -75,17 +77,23 @@ def spec_candidates(
     could be (its time without its registers, times the smallest ratio of compiled to uncompiled time seen so
     far: registers lower the occupancy, which mostly slows a launch). The others keep the time without their
     registers, a bound (`Candidate.exact` False; `CompileBeforeMeasuring` compiles one before it is measured).
+
+    `recorded`, where given, holds the resources measured data recorded for configurations (`ResourceUsage` by
+    `params_key`; `TunedRun.resources`): a launch whose code no plugin compiles is ranked with them.
     """
     if compile_until_certain is not None and compile_until_certain < 1:
         raise ConfigurationError(f"compile_until_certain={compile_until_certain}: give a positive number, or None")
     dev = get_device(device)
     model = model or DEFAULT_MODEL
     groups: dict[tuple, list[tuple[dict, object]]] = {}
+    as_run: dict[tuple, object] = {}  # (variant items, launch) -> the resources `recorded` has for it
     for params in configurations:
         split = split_parameters(source, params, spec)
         if split is not None:
             others, launch = split
             groups.setdefault(tuple(sorted(others.items())), []).append((params, launch))
+            if recorded and (usage := recorded.get(params_key(params))) is not None:
+                as_run[tuple(sorted(others.items())), launch] = usage
     if not groups:
         raise MeasurementError(
             f"{source}: no configuration matches the SPEC's fixed parameters {spec.fixed_parameters}"
@@ -104,7 +112,9 @@ def spec_candidates(
                 if part := b[k * size : (k + 1) * size]:
                     parts.append((dict(others), part))
             if parts:
-                tasks.append((spec.path, parts, dev, model, backend, compile_until_certain is None))
+                tasks.append(
+                    (spec.path, parts, dev, model, backend, compile_until_certain is None, _recorded_of(parts, as_run))
+                )
     _SPECS[spec.path] = spec
     predicted, reasons = {}, {}
     # the launches compiled in order, with their throughput from their own code's registers
@@ -139,7 +149,7 @@ def spec_candidates(
     if compile_until_certain is None:
         return _candidates(variants, predicted, reasons, spec)
 
-    task = (spec.path, dev, model, backend)
+    task = (spec.path, dev, model, backend, as_run)
     if not _compile_in_order(task, predicted, reasons, compile_until_certain, workers, executor, offer, exact):
         return _candidates(variants, predicted, reasons, spec)  # no plugin compiles this SPEC's launches
     final = {key: exact.get(key, rate) for key, rate in predicted.items() if key not in reasons}
@@ -208,8 +218,9 @@ def _compile_in_order(
     from its threads) that `spec_candidates` compiles in order (`compile_until_certain` = `head`), each ranked with
     its own code's registers (a launch no plugin compiles: its time again); those the compiled code cannot run join
     `reasons`. False where no plugin compiled a launch it was asked for.
-    `task`: (SPEC path, device, model, backend)."""
-    spec_path, dev, model, backend = task
+    `task`: (SPEC path, device, model, backend, the resources the measured data recorded by (variant items,
+    launch))."""
+    spec_path, dev, model, backend, as_run = task
     order = sorted(bounds, key=lambda key: (-bounds[key], key[1]))  # the fastest without registers first
     lowest_ratio = 1.0  # of a compiled launch's time to its time without registers
     begin, any_compiled = 0, False
@@ -218,7 +229,10 @@ def _compile_in_order(
         # compilers a core, as the compiler plugins run them (`map_on_every_core` in each worker): a compiler waits
         # for its files part of the time
         batch = order[begin : begin + (COMPILERS_PER_CORE * max(workers, 1) if begin else 1)]
-        tasks = [(spec_path, [(dict(others), [launch.block])], dev, model, backend, True) for others, launch in batch]
+        tasks = [
+            (spec_path, parts, dev, model, backend, True, _recorded_of(parts, as_run))
+            for parts in ([(dict(others), [launch.block])] for others, launch in batch)
+        ]
         results = run_tasks(_variant_predictions, tasks, jobs=len(batch) if workers > 1 else 1, executor=executor)
         begin += len(batch)
         # a launch that ran without its registers and does not with them was compiled, though no ranking holds it
@@ -262,14 +276,33 @@ def _siblings(variants: list) -> list[list]:
     return list(families.values())
 
 
+def _recorded_of(parts: list, as_run: dict) -> dict:
+    """The recorded resources of the launches of `parts` ((variant, blocks) pairs), by (variant items, block)."""
+    found = {}
+    for variant, blocks in parts:
+        others = tuple(sorted(variant.items()))
+        for block in blocks:
+            usage = as_run.get((others, LaunchConfig(block)))
+            if usage is not None:
+                found[others, block] = usage
+    return found
+
+
 def _variant_predictions(
-    spec_path: str, parts: list, device: Device, model: str, backend: str, compile_launches: bool = True
+    spec_path: str,
+    parts: list,
+    device: Device,
+    model: str,
+    backend: str,
+    compile_launches: bool = True,
+    recorded: dict | None = None,
 ):
     """The model's throughput (updates per second) of each variant's launches with its blocks (`parts`: (variant,
     blocks) pairs, ranked in turn), and the reasons of those it rejected, each keyed by (variant items, launch); the
     warnings of the rankings (a kernel's `PerfWarning`), which `spec_candidates` gives: the tasks of a variant,
     each in a worker of its own, would each give them; and whether a plugin compiled a launch's code
-    (`compile_launches`: let them, `rank`)."""
+    (`compile_launches`: let them, `rank`). `recorded`: the resources measured data recorded, by (variant items,
+    block) (`_recorded_of`)."""
     if spec_path not in _SPECS:
         _SPECS[spec_path] = load_tunable_spec(spec_path)
     predicted, reasons, compiled = {}, {}, False
@@ -277,6 +310,7 @@ def _variant_predictions(
         warnings.simplefilter("always")  # `spec_candidates`' filters decide
         for variant, blocks in parts:
             others = tuple(sorted(variant.items()))
+            as_run = {LaunchConfig(b): recorded[others, b] for b in blocks if (others, b) in (recorded or {})}
             try:
                 ranking = rank(
                     _SPECS[spec_path].kernel(variant),
@@ -287,20 +321,28 @@ def _variant_predictions(
                     backend=backend,
                     compile_launches=compile_launches,
                     jobs=1,
+                    launch_resources=as_run or None,
                 )
             except NothingRunsError as err:  # a variant that runs in none of these blocks: all of them rejected
                 reasons.update({(others, launch): reason for launch, reason in err.rejected})
                 continue
             predicted.update({(others, c.launch): c.prediction.lups_per_second for c in ranking.candidates})
             reasons.update({(others, launch): reason for launch, reason in ranking.rejected})
-            compiled = compiled or bool(ranking.launch_resources)
+            compiled = compiled or any(u.arch != RECORDED_ARCH for u in ranking.launch_resources.values())
     return predicted, reasons, list(dict.fromkeys((str(w.message), w.category) for w in caught)), compiled
 
 
 def replay_candidates(data: TunerData, spec: TunableSpec, device: Device | str, **options) -> SpecCandidates:
-    """The configurations of a cache, those that ran and those that failed (options as for `spec_candidates`)."""
+    """The configurations of a cache, those that ran and those that failed, those that ran with the resources the
+    cache recorded for them (options as for `spec_candidates`)."""
+    recorded = {params_key(run.params): run.resources for run in data.runs if run.resources is not None}
     return spec_candidates(
-        [run.params for run in data.runs] + list(data.failed), spec, device, source=data.path, **options
+        [run.params for run in data.runs] + list(data.failed),
+        spec,
+        device,
+        source=data.path,
+        recorded=recorded or None,
+        **options,
     )
 
 

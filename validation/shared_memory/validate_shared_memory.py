@@ -137,13 +137,22 @@ def best_pick_with_switch_alike(measured: dict, index: int) -> float:
 
 
 def scores(
-    label: str, spec_path: Path, keys: tuple, measured: dict, device: str, fixed: dict, noise: str, plotted: list
+    label: str,
+    spec_path: Path,
+    keys: tuple,
+    measured: dict,
+    device: str,
+    fixed: dict,
+    noise: str,
+    plotted: list,
+    recorded: dict | None = None,
 ) -> str:
     """One table row: the default model's ranking of `measured`'s configurations against the measured times; the
-    pairs and their tiles go to `plotted`."""
+    pairs and their tiles go to `plotted`. `recorded`: the resources the data recorded, as `spec_candidates`
+    takes them."""
     spec = load_tunable_spec(spec_path)
     params = [{**dict(zip(keys, c)), **fixed} for c in measured]
-    space = spec_candidates(params, spec, device, source=label)
+    space = spec_candidates(params, spec, device, source=label, recorded=recorded)
     predicted = {tuple(c.params[k] for k in keys): c.predicted_seconds * 1e3 for c in space.candidates}
     both = sorted(set(predicted) & set(measured))
     p = np.array([predicted[c] for c in both])
