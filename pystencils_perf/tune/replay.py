@@ -86,14 +86,14 @@ def spec_candidates(
     dev = get_device(device)
     model = model or DEFAULT_MODEL
     groups: dict[tuple, list[tuple[dict, object]]] = {}
-    as_run: dict[tuple, object] = {}  # (variant items, launch) -> the resources `recorded` has for it
+    as_run: dict[tuple, object] = {}  # (variant items, block) -> the resources `recorded` has for it
     for params in configurations:
         split = split_parameters(source, params, spec)
         if split is not None:
             others, launch = split
             groups.setdefault(tuple(sorted(others.items())), []).append((params, launch))
             if recorded and (usage := recorded.get(params_key(params))) is not None:
-                as_run[tuple(sorted(others.items())), launch] = usage
+                as_run[tuple(sorted(others.items())), launch.block] = usage
     if not groups:
         raise MeasurementError(
             f"{source}: no configuration matches the SPEC's fixed parameters {spec.fixed_parameters}"
@@ -219,7 +219,7 @@ def _compile_in_order(
     its own code's registers (a launch no plugin compiles: its time again); those the compiled code cannot run join
     `reasons`. False where no plugin compiled a launch it was asked for.
     `task`: (SPEC path, device, model, backend, the resources the measured data recorded by (variant items,
-    launch))."""
+    block))."""
     spec_path, dev, model, backend, as_run = task
     order = sorted(bounds, key=lambda key: (-bounds[key], key[1]))  # the fastest without registers first
     lowest_ratio = 1.0  # of a compiled launch's time to its time without registers
@@ -278,14 +278,8 @@ def _siblings(variants: list) -> list[list]:
 
 def _recorded_of(parts: list, as_run: dict) -> dict:
     """The recorded resources of the launches of `parts` ((variant, blocks) pairs), by (variant items, block)."""
-    found = {}
-    for variant, blocks in parts:
-        others = tuple(sorted(variant.items()))
-        for block in blocks:
-            usage = as_run.get((others, LaunchConfig(block)))
-            if usage is not None:
-                found[others, block] = usage
-    return found
+    keys = ((tuple(sorted(variant.items())), block) for variant, blocks in parts for block in blocks)
+    return {key: as_run[key] for key in keys if key in as_run}
 
 
 def _variant_predictions(
