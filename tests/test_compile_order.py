@@ -266,6 +266,29 @@ def test_the_first_measurement_passes_over_a_launch_its_code_cannot_run(narrow_b
     assert time_ms == pytest.approx(1e3 * runs.predicted_seconds)
 
 
+def test_the_first_measurement_passes_over_a_bound_whose_code_is_slower_than_the_next(narrow_blocks):
+    """A bound compiled for the first measurement goes back among the others with its own time: where its code is
+    slower than the next bound (an AMD launch that spills runs ten times slower than its bound), that one is
+    compiled too, and the faster of the two is measured."""
+    from pystencils_perf.tune.replay import CompileBeforeMeasuring
+    from pystencils_perf.tune.tuner import Candidate, FirstMeasurement
+
+    spec = load_tunable_spec(SPEC)
+    every = spec_candidates(CONFIGURATIONS, spec, "A100", jobs=1)
+    too_many = _failing()
+    ran = sorted(
+        (c for c in every.candidates if params_key(c.params) not in too_many), key=lambda c: c.predicted_seconds
+    )
+    fast, slow = ran[0], ran[-1]
+    assert slow.predicted_seconds > 1.5 * fast.predicted_seconds
+    bounds = [Candidate(slow.params, 0.5 * fast.predicted_seconds, exact=False),
+              Candidate(fast.params, 0.9 * fast.predicted_seconds, exact=False)]  # fmt: skip
+    gpu = TimesOf(every, too_many)
+    first = FirstMeasurement(gpu, CompileBeforeMeasuring(spec, "A100"))
+    first(bounds)
+    assert gpu.measured == [params_key(fast.params)]
+
+
 def test_tune_replay_rejects_a_launch_left_uncompiled_once_it_is_compiled(narrow_blocks, monkeypatch, tmp_path, capsys):
     """`pystencils-perf tune --replay` (every candidate measured): the launches whose code cannot run (blocks at most
     64 wide, as the stand-in compiler says) are never measured; those the ordered compile left uncompiled are

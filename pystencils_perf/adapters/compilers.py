@@ -23,12 +23,25 @@ class Toolchain:
     compiler_for: Callable[[str | None], tuple[object, str] | None]
     #: ``kernels_resources(kernels, arch, compiler)``: each kernel's, in order
     kernels_resources: Callable[[list, str, object], tuple[ResourceUsage, ...]]
+    #: ``cuda_source_resources(source, function, arch, compiler)``: those of kernel `function` of a CUDA source (a
+    #: hand-written kernel a description names)
+    cuda_source_resources: Callable[[str, str, str, object], ResourceUsage]
 
 
 #: the compilers of each GPU vendor (`Device.vendor`)
 TOOLCHAINS = {
-    "nvidia": Toolchain(cuda_compiler.COMPILER_NAMES, cuda_compiler.compiler_for, cuda_compiler.kernels_resources),
-    "amd": Toolchain(hip_compiler.COMPILER_NAMES, hip_compiler.compiler_for, hip_compiler.kernels_resources),
+    "nvidia": Toolchain(
+        cuda_compiler.COMPILER_NAMES,
+        cuda_compiler.compiler_for,
+        cuda_compiler.kernels_resources,
+        cuda_compiler.compile_resources,
+    ),
+    "amd": Toolchain(
+        hip_compiler.COMPILER_NAMES,
+        hip_compiler.compiler_for,
+        hip_compiler.kernels_resources,
+        hip_compiler.cuda_source_resources,
+    ),
 }
 
 

@@ -176,6 +176,16 @@ def compile_resources(
     return compile_code(source, function, arch, compiler, include_dirs)[0]
 
 
+def cuda_source_resources(source: str, function: str, arch: str, compiler: Hipcc) -> ResourceUsage:
+    """Those of kernel `function` of a CUDA source compiled as HIP: hipcc compiles CUDA's kernel language
+    (``threadIdx``, ``__syncthreads``, ``__ldg``, ``__constant__``) once HIP's runtime header declares it, as
+    hipify would put it in front."""
+    return compile_resources(f"{HIP_RUNTIME_INCLUDE}\n{source}", function, arch, compiler)
+
+
+#: what a CUDA source compiled as HIP needs in front (`cuda_source_resources`)
+HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>"
+
 _VECTOR_LOAD = re.compile(r"^\s*(?:global|buffer|flat|scratch)_load_")
 _SPILL = re.compile(r"^\s*(?:buffer|scratch)_(?:load|store)_\w+.*;\s*(\d+)-byte Folded (Spill|Reload)")
 _WAIT_VMCNT = re.compile(r"^\s*s_waitcnt\b.*\bvmcnt\((\d+)\)")

@@ -7,6 +7,7 @@ tuning on a GPU and replaying measurements without one.
 
 from __future__ import annotations
 
+import heapq
 import math
 import numbers
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from ..errors import ConfigurationError, MeasurementError
-from ..launch import LaunchConfig
+from ..launch import COMPILED_HEAD, LaunchConfig
 from .record import RecordKey, RecordStore, TuningRecord, kernel_hash
 from .search import ModelGuidedSearch, SearchSettings
 
@@ -196,13 +197,28 @@ class FirstMeasurement:
 
 
 def first_admitted(candidates: list[Candidate], admit: Admit | None) -> Candidate | None:
-    """The best predicted of `candidates` whose code can run, its time a bound compiled first (`admit`), or None."""
-    for pick in sorted(candidates, key=lambda c: (c.predicted_seconds, params_key(c.params))):
+    """The best predicted of `candidates` whose code can run, or None: a candidate whose time is a bound is compiled
+    first (`admit`) and goes back among the others with its own time, so that one whose code turns out slower
+    (registers, spills) than the next bound is not the one measured; after `FIRST_COMPILES` compiles, the best
+    compiled so far (the rest are ranked in order meanwhile)."""
+    waiting = [(c.predicted_seconds, params_key(c.params), c) for c in candidates]
+    heapq.heapify(waiting)
+    compiled: list[tuple[float, str, Candidate]] = []
+    while waiting:
+        _, key, pick = heapq.heappop(waiting)
         if pick.exact or admit is None:
             return pick
+        if len(compiled) >= FIRST_COMPILES:
+            return min(compiled)[2]
         if not isinstance(checked := admit(pick), str):
-            return checked
+            entry = (checked.predicted_seconds, key, replace(checked, exact=True))
+            compiled.append(entry)
+            heapq.heappush(waiting, entry)
     return None
+
+
+#: how many candidates whose times are bounds `first_admitted` compiles at most
+FIRST_COMPILES = COMPILED_HEAD
 
 
 def _positive_finite(value) -> bool:

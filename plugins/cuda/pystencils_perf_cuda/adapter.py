@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pystencils_perf.adapters.cuda_compiler import compile_resources, compiler_for
+from pystencils_perf.adapters.compilers import toolchain_for
 from pystencils_perf.errors import HarvestError
 from pystencils_perf.hookspecs import hookimpl
 from pystencils_perf.parallel import map_on_every_core
@@ -61,32 +61,34 @@ def translation_unit(kernel: CudaKernel, block: tuple[int, int, int] | None = No
 
 
 def _compiler(kernel, device):
-    """The compiler and architecture for a described kernel with a source, or None (no source, no compiler)."""
-    if not _is_description(kernel) or kernel.source is None or device.vendor != "nvidia":
+    """What compiles a described kernel's source for `device` (``compile_source(source, function)``: its
+    resources), or None (no source, no compiler): nvcc or NVRTC for an NVIDIA GPU, hipcc for an AMD one."""
+    toolchain = toolchain_for(device)
+    if not _is_description(kernel) or kernel.source is None or toolchain is None:
         return None
-    return compiler_for(device.compute_capability)
+    chosen = toolchain.compiler_for(device.compute_capability)
+    if chosen is None:
+        return None
+    compiler, arch = chosen
+    return lambda source, function: toolchain.cuda_source_resources(source, function, arch, compiler)
 
 
 @hookimpl
 def perf_resources(kernel, recipe, model, folds, device):
     """Registers and spills of the described kernel's source (unfolded only: a description has no folded code;
     a source that takes its block size as macros is compiled per launch instead)."""
-    chosen = _compiler(kernel, device)
-    if chosen is None or kernel.block_size_names or (1, 1, 1) not in [tuple(f) for f in folds]:
+    compile_source = _compiler(kernel, device)
+    if compile_source is None or kernel.block_size_names or (1, 1, 1) not in [tuple(f) for f in folds]:
         return None
-    compiler, arch = chosen
-    return {(1, 1, 1): compile_resources(translation_unit(kernel), kernel.function or kernel.name, arch, compiler)}
+    return {(1, 1, 1): compile_source(translation_unit(kernel), kernel.function or kernel.name)}
 
 
 @hookimpl
-def perf_resources_unavailable(kernel, device):
-    """Why a description's registers cannot be compiled: it has no source, or the device runs no CUDA."""
-    if not _is_description(kernel):
-        return None
-    if kernel.source is None:
+def perf_resources_unavailable(kernel):
+    """Why a description's registers cannot be compiled: it has no source (a missing nvcc or hipcc the ranking's
+    note names itself)."""
+    if _is_description(kernel) and kernel.source is None:
         return f"CUDA kernel {kernel.name!r} is a description without `source`: no code to compile"
-    if device.vendor != "nvidia":
-        return f"CUDA kernel {kernel.name!r} is CUDA code, and {device.name} is not an NVIDIA GPU"
     return None
 
 
@@ -98,13 +100,12 @@ def perf_launch_resources(kernel, model, launches, device):
             f"CUDA kernel {kernel.name!r}: block_size_names {list(kernel.block_size_names)} "
             "name macros of a source, but the description gives no source"
         )
-    chosen = _compiler(kernel, device)
-    if chosen is None or not kernel.block_size_names:
+    compile_source = _compiler(kernel, device)
+    if compile_source is None or not kernel.block_size_names:
         return None
-    compiler, arch = chosen
     function = kernel.function or kernel.name
     unfolded = [launch for launch in launches if launch.fold == (1, 1, 1)]
     sources = [translation_unit(kernel, launch.block) for launch in unfolded]
     # each launch's code is compiled alone (the source's macros may define anything): one compiler per core
-    compiled = map_on_every_core(lambda source: compile_resources(source, function, arch, compiler), sources)
+    compiled = map_on_every_core(lambda source: compile_source(source, function), sources)
     return dict(zip(unfolded, compiled))

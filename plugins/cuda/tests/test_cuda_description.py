@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 import sympy as sp  # noqa: E402
 
 import pystencils_perf as pp  # noqa: E402
+from pystencils_perf.adapters import hip_compiler  # noqa: E402
 from pystencils_perf.adapters.cuda_compiler import compiler_for  # noqa: E402
 from pystencils_perf.errors import PerfWarning  # noqa: E402
 from pystencils_perf.kernel import BDIM, BID, TID  # noqa: E402
@@ -241,21 +242,18 @@ def test_source_is_compiled_for_registers(tmp_path):
         pp.rank(replace(kernel, source=str(tmp_path / "missing.cu")), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
 
 
-@pytest.mark.skipif(compiler_for("8.0") is None, reason="needs nvcc or the NVRTC wheels")
-def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
-    """Kernel Tuner's kernels take the block size as macros: each block size is its own code with its own
-    registers, which set that launch's occupancy, and a block whose code cannot run is rejected."""
+def _live_values_kernel(tmp_path):
+    """A source whose blocks wider than 256 threads keep 96 loaded values live at once, others two."""
     source = tmp_path / "live.cu"
-    # blocks wider than 256 threads keep 96 loaded values live at once (about 100 registers), others two
     source.write_text(
         "#define LIVE (block_size_x > 256 ? 96 : 2)\n"
         'extern "C" __global__ void live(float *b, const float *a) {\n'
         "  int i = blockIdx.x * block_size_x + threadIdx.x;\n  float v[LIVE];\n"
-        "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) v[k] = a[i + k * 4096];\n  float s = 0;\n"
+        "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) v[k] = __ldg(&a[i + k * 4096]);\n  float s = 0;\n"
         "  #pragma unroll\n  for (int k = 0; k < LIVE; k++) s = s * v[k] + v[LIVE - 1 - k];\n  b[i] = s;\n}\n"
     )
     n = 4096
-    kernel = CudaKernel(
+    return CudaKernel(
         name="live",
         arrays=(Array("a", "float", (97 * n,)), Array("b", "float", (n,))),
         threads=(n,),
@@ -264,6 +262,13 @@ def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
         source=str(source),
         block_size_names=("block_size_x",),
     )
+
+
+@pytest.mark.skipif(compiler_for("8.0") is None, reason="needs nvcc or the NVRTC wheels")
+def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
+    """Kernel Tuner's kernels take the block size as macros: each block size is its own code with its own
+    registers, which set that launch's occupancy, and a block whose code cannot run is rejected."""
+    kernel = _live_values_kernel(tmp_path)  # about 100 registers in blocks wider than 256 threads
     ranking = pp.rank(kernel, "A100", blocks=[(128, 1, 1), (512, 1, 1), (1024, 1, 1)], folds=[(1, 1, 1)])
     registers = {launch.block: r.registers_per_thread for launch, r in ranking.launch_resources.items()}
     assert registers[(512, 1, 1)] > 64 >= 2 * registers[(128, 1, 1)]
@@ -278,6 +283,28 @@ def test_a_source_with_block_size_macros_is_compiled_per_launch(tmp_path):
     assert "registers per launch (its block size compiled in)" in ranking.resources_note
     with pytest.raises(pp.HarvestError, match="block_size_names .* but the description gives no source"):
         pp.rank(replace(kernel, source=None), "A100", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
+
+
+@pytest.mark.skipif(hip_compiler.compiler_for("gfx906") is None, reason="needs a hipcc that builds gfx906")
+def test_a_cuda_source_is_compiled_as_hip_for_an_amd_gpu(tmp_path):
+    """On an AMD GPU the same CUDA source is compiled by hipcc for the device's architecture (an MI50's gfx906):
+    hipcc caps a kernel without launch bounds at the VGPRs of 1024-thread blocks (64 on gfx906), so the block
+    whose code keeps 96 values live spills, which the ranking counts."""
+    ranking = pp.rank(_live_values_kernel(tmp_path), "MI50", blocks=[(128, 1, 1), (512, 1, 1)], folds=[(1, 1, 1)])
+    used = {launch.block: r for launch, r in ranking.launch_resources.items()}
+    assert {r.arch for r in used.values()} == {"gfx906"} and "hipcc" in ranking.resources_note
+    assert used[(128, 1, 1)].spilled is False and used[(512, 1, 1)].spilled is True
+    assert used[(512, 1, 1)].registers_per_thread > 2 * used[(128, 1, 1)].registers_per_thread
+    by_block = {c.launch.block: c.metrics for c in ranking.candidates}
+    assert by_block[(512, 1, 1)].registers_per_thread == used[(512, 1, 1)].registers_per_thread
+
+
+def test_without_a_hipcc_an_amd_ranking_says_occupancy_is_assumed(tmp_path, monkeypatch):
+    monkeypatch.setattr(hip_compiler, "available_compilers", lambda: ())
+    ranking = pp.rank(_live_values_kernel(tmp_path), "MI50", blocks=[(128, 1, 1)], folds=[(1, 1, 1)])
+    assert not ranking.launch_resources and not ranking.resources
+    assert ranking.resources_note.startswith("occupancy assumed from threads per block: no plugin measured registers")
+    assert "hipcc" in ranking.resources_note
 
 
 def _tile_copy(shared_memory_bytes="(blockDim.y + 2) * (blockDim.x + 2) * 4"):
