@@ -179,8 +179,12 @@ def compile_resources(
 def cuda_source_resources(source: str, function: str, arch: str, compiler: Hipcc) -> ResourceUsage:
     """Those of kernel `function` of a CUDA source compiled as HIP: hipcc compiles CUDA's kernel language
     (``threadIdx``, ``__syncthreads``, ``__ldg``, ``__constant__``) once HIP's runtime header declares it, as
-    hipify would put it in front."""
-    return compile_resources(f"{HIP_RUNTIME_INCLUDE}\n{source}", function, arch, compiler)
+    hipify would put it in front. Where CUDA's own headers or intrinsics keep it from compiling, the error says to
+    give the HIP port."""
+    try:
+        return compile_resources(f"{HIP_RUNTIME_INCLUDE}\n{source}", function, arch, compiler)
+    except PerfError as error:
+        raise PerfError(f"{error} (a CUDA source compiled as HIP for an AMD GPU: give the kernel's HIP port)") from None
 
 
 #: what a CUDA source compiled as HIP needs in front (`cuda_source_resources`)
