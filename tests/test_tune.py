@@ -219,6 +219,25 @@ def test_a_measurement_made_while_ranking_counts_as_the_calls_first(tmp_path):
     assert len({str(m["params"]) for m in result.record.measured}) == 4  # not measured twice
 
 
+def test_the_first_measurement_compiles_at_most_a_few_bounds():
+    """Where every bound compiles ten times slower (an AMD space whose launches spill), the measurement made while
+    the space is ranked does not compile the whole space first: after `FIRST_COMPILES` the best compiled is
+    measured."""
+    from dataclasses import replace
+
+    from pystencils_perf.tune.tuner import FIRST_COMPILES, first_admitted
+
+    bounds = [Candidate({"block": b}, 1.0 + b / 1000, exact=False) for b in range(100)]
+    compiled = []
+
+    def admit(candidate):
+        compiled.append(candidate.params["block"])
+        return replace(candidate, predicted_seconds=10 * candidate.predicted_seconds, exact=True)
+
+    pick = first_admitted(bounds, admit)
+    assert compiled == list(range(FIRST_COMPILES)) and pick.params == {"block": 0} and pick.exact
+
+
 @pytest.mark.parametrize("part", ["kernel", *FINGERPRINT])
 def test_each_part_of_the_key_invalidates(tmp_path, part):
     store = RecordStore(tmp_path)
