@@ -105,8 +105,12 @@ def available_compilers() -> tuple[Hipcc, ...]:
     return (hipcc,) if hipcc else ()
 
 
+#: what HIP code includes first, and what a CUDA source compiled as HIP needs in front (`cuda_source_resources`)
+HIP_RUNTIME_HEADER = "<hip/hip_runtime.h>"
+
+
 #: what `builds` compiles to learn whether a compiler knows an architecture
-_PROBE = '#include <hip/hip_runtime.h>\nextern "C" __global__ void probe(float *a) { a[threadIdx.x] = 0.0f; }\n'
+_PROBE = f'#include {HIP_RUNTIME_HEADER}\nextern "C" __global__ void probe(float *a) {{ a[threadIdx.x] = 0.0f; }}\n'
 
 
 @functools.cache
@@ -133,7 +137,7 @@ def compiler_for(arch: str | None) -> tuple[Hipcc, str] | None:
 
 def hip_source(kernel) -> str:
     """A translation unit for a pystencils HIP kernel, as hipcc compiles it."""
-    return translation_unit(kernel, ("<hip/hip_runtime.h>",))
+    return translation_unit(kernel, (HIP_RUNTIME_HEADER,))
 
 
 def kernels_resources(kernels, arch: str, compiler: Hipcc) -> tuple[ResourceUsage, ...]:
@@ -182,13 +186,10 @@ def cuda_source_resources(source: str, function: str, arch: str, compiler: Hipcc
     hipify would put it in front. Where CUDA's own headers or intrinsics keep it from compiling, the error says to
     give the HIP port."""
     try:
-        return compile_resources(f"{HIP_RUNTIME_INCLUDE}\n{source}", function, arch, compiler)
+        return compile_resources(f"#include {HIP_RUNTIME_HEADER}\n{source}", function, arch, compiler)
     except PerfError as error:
         raise PerfError(f"{error} (a CUDA source compiled as HIP for an AMD GPU: give the kernel's HIP port)") from None
 
-
-#: what a CUDA source compiled as HIP needs in front (`cuda_source_resources`)
-HIP_RUNTIME_INCLUDE = "#include <hip/hip_runtime.h>"
 
 _VECTOR_LOAD = re.compile(r"^\s*(?:global|buffer|flat|scratch)_load_")
 _SPILL = re.compile(r"^\s*(?:buffer|scratch)_(?:load|store)_\w+.*;\s*(\d+)-byte Folded (Spill|Reload)")
