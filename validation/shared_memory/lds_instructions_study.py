@@ -59,11 +59,12 @@ _VALU = re.compile(r"^\s*v_", re.MULTILINE)
 
 
 def measured_ms(cache: Path) -> dict[tuple[int, ...], float]:
-    """The cache's timed shared-memory launches with ``read_only`` and ``use_padding`` 0, by (bx, by, tx, ty)."""
+    """The cache's timed shared-memory launches with ``read_only`` and ``use_padding`` 0, by (bx, by, tx, ty); a
+    cache whose entries name no ``use_shmem`` (the MI50's) is all shared memory."""
     return {
         tuple(run.params[k] for k in ("block_size_x", "block_size_y", "tile_size_x", "tile_size_y")): run.time_ms
         for run in read_kernel_tuner(cache).runs
-        if (run.params.get("use_shmem"), run.params.get("read_only"), run.params.get("use_padding")) == (1, 0, 0)
+        if (run.params.get("use_shmem", 1), run.params.get("read_only"), run.params.get("use_padding")) == (1, 0, 0)
     }
 
 
