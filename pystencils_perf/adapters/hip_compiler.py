@@ -39,6 +39,10 @@ SPILLED_VGPR_BYTES = 4
 UNIFIED_REGISTER_FILE = ("gfx90a", "gfx94", "gfx95")
 
 
+class HipccFailed(PerfError):
+    """hipcc exited with an error: the source does not compile for the architecture."""
+
+
 @dataclass(frozen=True)
 class Hipcc:
     """ROCm's hipcc (clang with the AMDGPU backend)."""
@@ -76,7 +80,7 @@ class Hipcc:
             report = result.stdout + result.stderr
             if result.returncode != 0:
                 first = next((line for line in report.splitlines() if "error" in line), report.strip()[-300:])
-                raise PerfError(f"{self.name} could not compile kernel {function!r} for {arch}: {first.strip()}")
+                raise HipccFailed(f"{self.name} could not compile kernel {function!r} for {arch}: {first.strip()}")
             return report, assembly.read_text()
 
 
@@ -119,7 +123,7 @@ def builds(compiler: Hipcc, arch: str) -> bool:
     has no gfx942, the MI300's) and, for some it knows, lacks the device library (5.2's gfx1100)."""
     try:
         compiler.compile(_PROBE, "probe", arch, ())
-    except PerfError:
+    except HipccFailed:
         return False
     return True
 
@@ -187,7 +191,7 @@ def cuda_source_resources(source: str, function: str, arch: str, compiler: Hipcc
     give the HIP port."""
     try:
         return compile_resources(f"#include {HIP_RUNTIME_HEADER}\n{source}", function, arch, compiler)
-    except PerfError as error:
+    except HipccFailed as error:
         raise PerfError(f"{error} (a CUDA source compiled as HIP for an AMD GPU: give the kernel's HIP port)") from None
 
 

@@ -301,6 +301,8 @@ def test_a_cuda_source_is_compiled_as_hip_for_an_amd_gpu(tmp_path):
     cuda_only.write_text("#include <cuda_fp16.h>\n" + Path(_live_values_kernel(tmp_path).source).read_text())
     with pytest.raises(pp.PerfError, match=r"could not compile kernel 'live' for gfx906: .*cuda_fp16.h.*HIP port\)$"):
         pp.rank(replace(_live_values_kernel(tmp_path), source=str(cuda_only)), "MI50", blocks=[(128, 1, 1)])
+    with pytest.raises(pp.PerfError, match=r"^the assembly hipcc wrote has no kernel 'other'$"):  # no port needed
+        pp.rank(replace(_live_values_kernel(tmp_path), function="other"), "MI50", blocks=[(128, 1, 1)])
 
 
 def test_without_a_hipcc_an_amd_ranking_says_occupancy_is_assumed(tmp_path, monkeypatch):
