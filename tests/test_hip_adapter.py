@@ -157,7 +157,9 @@ class _OldHipcc(hip_compiler.Hipcc):
 
     def compile(self, source, function, arch, include_dirs):
         if arch == "gfx942":
-            raise pp.PerfError(f"hipcc 5.2 could not compile kernel {function!r} for gfx942: invalid target ID")
+            raise hip_compiler.HipccFailed(
+                f"hipcc 5.2 could not compile kernel {function!r} for gfx942: invalid target ID"
+            )
         return "", ""
 
 
