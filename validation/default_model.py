@@ -499,12 +499,18 @@ def convolution_fields():
     return pp.harvest(spec.kernel({"tile_size_x": 1, "tile_size_y": 1, "read_only": 0})).fields
 
 
+def kernel_of_fields(fields):
+    """What the throughput model reads of a kernel, from the arrays alone (their element and total sizes): for
+    predictions from cached metrics, where the kernel itself is not built again."""
+    return type("Kernel", (), {"fields": fields})()
+
+
 def repredicted(pairs, device, fields):
     """Each pair's prediction by today's default model from its cached metrics (the estimator is not rerun);
-    `fields`: the kernel's arrays, which the model reads for their element and total sizes."""
+    `fields`: the kernel's arrays (`kernel_of_fields`)."""
     pm = get_plugin_manager()
     options = type("Options", (), {"model": DEFAULT_MODEL})()
-    kernel = type("Kernel", (), {"fields": fields})()
+    kernel = kernel_of_fields(fields)
 
     def predict(p):
         metrics = p.candidate.metrics

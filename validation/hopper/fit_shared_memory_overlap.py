@@ -37,7 +37,7 @@ GRID = np.round(np.arange(1.0, 3.0001, 0.05), 2)
 def predicted_and_measured_ns(pairs, device, fields, exponent: float) -> tuple[np.ndarray, np.ndarray]:
     """Each launch's predicted and measured time per update (ns), the exponent's bound set to `exponent`."""
     constants = replace(constants_for(device), shared_memory_max_overlap_exponent=float(exponent))
-    kernel = type("Kernel", (), {"fields": fields})()
+    kernel = default_model.kernel_of_fields(fields)
     predicted = [1.0 / prediction(kernel, device, p.candidate.metrics, constants).lups_per_second for p in pairs]
     measured = [1.0 / p.measured.values["glups"] for p in pairs]
     return np.array(predicted) * 1e9, np.array(measured)
