@@ -290,7 +290,8 @@ def test_a_cuda_source_is_compiled_as_hip_for_an_amd_gpu(tmp_path):
     """On an AMD GPU the same CUDA source is compiled by hipcc for the device's architecture (an MI50's gfx906):
     hipcc caps a kernel without launch bounds at the VGPRs of 1024-thread blocks (64 on gfx906), so the block
     whose code keeps 96 values live spills, which the ranking counts."""
-    ranking = pp.rank(_live_values_kernel(tmp_path), "MI50", blocks=[(128, 1, 1), (512, 1, 1)], folds=[(1, 1, 1)])
+    kernel = _live_values_kernel(tmp_path)
+    ranking = pp.rank(kernel, "MI50", blocks=[(128, 1, 1), (512, 1, 1)], folds=[(1, 1, 1)])
     used = {launch.block: r for launch, r in ranking.launch_resources.items()}
     assert {r.arch for r in used.values()} == {"gfx906"} and "hipcc" in ranking.resources_note
     assert used[(128, 1, 1)].spilled is False and used[(512, 1, 1)].spilled is True
@@ -298,11 +299,11 @@ def test_a_cuda_source_is_compiled_as_hip_for_an_amd_gpu(tmp_path):
     by_block = {c.launch.block: c.metrics for c in ranking.candidates}
     assert by_block[(512, 1, 1)].registers_per_thread == used[(512, 1, 1)].registers_per_thread
     cuda_only = tmp_path / "half.cu"  # CUDA's own header, which HIP does not have
-    cuda_only.write_text("#include <cuda_fp16.h>\n" + Path(_live_values_kernel(tmp_path).source).read_text())
+    cuda_only.write_text("#include <cuda_fp16.h>\n" + Path(kernel.source).read_text())
     with pytest.raises(pp.PerfError, match=r"could not compile kernel 'live' for gfx906: .*cuda_fp16.h.*HIP port\)$"):
-        pp.rank(replace(_live_values_kernel(tmp_path), source=str(cuda_only)), "MI50", blocks=[(128, 1, 1)])
+        pp.rank(replace(kernel, source=str(cuda_only)), "MI50", blocks=[(128, 1, 1)])
     with pytest.raises(pp.PerfError, match=r"^the assembly hipcc wrote has no kernel 'other'$"):  # no port needed
-        pp.rank(replace(_live_values_kernel(tmp_path), function="other"), "MI50", blocks=[(128, 1, 1)])
+        pp.rank(replace(kernel, function="other"), "MI50", blocks=[(128, 1, 1)])
 
 
 def test_without_a_hipcc_an_amd_ranking_says_occupancy_is_assumed(tmp_path, monkeypatch):
